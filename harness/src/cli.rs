@@ -1,0 +1,109 @@
+//! The command line: one module per subcommand.
+
+mod bench;
+mod fmt;
+mod fuzz;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// Fuzzing and regression harness for Burn's backend dispatch and graph capture.
+#[derive(Parser, Debug)]
+#[command(name = "dispatch-fuzz", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run one program file and print its trace. Exit 0: no finding, 1: finding, 2: bad input.
+    Run {
+        /// Program file (JSON).
+        file: PathBuf,
+        /// Print one JSON object instead of the listing.
+        #[arg(long)]
+        json: bool,
+    },
+    /// In-process fuzz session on the stable toolchain: seeded random bytes -> program -> check.
+    Fuzz {
+        /// How long to run.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Seed of the byte source; a session is reproducible from it.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Where findings are saved, one program file per signature.
+        #[arg(long, default_value = "fuzz-findings")]
+        out: PathBuf,
+        /// End with one JSON summary line (progress still goes to stderr).
+        #[arg(long)]
+        json: bool,
+        /// Stop after this many inputs (0: no limit).
+        #[arg(long, default_value_t = 0)]
+        runs: u64,
+    },
+    /// Print a libFuzzer artifact (raw bytes) as a readable program.
+    Fmt {
+        /// Artifact file.
+        file: PathBuf,
+        /// Print the program file (JSON) instead of the listing.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark `check` against the bare Burn calls on a fixed seeded set of programs.
+    Bench {
+        /// Programs in the set.
+        #[arg(long, default_value_t = 500)]
+        programs: usize,
+        /// Seed of the set.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Seconds to spend on each of the two paths.
+        #[arg(long, default_value_t = 5)]
+        seconds: u64,
+    },
+}
+
+/// Runs the parsed command line.
+pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run { file, json } => run::main(&file, json),
+        Command::Fuzz {
+            seconds,
+            seed,
+            out,
+            json,
+            runs,
+        } => fuzz::main(fuzz::Options {
+            seconds,
+            seed,
+            out,
+            json,
+            runs,
+        }),
+        Command::Fmt { file, json } => fmt::main(&file, json),
+        Command::Bench {
+            programs,
+            seed,
+            seconds,
+        } => bench::main(programs, seed, seconds),
+    }
+}
+
+/// Resident set size now and at its peak, in KiB, from `/proc/self/status` (Linux only).
+pub fn rss_kib() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}

@@ -1,0 +1,77 @@
+//! `dispatch-fuzz bench`: execs/s of the full `check` against the bare Burn calls.
+//!
+//! Both paths run the same fixed, seeded set of programs (at most `BENCH_MAX_STEPS` steps). The
+//! bare path is `interpreter::run(.., Mode::Bare)`: the same Burn calls under `catch_unwind`,
+//! without outcomes, digests, classification or the state-leak check. Figures only: speed
+//! targets live here, never in timed tests.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use dispatch_fuzz::interpreter::{run, Mode};
+use dispatch_fuzz::oracles::Policy;
+use dispatch_fuzz::program::Program;
+use dispatch_fuzz::rng::SplitMix64;
+
+/// Steps per benchmark program: the size the harness core's speed target is stated for.
+const BENCH_MAX_STEPS: usize = 32;
+
+pub fn programs(count: usize, seed: u64) -> Vec<Program> {
+    let mut rng = SplitMix64::new(seed);
+    (0..count)
+        .map(|_| {
+            let len = 64 + rng.below(2048) as usize;
+            let mut steps = Program::from_fuzz_bytes(&rng.bytes(len)).steps;
+            steps.truncate(BENCH_MAX_STEPS);
+            Program::new(steps)
+        })
+        .collect()
+}
+
+fn measure(
+    programs: &[Program],
+    budget: Duration,
+    mut f: impl FnMut(&Program) -> Result<()>,
+) -> Result<(u64, f64)> {
+    let start = Instant::now();
+    let mut execs = 0u64;
+    while start.elapsed() < budget {
+        for program in programs {
+            f(program)?;
+            execs += 1;
+        }
+    }
+    Ok((execs, start.elapsed().as_secs_f64()))
+}
+
+pub fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
+    let set = programs(count, seed);
+    let steps: usize = set.iter().map(|p| p.steps.len()).sum();
+    let policy = Policy::default();
+    println!(
+        "bench: {} programs, {:.1} steps on average, seed {seed}, {} s per path",
+        set.len(),
+        steps as f64 / set.len().max(1) as f64,
+        seconds
+    );
+    // Warm-up: first-touch allocations and the catalogue parse are not what we measure.
+    for program in &set {
+        dispatch_fuzz::check_with(program, &policy)?;
+    }
+    let budget = Duration::from_secs(seconds);
+    let (bare_execs, bare_secs) = measure(&set, budget, |p| run(p, Mode::Bare).map(drop))?;
+    let (full_execs, full_secs) = measure(&set, budget, |p| {
+        dispatch_fuzz::check_with(p, &policy).map(drop)
+    })?;
+    let bare = bare_execs as f64 / bare_secs;
+    let full = full_execs as f64 / full_secs;
+    println!("bare (Burn calls only): {bare:>9.0} execs/s ({bare_execs} in {bare_secs:.2} s)");
+    println!("full check:             {full:>9.0} execs/s ({full_execs} in {full_secs:.2} s)");
+    println!("cost ratio full/bare:   {:>9.2}", bare / full);
+    if let Some((rss, peak)) = crate::cli::rss_kib() {
+        println!("rss: {} MiB, peak {} MiB", rss / 1024, peak / 1024);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,37 @@
+//! `dispatch-fuzz fmt FILE`: a libFuzzer artifact printed as a readable program.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use dispatch_fuzz::files::ProgramFile;
+use dispatch_fuzz::program::Program;
+
+pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let program = Program::from_fuzz_bytes(&bytes);
+    if as_json {
+        let file = ProgramFile {
+            origin: Some(format!(
+                "libFuzzer artifact {} ({} bytes, fnv1a {:016x})",
+                path.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                bytes.len(),
+                dispatch_fuzz::interpreter::fnv1a(&[&bytes])
+            )),
+            steps: program.steps,
+            ..ProgramFile::default()
+        };
+        print!("{}", file.to_text());
+    } else {
+        println!(
+            "// {} steps decoded from {}",
+            program.steps.len(),
+            path.display()
+        );
+        print!("{program}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

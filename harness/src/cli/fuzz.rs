@@ -1,0 +1,198 @@
+//! `dispatch-fuzz fuzz`: an in-process session on the stable toolchain.
+//!
+//! Random bytes from a seeded SplitMix64 are decoded exactly as the libFuzzer target decodes
+//! its inputs, then checked. There is no coverage feedback here (that is what `cargo fuzz` adds);
+//! the session is for machines without nightly, for CI smoke runs, and for collecting
+//! reproducers of chosen classes with `DISPATCH_FUZZ_CRASH_ON`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use dispatch_fuzz::files::ProgramFile;
+use dispatch_fuzz::interpreter::fnv1a;
+use dispatch_fuzz::program::Program;
+use dispatch_fuzz::rng::SplitMix64;
+use dispatch_fuzz::{check, Verdict};
+
+/// Longest random input. Past about 2 KiB a decoded program hits `MAX_STEPS` anyway.
+const MAX_INPUT_LEN: u64 = 4096;
+
+pub struct Options {
+    pub seconds: u64,
+    pub seed: u64,
+    pub out: PathBuf,
+    pub json: bool,
+    pub runs: u64,
+}
+
+#[derive(Default)]
+struct Stats {
+    execs: u64,
+    /// Panics seen per class (a program can add several).
+    classes: BTreeMap<String, u64>,
+    /// Seconds into the session when each class was first seen.
+    first_hit: BTreeMap<String, f64>,
+    findings: Vec<(String, PathBuf)>,
+    signatures: BTreeSet<String>,
+}
+
+pub fn main(options: Options) -> Result<ExitCode> {
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(options.seconds);
+    let mut rng = SplitMix64::new(options.seed);
+    let mut stats = Stats::default();
+    let mut last_report = start;
+    let mut warm_rss = None;
+    eprintln!(
+        "dispatch-fuzz: backends flex + capture, seed {}, {} s, findings -> {}",
+        options.seed,
+        options.seconds,
+        options.out.display()
+    );
+    while Instant::now() < deadline && (options.runs == 0 || stats.execs < options.runs) {
+        let len = rng.below(MAX_INPUT_LEN + 1) as usize;
+        let bytes = rng.bytes(len);
+        let program = Program::from_fuzz_bytes(&bytes);
+        let verdict = check(&program)?;
+        stats.execs += 1;
+        record(&mut stats, &verdict, start.elapsed().as_secs_f64());
+        if let Some(finding) = &verdict.finding {
+            if stats.signatures.insert(finding.signature.clone()) {
+                let path = save(&options, &program, &verdict, &bytes, stats.execs)?;
+                eprintln!(
+                    "\nnew finding: {}\n  saved to {}",
+                    finding.signature,
+                    path.display()
+                );
+                stats.findings.push((finding.signature.clone(), path));
+            }
+        }
+        if last_report.elapsed() >= Duration::from_secs(1) {
+            last_report = Instant::now();
+            if warm_rss.is_none() && start.elapsed() >= Duration::from_secs(5) {
+                warm_rss = crate::cli::rss_kib().map(|(rss, _)| rss);
+            }
+            progress(&stats, start.elapsed());
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!();
+    summary(&stats, seconds, warm_rss, options.json);
+    Ok(if stats.findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn record(stats: &mut Stats, verdict: &Verdict, now: f64) {
+    for (_, panic) in verdict.trace.panics() {
+        *stats.classes.entry(panic.class.clone()).or_default() += 1;
+        stats.first_hit.entry(panic.class.clone()).or_insert(now);
+    }
+}
+
+fn progress(stats: &Stats, elapsed: Duration) {
+    let rate = stats.execs as f64 / elapsed.as_secs_f64().max(1e-9);
+    let classes: Vec<String> = stats
+        .classes
+        .iter()
+        .map(|(c, n)| format!("{c}={n}"))
+        .collect();
+    let rss =
+        crate::cli::rss_kib().map_or(String::new(), |(rss, _)| format!(" rss {} MiB", rss / 1024));
+    eprint!(
+        "\r#{} {:.0} execs/s findings {}{rss} | {}\x1b[K",
+        stats.execs,
+        rate,
+        stats.findings.len(),
+        classes.join(" ")
+    );
+    let _ = std::io::stderr().flush();
+}
+
+fn save(
+    options: &Options,
+    program: &Program,
+    verdict: &Verdict,
+    bytes: &[u8],
+    exec: u64,
+) -> Result<PathBuf> {
+    let finding = verdict.finding.as_ref().context("no finding to save")?;
+    std::fs::create_dir_all(&options.out)
+        .with_context(|| format!("cannot create {}", options.out.display()))?;
+    let hash = fnv1a(&[finding.signature.as_bytes()]);
+    let path = options
+        .out
+        .join(format!("{}-{hash:016x}.json", finding.class));
+    let file = ProgramFile {
+        signature: Some(finding.signature.clone()),
+        class: Some(finding.class.clone()),
+        origin: Some(format!(
+            "dispatch-fuzz fuzz --seed {}, input #{exec} ({} bytes, fnv1a {:016x})",
+            options.seed,
+            bytes.len(),
+            fnv1a(&[bytes])
+        )),
+        steps: program.steps.clone(),
+        ..ProgramFile::default()
+    };
+    std::fs::write(&path, file.to_text())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
+    let rate = stats.execs as f64 / seconds.max(1e-9);
+    let rss = crate::cli::rss_kib();
+    if as_json {
+        let findings: Vec<_> = stats
+            .findings
+            .iter()
+            .map(|(s, p)| json!({"signature": s, "file": p.display().to_string()}))
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "execs": stats.execs,
+                "seconds": seconds,
+                "execs_per_second": rate,
+                "classes": stats.classes,
+                "first_hit_seconds": stats.first_hit,
+                "findings": findings,
+                "rss_kib": rss.map(|r| r.0),
+                "peak_rss_kib": rss.map(|r| r.1),
+                "warm_rss_kib": warm_rss,
+            })
+        );
+        return;
+    }
+    println!(
+        "execs: {} in {seconds:.1} s ({rate:.0} execs/s)",
+        stats.execs
+    );
+    for (class, count) in &stats.classes {
+        println!(
+            "  {class:<34} {count:>8}  first after {:.2} s",
+            stats.first_hit.get(class).copied().unwrap_or_default()
+        );
+    }
+    if let Some((now, peak)) = rss {
+        let warm = warm_rss.map_or("n/a".to_string(), |w| format!("{} MiB", w / 1024));
+        println!(
+            "rss: {} MiB now, {} MiB peak, {warm} after warm-up (5 s)",
+            now / 1024,
+            peak / 1024
+        );
+    }
+    println!("findings: {}", stats.findings.len());
+    for (signature, path) in &stats.findings {
+        println!("  {signature}\n    {}", path.display());
+    }
+}

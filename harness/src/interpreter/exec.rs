@@ -1,0 +1,383 @@
+//! Walks a program's steps, opening real capture scopes for `EnterScope`/`ExitScope` pairs.
+
+use anyhow::{anyhow, Context, Result};
+use burn::tensor::{CaptureError, CapturedGraph, TensorData, TensorId};
+use burn_dispatch::backends::Capture;
+
+use super::catch::catch;
+use super::ops::exec_op;
+use super::pool;
+use super::replay::replay_on_flex;
+use super::trace::{fnv1a, GraphInfo, Outcome, StepRecord, Trace, ValueInfo};
+use super::value::{map_any, on_any, AnyTensor};
+use crate::program::limits::MAX_SLOTS;
+use crate::program::{op_output, AutodiffMode, DeviceRef, Kind, Program, Slot, Step};
+
+/// How much the interpreter records besides calling Burn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Outcomes with shapes, dtypes, devices and digests, then the state-leak check.
+    Full,
+    /// The Burn calls alone (each still under `catch_unwind`): no outcomes, no digests, no
+    /// leak check. The baseline that `dispatch-fuzz bench` compares `Full` against.
+    Bare,
+}
+
+struct Run<'p> {
+    program: &'p Program,
+    mode: Mode,
+    ends: Vec<Option<usize>>,
+    /// Ordinal of each `ExitScope` step among all exits, indexed by step.
+    exit_ordinal: Vec<Option<usize>>,
+    slots: Vec<Option<AnyTensor>>,
+    graphs: Vec<Option<CapturedGraph>>,
+    outcomes: Vec<Option<Outcome>>,
+}
+
+/// Runs `program` on the real crates and returns its trace. `Err` only for the harness's own
+/// failures; everything Burn does, panics included, is in the trace.
+pub fn run(program: &Program, mode: Mode) -> Result<Trace> {
+    let n = program.steps.len();
+    let mut exits = 0;
+    let exit_ordinal = program
+        .steps
+        .iter()
+        .map(|s| {
+            matches!(s, Step::ExitScope { .. }).then(|| {
+                exits += 1;
+                exits - 1
+            })
+        })
+        .collect();
+    let mut run = Run {
+        program,
+        mode,
+        ends: program.scope_ends(),
+        exit_ordinal,
+        slots: vec![None; usize::from(MAX_SLOTS)],
+        graphs: vec![None; exits],
+        outcomes: vec![None; n],
+    };
+    run.range(0, n)?;
+    // Dropping a tensor talks to its backend too (capture records a `Drop`), so teardown runs
+    // under `catch` like any step and a panic there is reported, not lost.
+    let slots = std::mem::take(&mut run.slots);
+    let teardown = catch(move || drop(slots)).err();
+    if mode == Mode::Bare {
+        return Ok(Trace::default());
+    }
+    let mut steps = Vec::with_capacity(n);
+    for (index, outcome) in run.outcomes.into_iter().enumerate() {
+        let outcome = outcome.with_context(|| format!("step {index} was never visited"))?;
+        steps.push(StepRecord { index, outcome });
+    }
+    Ok(Trace {
+        steps,
+        teardown,
+        leaked_devices: pool::leaked_devices(),
+    })
+}
+
+fn value_info(t: &AnyTensor, digest: Option<&TensorData>) -> ValueInfo {
+    let ty = t.ty();
+    let dtype = on_any!(t, x => x.dtype());
+    ValueInfo {
+        kind: ty.kind,
+        dtype: format!("{dtype:?}"),
+        shape: ty.shape,
+        device: pool::name(&t.device()),
+        digest: digest.map(data_digest),
+    }
+}
+
+fn data_digest(data: &TensorData) -> String {
+    let dtype = format!("{:?}", data.dtype());
+    let shape: Vec<u8> = data
+        .shape()
+        .iter()
+        .flat_map(|d| (*d as u64).to_le_bytes())
+        .collect();
+    format!(
+        "{:016x}",
+        fnv1a(&[dtype.as_bytes(), &shape, data.as_bytes()])
+    )
+}
+
+fn kind_of(data: &TensorData) -> Kind {
+    let dtype = data.dtype();
+    if dtype.is_float() {
+        Kind::Float
+    } else if dtype.is_bool() {
+        Kind::Bool
+    } else {
+        Kind::Int
+    }
+}
+
+fn capture_error_name(e: &CaptureError) -> String {
+    let debug = format!("{e:?}");
+    debug
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or("CaptureError")
+        .to_string()
+}
+
+fn capture_error(e: &CaptureError) -> Outcome {
+    Outcome::Error {
+        error: capture_error_name(e),
+        message: e.to_string(),
+    }
+}
+
+impl Run<'_> {
+    fn set(&mut self, index: usize, outcome: Outcome) {
+        if self.mode == Mode::Full {
+            self.outcomes[index] = Some(outcome);
+        }
+    }
+
+    fn slot(&self, s: Slot) -> Option<AnyTensor> {
+        self.slots.get(usize::from(s)).cloned().flatten()
+    }
+
+    fn range(&mut self, start: usize, end: usize) -> Result<()> {
+        let program = self.program;
+        let mut i = start;
+        while i < end {
+            if let Step::EnterScope { device } = program.steps[i] {
+                let exit = self.ends[i].ok_or_else(|| anyhow!("scope at step {i} has no exit"))?;
+                self.scope(i, exit, device)?;
+                i = exit + 1;
+            } else {
+                let outcome = self.step(&program.steps[i])?;
+                self.set(i, outcome);
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Capture tensor ids of the boundary slots that hold capture tensors; other slots are left
+    /// out (a Flex tensor has no id in the scope's graph).
+    fn boundary_ids(&self, slots: &[Slot]) -> Vec<TensorId> {
+        slots
+            .iter()
+            .filter_map(|s| self.slot(*s))
+            .filter_map(|t| on_any!(t, x => x.try_into_primitive::<Capture>().ok().map(|p| p.id())))
+            .collect()
+    }
+
+    fn scope(&mut self, enter: usize, exit: usize, device: DeviceRef) -> Result<()> {
+        let program = self.program;
+        let Step::ExitScope { inputs, outputs } = &program.steps[exit] else {
+            return Err(anyhow!("step {exit} closes a scope but is no ExitScope"));
+        };
+        let burn_device = pool::device(device);
+        let mut ran = false;
+        let mut inner: Result<()> = Ok(());
+        let result = catch(|| {
+            burn_device.capture_scope(|scope| {
+                ran = true;
+                self.set(enter, Outcome::ok());
+                inner = self.range(enter + 1, exit);
+                let (inputs, outputs) = (self.boundary_ids(inputs), self.boundary_ids(outputs));
+                scope.complete(inputs, outputs)
+            })
+        });
+        inner?;
+        let ordinal = self.exit_ordinal[exit].context("exit has no ordinal")?;
+        let at = if ran { exit } else { enter };
+        match result {
+            Ok(Ok(graph)) => {
+                let info = GraphInfo {
+                    operations: graph.graph.operations.len(),
+                    inputs: graph.graph.inputs.len(),
+                    outputs: graph.graph.outputs.len(),
+                    values: graph.values.len(),
+                };
+                self.graphs[ordinal] = Some(graph);
+                self.set(
+                    exit,
+                    Outcome::Ok {
+                        value: None,
+                        graph: Some(info),
+                        outputs: Vec::new(),
+                    },
+                );
+            }
+            Ok(Err(e)) => self.set(at, capture_error(&e)),
+            Err(panic) => self.set(at, Outcome::Panic(panic)),
+        }
+        if !ran {
+            for i in enter + 1..=exit {
+                self.set(i, Outcome::skipped("the scope's closure never ran"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores `t` in `out` and describes it.
+    fn produce(&mut self, out: Slot, t: AnyTensor) -> Outcome {
+        let value = (self.mode == Mode::Full).then(|| value_info(&t, None));
+        self.slots[usize::from(out)] = Some(t);
+        Outcome::Ok {
+            value,
+            graph: None,
+            outputs: Vec::new(),
+        }
+    }
+
+    fn step(&mut self, step: &Step) -> Result<Outcome> {
+        Ok(match self.step_inner(step)? {
+            Ok(outcome) | Err(outcome) => outcome,
+        })
+    }
+
+    /// `Ok(Err(outcome))` ends a step early with a non-`Ok` outcome.
+    fn step_inner(&mut self, step: &Step) -> Result<Result<Outcome, Outcome>> {
+        macro_rules! caught {
+            ($e:expr) => {
+                match catch(|| $e) {
+                    Ok(v) => v,
+                    Err(panic) => return Ok(Err(Outcome::Panic(panic))),
+                }
+            };
+        }
+        macro_rules! operand {
+            ($s:expr) => {
+                match self.slot($s) {
+                    Some(t) => t,
+                    None => return Ok(Err(Outcome::skipped(format!("slot t{} is empty", $s)))),
+                }
+            };
+        }
+        Ok(Ok(match step {
+            Step::Create {
+                out,
+                kind,
+                shape,
+                fill,
+                device,
+            } => {
+                let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
+                let data = super::value::fill_data(*kind, &shape, *fill);
+                let device = pool::device(*device);
+                let t = caught!(AnyTensor::from_data(*kind, data, &device));
+                self.produce(*out, t)
+            }
+            Step::EnterScope { .. } | Step::ExitScope { .. } => {
+                return Err(anyhow!("scope steps are run by `scope`, not `step`"));
+            }
+            Step::Op { out, op } => {
+                let types = |s: Slot| self.slot(s).map(|t| t.ty());
+                if op_output(op, types).is_none() {
+                    return Ok(Err(Outcome::skipped(
+                        "operands are missing or do not fit the op",
+                    )));
+                }
+                let t = caught!(exec_op(op, |s| self.slot(s)))?;
+                self.produce(*out, t)
+            }
+            Step::ToDevice { out, src, device } => {
+                let t = operand!(*src);
+                let device = pool::device(*device);
+                let moved = caught!(map_any!(t, x => x.to_device(&device)));
+                self.produce(*out, moved)
+            }
+            Step::Replay {
+                graph,
+                feed,
+                outputs,
+            } => {
+                let Some(Some(captured)) = self.graphs.get(usize::from(*graph)) else {
+                    return Ok(Err(Outcome::skipped(format!(
+                        "graph{graph} was not captured"
+                    ))));
+                };
+                let captured = captured.clone();
+                // Feeding is best effort: a slot that cannot be read leaves the input at its
+                // recorded value. Reads are tested by `Read` steps, not here.
+                let feed: Vec<Option<TensorData>> = feed
+                    .iter()
+                    .map(|s| {
+                        let t = self.slot(*s)?;
+                        catch(|| on_any!(t, x => x.try_into_data()))
+                            .ok()
+                            .and_then(|r| r.ok())
+                    })
+                    .collect();
+                let datas = match caught!(replay_on_flex(&captured, &feed)) {
+                    Ok(datas) => datas,
+                    Err(e) => {
+                        return Ok(Err(Outcome::Error {
+                            error: "ExecutionError".into(),
+                            message: e.to_string(),
+                        }))
+                    }
+                };
+                let flex = pool::device(DeviceRef::Flex);
+                let mut infos = Vec::new();
+                for (i, slot) in outputs.iter().enumerate() {
+                    let data = datas
+                        .get(i)
+                        .filter(|d| (1..=4).contains(&d.shape().num_dims()));
+                    let Some(data) = data else {
+                        self.slots[usize::from(*slot)] = None;
+                        continue;
+                    };
+                    let t = caught!(AnyTensor::from_data(kind_of(data), data.clone(), &flex));
+                    if self.mode == Mode::Full {
+                        infos.push(value_info(&t, Some(data)));
+                    }
+                    self.slots[usize::from(*slot)] = Some(t);
+                }
+                Outcome::Ok {
+                    value: None,
+                    graph: None,
+                    outputs: infos,
+                }
+            }
+            Step::Read { src, fallible } => {
+                let t = operand!(*src);
+                let read = if *fallible {
+                    caught!(on_any!(t.clone(), x => x.try_into_data()))
+                } else {
+                    Ok(caught!(on_any!(t.clone(), x => x.into_data())))
+                };
+                match read {
+                    Ok(data) => Outcome::Ok {
+                        value: (self.mode == Mode::Full).then(|| value_info(&t, Some(&data))),
+                        graph: None,
+                        outputs: Vec::new(),
+                    },
+                    Err(e) => Outcome::Error {
+                        error: "ExecutionError".into(),
+                        message: e.to_string(),
+                    },
+                }
+            }
+            Step::Clone { out, src } => {
+                let t = operand!(*src);
+                let cloned = caught!(t.clone());
+                self.produce(*out, cloned)
+            }
+            Step::Drop { slot } => {
+                let t = operand!(*slot);
+                self.slots[usize::from(*slot)] = None;
+                caught!(drop(t));
+                Outcome::ok()
+            }
+            Step::Autodiff { out, src, mode } => {
+                let t = operand!(*src);
+                let converted = caught!(match (mode, t) {
+                    (AutodiffMode::RequireGrad, AnyTensor::Float(r)) =>
+                        AnyTensor::Float(super::value::map_rank!(r, x => x.require_grad())),
+                    (AutodiffMode::Disable, t) => map_any!(t, x => x.without_autodiff()),
+                    (_, t) => map_any!(t, x => x.autodiff()),
+                });
+                self.produce(*out, converted)
+            }
+        }))
+    }
+}

@@ -1,0 +1,235 @@
+//! Executes one `Op` on real tensors through Burn's public `Tensor` API.
+
+use anyhow::{anyhow, Result};
+use burn::tensor::kind::Basic;
+use burn::tensor::{Bool, Tensor};
+
+use super::value::{map_rank, zip_rank, AnyTensor, Ranked};
+use crate::program::{BinaryOp, CompareOp, Kind, LogicOp, Op, ScalarOp, Slot, UnaryOp};
+
+fn mismatch(op: &Op) -> anyhow::Error {
+    anyhow!("operands passed the typing rule but do not fit the executor: {op:?}")
+}
+
+/// `t.swap_dims(rank - 1, rank - 2)` with the rank read at run time, so the rank-1 arm of the
+/// rank macros (never taken: matmul needs rank 2) still compiles.
+fn transpose_last<const D: usize, K: Basic>(t: Tensor<D, K>) -> Tensor<D, K> {
+    let rank = t.dims().len();
+    t.swap_dims(rank.saturating_sub(1), rank.saturating_sub(2))
+}
+
+fn mask_where<K: Basic>(s: Ranked<K>, m: Ranked<Bool>, v: Ranked<K>) -> Option<Ranked<K>> {
+    use Ranked::*;
+    Some(match (s, m, v) {
+        (R1(s), R1(m), R1(v)) => R1(s.mask_where(m, v)),
+        (R2(s), R2(m), R2(v)) => R2(s.mask_where(m, v)),
+        (R3(s), R3(m), R3(v)) => R3(s.mask_where(m, v)),
+        (R4(s), R4(m), R4(v)) => R4(s.mask_where(m, v)),
+        _ => return None,
+    })
+}
+
+fn mask_fill<K: Basic>(s: Ranked<K>, m: Ranked<Bool>, value: i64) -> Option<Ranked<K>> {
+    zip_rank!(s, m, s, m => s.mask_fill(m, value))
+}
+
+fn equal<K: Basic>(a: Ranked<K>, b: Ranked<K>) -> Option<Ranked<Bool>> {
+    zip_rank!(a, b, x, y => x.equal(y))
+}
+
+/// `Tensor::cat` over same-rank tensors; `None` if a rank differs.
+fn cat<K: Basic>(items: Vec<Ranked<K>>, dim: usize) -> Option<Ranked<K>> {
+    macro_rules! cat_as {
+        ($variant:ident) => {{
+            let tensors = items
+                .into_iter()
+                .map(|r| match r {
+                    Ranked::$variant(t) => Some(t),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(Ranked::$variant(Tensor::cat(tensors, dim)))
+        }};
+    }
+    match items.first()? {
+        Ranked::R1(_) => cat_as!(R1),
+        Ranked::R2(_) => cat_as!(R2),
+        Ranked::R3(_) => cat_as!(R3),
+        Ranked::R4(_) => cat_as!(R4),
+    }
+}
+
+macro_rules! cat_kind {
+    ($variant:ident, $items:expr, $dim:expr) => {{
+        let typed = $items
+            .into_iter()
+            .map(|t| match t {
+                AnyTensor::$variant(r) => Some(r),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>();
+        typed
+            .and_then(|typed| cat(typed, $dim))
+            .map(AnyTensor::$variant)
+    }};
+}
+
+/// Runs `op` with operands from `get`. The caller has checked the operands with
+/// `program::op_output`; an error here means the typing rule and this executor disagree, a
+/// harness bug, never a Burn one.
+pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTensor> {
+    use AnyTensor::{Bool as B, Float as F, Int as I};
+    let arg = |s: Slot| get(s).ok_or_else(|| mismatch(op));
+    let out = match op {
+        Op::Unary { op: u, src } => match (arg(*src)?, u) {
+            (F(r), UnaryOp::Neg) => Some(F(map_rank!(r, t => t.neg()))),
+            (F(r), UnaryOp::Abs) => Some(F(map_rank!(r, t => t.abs()))),
+            (F(r), UnaryOp::Exp) => Some(F(map_rank!(r, t => t.exp()))),
+            (F(r), UnaryOp::Tanh) => Some(F(map_rank!(r, t => t.tanh()))),
+            (I(r), UnaryOp::Neg) => Some(I(map_rank!(r, t => t.neg()))),
+            (I(r), UnaryOp::Abs) => Some(I(map_rank!(r, t => t.abs()))),
+            _ => None,
+        },
+        Op::Binary { op: b, lhs, rhs } => match (arg(*lhs)?, arg(*rhs)?) {
+            (F(x), F(y)) => zip_rank!(x, y, x, y => match b {
+                BinaryOp::Add => x.add(y),
+                BinaryOp::Sub => x.sub(y),
+                BinaryOp::Mul => x.mul(y),
+                BinaryOp::Div => x.div(y),
+            })
+            .map(F),
+            (I(x), I(y)) if *b != BinaryOp::Div => zip_rank!(x, y, x, y => match b {
+                BinaryOp::Add => x.add(y),
+                BinaryOp::Sub => x.sub(y),
+                _ => x.mul(y),
+            })
+            .map(I),
+            _ => None,
+        },
+        Op::Scalar { op: s, src, value } => match arg(*src)? {
+            F(r) => Some(F(map_rank!(r, t => match s {
+                ScalarOp::Add => t.add_scalar(f32::from(*value)),
+                ScalarOp::Mul => t.mul_scalar(f32::from(*value)),
+            }))),
+            I(r) => Some(I(map_rank!(r, t => match s {
+                ScalarOp::Add => t.add_scalar(i64::from(*value)),
+                ScalarOp::Mul => t.mul_scalar(i64::from(*value)),
+            }))),
+            B(_) => None,
+        },
+        Op::Matmul {
+            lhs,
+            rhs,
+            transpose_rhs,
+        } => match (arg(*lhs)?, arg(*rhs)?) {
+            (F(x), F(y)) => zip_rank!(x, y, x, y => {
+                let y = if *transpose_rhs { transpose_last(y) } else { y };
+                x.matmul(y)
+            })
+            .map(F),
+            _ => None,
+        },
+        Op::SumDim { src, dim } => {
+            let dim = usize::from(*dim);
+            match arg(*src)? {
+                F(r) => Some(F(map_rank!(r, t => t.sum_dim(dim)))),
+                I(r) => Some(I(map_rank!(r, t => t.sum_dim(dim)))),
+                B(_) => None,
+            }
+        }
+        Op::ArgMax { src, dim } => {
+            let dim = usize::from(*dim);
+            match arg(*src)? {
+                F(r) => Some(I(map_rank!(r, t => t.argmax(dim)))),
+                I(r) => Some(I(map_rank!(r, t => t.argmax(dim)))),
+                B(_) => None,
+            }
+        }
+        Op::Reshape { src, dims } => {
+            let dims: Vec<usize> = dims.iter().map(|d| usize::from(*d)).collect();
+            Some(arg(*src)?.reshape(&dims))
+        }
+        Op::SwapDims { src, dim0, dim1 } => {
+            let (a, b) = (usize::from(*dim0), usize::from(*dim1));
+            Some(super::value::map_any!(arg(*src)?, t => t.swap_dims(a, b)))
+        }
+        Op::Slice {
+            src,
+            dim,
+            start,
+            len,
+        } => {
+            let (dim, start) = (usize::from(*dim), usize::from(*start));
+            let end = start + usize::from(*len);
+            Some(super::value::map_any!(arg(*src)?, t => t.slice_dim(dim, start..end)))
+        }
+        Op::Cat { first, rest, dim } => {
+            let dim = usize::from(*dim);
+            let mut items = vec![arg(*first)?];
+            for slot in rest {
+                items.push(arg(*slot)?);
+            }
+            match items[0].kind() {
+                Kind::Float => cat_kind!(Float, items, dim),
+                Kind::Int => cat_kind!(Int, items, dim),
+                Kind::Bool => cat_kind!(Bool, items, dim),
+            }
+        }
+        Op::Cast { src, to } => match (arg(*src)?, to) {
+            (F(r), Kind::Int) => Some(I(map_rank!(r, t => t.int()))),
+            (F(r), Kind::Bool) => Some(B(map_rank!(r, t => t.bool()))),
+            (I(r), Kind::Float) => Some(F(map_rank!(r, t => t.float()))),
+            (I(r), Kind::Bool) => Some(B(map_rank!(r, t => t.bool()))),
+            (B(r), Kind::Int) => Some(I(map_rank!(r, t => t.int()))),
+            (B(r), Kind::Float) => Some(F(map_rank!(r, t => t.float()))),
+            _ => None,
+        },
+        Op::Compare { op: c, lhs, rhs } => match (arg(*lhs)?, arg(*rhs)?, c) {
+            (F(x), F(y), CompareOp::Equal) => equal(x, y).map(B),
+            (I(x), I(y), CompareOp::Equal) => equal(x, y).map(B),
+            (B(x), B(y), CompareOp::Equal) => equal(x, y).map(B),
+            (F(x), F(y), CompareOp::Greater) => zip_rank!(x, y, x, y => x.greater(y)).map(B),
+            (F(x), F(y), CompareOp::Lower) => zip_rank!(x, y, x, y => x.lower(y)).map(B),
+            (I(x), I(y), CompareOp::Greater) => zip_rank!(x, y, x, y => x.greater(y)).map(B),
+            (I(x), I(y), CompareOp::Lower) => zip_rank!(x, y, x, y => x.lower(y)).map(B),
+            _ => None,
+        },
+        Op::Clamp { src, min, max } => match arg(*src)? {
+            F(r) => Some(F(
+                map_rank!(r, t => t.clamp(f32::from(*min), f32::from(*max))),
+            )),
+            I(r) => Some(I(
+                map_rank!(r, t => t.clamp(i64::from(*min), i64::from(*max))),
+            )),
+            B(_) => None,
+        },
+        Op::MaskWhere { src, mask, value } => match (arg(*src)?, arg(*mask)?, arg(*value)?) {
+            (F(s), B(m), F(v)) => mask_where(s, m, v).map(F),
+            (I(s), B(m), I(v)) => mask_where(s, m, v).map(I),
+            (B(s), B(m), B(v)) => mask_where(s, m, v).map(B),
+            _ => None,
+        },
+        Op::MaskFill { src, mask, value } => {
+            let value = i64::from(*value);
+            match (arg(*src)?, arg(*mask)?) {
+                (F(s), B(m)) => mask_fill(s, m, value).map(F),
+                (I(s), B(m)) => mask_fill(s, m, value).map(I),
+                (B(s), B(m)) => mask_fill(s, m, value).map(B),
+                _ => None,
+            }
+        }
+        Op::Logic { op: l, lhs, rhs } => match (arg(*lhs)?, arg(*rhs)?) {
+            (B(x), B(y)) => zip_rank!(x, y, x, y => match l {
+                LogicOp::And => x.bool_and(y),
+                LogicOp::Or => x.bool_or(y),
+            })
+            .map(B),
+            _ => None,
+        },
+        Op::Not { src } => match arg(*src)? {
+            B(r) => Some(B(map_rank!(r, t => t.bool_not()))),
+            _ => None,
+        },
+    };
+    out.ok_or_else(|| mismatch(op))
+}

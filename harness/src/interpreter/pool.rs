@@ -1,0 +1,55 @@
+//! The per-thread pool of capture devices, created once and reused by every program.
+//!
+//! Burn numbers capture devices from a global `u16` counter that is never recycled, so a device
+//! per program would panic after 65,536 programs. Each thread that runs programs gets
+//! `CAPTURE_POOL_SIZE` devices the first time it needs them; threads never share a device, so
+//! programs running in parallel (the regression suite) cannot see each other's scopes.
+
+use burn::tensor::Device;
+
+use super::catch::catch;
+use crate::program::limits::CAPTURE_POOL_SIZE;
+use crate::program::DeviceRef;
+
+thread_local! {
+    static POOL: Vec<Device> = (0..CAPTURE_POOL_SIZE).map(|_| Device::capture()).collect();
+}
+
+/// The Burn device a program's device reference names, on this thread.
+pub fn device(device: DeviceRef) -> Device {
+    match device {
+        DeviceRef::Flex => Device::flex(),
+        DeviceRef::FlexAutodiff => Device::flex().autodiff(),
+        DeviceRef::Capture(k) => capture(usize::from(k)),
+    }
+}
+
+/// Capture device `k` of this thread's pool (`k` taken modulo the pool size).
+pub fn capture(k: usize) -> Device {
+    POOL.with(|pool| pool[k % pool.len()].clone())
+}
+
+/// Names a Burn device the way programs do (`flex`, `flex_ad`, `capture1`), or `other` for a
+/// device outside the pool.
+pub fn name(device: &Device) -> String {
+    let pooled = POOL.with(|pool| pool.iter().position(|d| d == device));
+    match pooled {
+        Some(k) => format!("capture{k}"),
+        None if *device == Device::flex() => "flex".to_string(),
+        None if *device == Device::flex().autodiff() => "flex_ad".to_string(),
+        None => "other".to_string(),
+    }
+}
+
+/// Pool devices that do not accept a fresh, empty scope right now: each must open a scope,
+/// record nothing and complete. A device that refuses still holds state from an earlier program
+/// (an open scope, a stale registration), which would make crashes depend on input order.
+pub fn leaked_devices() -> Vec<usize> {
+    (0..usize::from(CAPTURE_POOL_SIZE))
+        .filter(|&k| {
+            let device = capture(k);
+            let fresh = catch(|| device.capture_scope(|scope| scope.complete([], [])));
+            !matches!(fresh, Ok(Ok(graph)) if graph.graph.operations.is_empty() && graph.values.is_empty())
+        })
+        .collect()
+}

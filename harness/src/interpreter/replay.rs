@@ -1,0 +1,70 @@
+//! Executes a `CapturedGraph` on Flex through `burn_router::TensorInterpreter`, the way a
+//! graph consumer (an exporter, a remote server) would. Burn has no helper for this.
+
+use burn::tensor::{CapturedGraph, TensorData};
+use burn_backend::ExecutionError;
+use burn_dispatch::backends::Flex;
+use burn_dispatch::devices::FlexDevice;
+use burn_ir::{TensorId, TensorIr, TensorStatus};
+use burn_router::TensorInterpreter;
+
+/// The recorded shape and dtype of tensor `id` in `graph`: from the operations that mention it,
+/// or from its recorded value.
+pub fn recorded_tensor(graph: &CapturedGraph, id: TensorId) -> Option<TensorIr> {
+    let from_ops = graph
+        .graph
+        .operations
+        .iter()
+        .flat_map(|op| op.nodes())
+        .find(|node| node.id == id)
+        .cloned();
+    from_ops.or_else(|| {
+        graph.values.get(&id).map(|data| TensorIr {
+            id,
+            shape: data.shape().clone(),
+            status: TensorStatus::ReadWrite,
+            dtype: data.dtype(),
+        })
+    })
+}
+
+/// Replays `graph` on Flex. Input `i` takes `feed[i]` when it is given and has the recorded
+/// shape and dtype, and its recorded value otherwise. Returns the outputs' data in order.
+///
+/// A panic inside Burn's interpreter propagates: the caller runs this under `catch`.
+pub fn replay_on_flex(
+    graph: &CapturedGraph,
+    feed: &[Option<TensorData>],
+) -> Result<Vec<TensorData>, ExecutionError> {
+    let mut interpreter = TensorInterpreter::<Flex>::new(FlexDevice);
+    for (id, data) in &graph.values {
+        interpreter.register_tensor_data_id(*id, data.clone());
+    }
+    for (i, id) in graph.graph.inputs.iter().enumerate() {
+        let Some(Some(data)) = feed.get(i) else {
+            continue;
+        };
+        let fits = recorded_tensor(graph, *id)
+            .is_some_and(|ir| ir.shape == *data.shape() && ir.dtype == data.dtype());
+        if fits {
+            interpreter.register_tensor_data_id(*id, data.clone());
+        }
+    }
+    for operation in &graph.graph.operations {
+        interpreter.register_op(operation.clone());
+    }
+    graph
+        .graph
+        .outputs
+        .iter()
+        .map(|id| {
+            let mut ir =
+                recorded_tensor(graph, *id).ok_or_else(|| ExecutionError::WithContext {
+                    reason: format!("graph output {id} appears in no operation and has no value"),
+                })?;
+            // The interpreter hands out an output only to a reader that may consume it.
+            ir.status = TensorStatus::ReadWrite;
+            burn_backend::read_sync(interpreter.read_tensor_async(ir))
+        })
+        .collect()
+}

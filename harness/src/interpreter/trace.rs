@@ -1,0 +1,155 @@
+//! The record of one run: one [`Outcome`] per step, in a form that prints, serializes and
+//! compares without reference to process-global counters (tensor and device ids are normalized
+//! out of messages by the oracles, not here).
+
+use serde::{Deserialize, Serialize};
+
+use crate::program::Kind;
+
+/// What a materialized or placeholder tensor looked like after a step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ValueInfo {
+    /// Element kind.
+    pub kind: Kind,
+    /// Burn dtype, e.g. `F32`.
+    pub dtype: String,
+    /// Shape.
+    pub shape: Vec<usize>,
+    /// Device, as the program names it (`flex`, `flex_ad`, `capture1`, ...).
+    pub device: String,
+    /// FNV-1a digest of dtype, shape and bytes, where the step materialized the data.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub digest: Option<String>,
+}
+
+/// What a completed capture scope recorded.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct GraphInfo {
+    /// Operations in the graph.
+    pub operations: usize,
+    /// Declared runtime inputs.
+    pub inputs: usize,
+    /// Declared outputs.
+    pub outputs: usize,
+    /// Recorded constant values (initializers and moved-in data).
+    pub values: usize,
+}
+
+/// A panic caught while a step ran.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct PanicInfo {
+    /// The panic message.
+    pub message: String,
+    /// `file:line:column` as the panic reported it (a macro's call site for macro panics).
+    pub location: Option<String>,
+    /// Name of the panicking thread, when it has one.
+    pub thread: Option<String>,
+    /// The signature class (`backgroundTag` of the matching catalogue record, or `unknown`);
+    /// filled in by `oracles::classify`.
+    pub class: String,
+}
+
+/// The outcome of one step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The step returned normally.
+    Ok {
+        /// The tensor the step produced or read, if any.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        value: Option<ValueInfo>,
+        /// The graph a scope exit completed.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        graph: Option<GraphInfo>,
+        /// The tensors a replay produced, in output order.
+        #[serde(skip_serializing_if = "Vec::is_empty", default)]
+        outputs: Vec<ValueInfo>,
+    },
+    /// Burn returned an error value: a `CaptureError` variant or an `ExecutionError`.
+    Error {
+        /// The variant name, e.g. `AlreadyActive` or `ExecutionError`.
+        error: String,
+        /// Its `Display` text.
+        message: String,
+    },
+    /// The step panicked.
+    Panic(PanicInfo),
+    /// The step did not run: an operand slot was empty or held a tensor the op does not accept,
+    /// or the step sits inside a scope whose closure never ran.
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Outcome {
+    /// `Ok` with no value.
+    pub fn ok() -> Self {
+        Outcome::Ok {
+            value: None,
+            graph: None,
+            outputs: Vec::new(),
+        }
+    }
+
+    /// `Skipped` with a reason.
+    pub fn skipped(reason: impl Into<String>) -> Self {
+        Outcome::Skipped {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// One step's record.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct StepRecord {
+    /// Index of the step in the program.
+    pub index: usize,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// The trace of one program run.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// One record per step, in program order.
+    pub steps: Vec<StepRecord>,
+    /// A panic raised while the program's remaining tensors were dropped at the end.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub teardown: Option<PanicInfo>,
+    /// Pool devices that refused a fresh empty scope after the program (see
+    /// `interpreter::pool::leaked_devices`).
+    pub leaked_devices: Vec<usize>,
+}
+
+impl Trace {
+    /// The panics in the trace with their step index; teardown counts as one step past the end.
+    pub fn panics(&self) -> impl Iterator<Item = (usize, &PanicInfo)> {
+        let steps = self.steps.iter().filter_map(|r| match &r.outcome {
+            Outcome::Panic(p) => Some((r.index, p)),
+            _ => None,
+        });
+        steps.chain(self.teardown.iter().map(|p| (self.steps.len(), p)))
+    }
+
+    /// Mutable access to every panic, for classification.
+    pub fn panics_mut(&mut self) -> impl Iterator<Item = &mut PanicInfo> {
+        let steps = self.steps.iter_mut().filter_map(|r| match &mut r.outcome {
+            Outcome::Panic(p) => Some(p),
+            _ => None,
+        });
+        steps.chain(self.teardown.iter_mut())
+    }
+}
+
+/// 64-bit FNV-1a: stable across processes, platforms and Rust versions, unlike `DefaultHasher`.
+pub fn fnv1a(chunks: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for chunk in chunks {
+        for byte in *chunk {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
+}

@@ -1,0 +1,85 @@
+//! `dispatch-fuzz`: a fuzzing and regression harness for Burn's backend dispatch layer
+//! (`burn-dispatch`) and its graph-capture backend (`burn-capture`), on the Flex CPU backend.
+//!
+//! The roles, each in its own module: [`program`] generates test cases, [`interpreter`] runs
+//! them on the real crates, [`oracles`] decides what is a bug. The fuzz target, the CLI and
+//! `cargo test` all go through [`check`], so they can never drift apart.
+
+#![warn(missing_docs)]
+
+pub mod interpreter;
+pub mod oracles;
+pub mod program;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use interpreter::{Mode, Trace};
+use oracles::{Finding, Policy};
+use program::Program;
+
+/// The result of checking one program.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// What each step did, with every panic classified.
+    pub trace: Trace,
+    /// The first finding, if any.
+    pub finding: Option<Finding>,
+}
+
+/// Runs `program` and classifies its trace under this process's policy
+/// (`DISPATCH_FUZZ_CRASH_ON`). `Err` means the harness itself failed, never Burn.
+pub fn check(program: &Program) -> Result<Verdict> {
+    check_with(program, Policy::from_env())
+}
+
+/// [`check`] under an explicit policy.
+pub fn check_with(program: &Program, policy: &Policy) -> Result<Verdict> {
+    let mut trace = interpreter::run(program, Mode::Full)?;
+    let finding = oracles::classify(&mut trace, policy);
+    Ok(Verdict { trace, finding })
+}
+
+/// What the fuzz target runs for each input: decode, check, and abort with a `DEDUP_TOKEN` line
+/// on a finding. Call [`fuzz_init`] once first.
+pub fn fuzz_one(data: &[u8]) {
+    let program = Program::from_fuzz_bytes(data);
+    match check(&program) {
+        Ok(Verdict {
+            finding: Some(finding),
+            ..
+        }) => abort_with(&finding.signature, &finding.message, &program),
+        Ok(_) => {}
+        Err(error) => abort_with("harness-error", &format!("{error:#}"), &program),
+    }
+}
+
+fn abort_with(signature: &str, message: &str, program: &Program) -> ! {
+    eprintln!("==dispatch-fuzz== finding: {message}");
+    eprintln!("==dispatch-fuzz== program:\n{program}");
+    eprintln!("DEDUP_TOKEN: {signature}");
+    std::process::abort()
+}
+
+/// Installs the panic hook the fuzz target needs: catalogued panics inside a step unwind into
+/// the interpreter; a panic that is a finding under the policy aborts at once with its
+/// `DEDUP_TOKEN`, so libFuzzer records the crash with the panic's own stack.
+pub fn fuzz_init() {
+    fn policy(panic: &interpreter::PanicInfo) {
+        let mut panic = panic.clone();
+        panic.class = oracles::class_of(&panic);
+        if Policy::from_env().is_finding(&panic.class) {
+            eprintln!(
+                "==dispatch-fuzz== panic at {}: {}",
+                panic.location.as_deref().unwrap_or("?"),
+                panic.message
+            );
+            eprintln!("DEDUP_TOKEN: {}", oracles::signature(&panic));
+            std::process::abort();
+        }
+    }
+    interpreter::install_panic_hook(Some(policy));
+}
+
+pub mod files;
+pub mod rng;

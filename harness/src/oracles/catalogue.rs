@@ -1,0 +1,114 @@
+//! The catalogue of known panic signatures, loaded from `harness/signatures.json`.
+//!
+//! # Format
+//! A JSON array of objects `{"record": {...}}` in the schema of the seed error records
+//! (`shared/seeds/*.txt`). The harness reads these fields and ignores the rest:
+//! - `id`: stable record id (the seeds keep theirs).
+//! - `messagePattern`: text the panic message must contain; `{}` matches any run of characters
+//!   (it stands where the Rust source formats a value, such as a tensor id).
+//! - `filePath`: where Burn's source raises it (`crates/<crate>/src/...`). Macro panics report
+//!   their call site instead, so only the crate is compared, and only to choose between
+//!   records whose patterns both match.
+//! - `backgroundTag`: the class name used in traces, counters and `DISPATCH_FUZZ_CRASH_ON`.
+//! - `severity`, `documentation`, `triggerScenarios`: shown to people, not used for matching.
+
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// One catalogued panic signature.
+#[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// Stable id.
+    pub id: String,
+    /// Human-readable slug.
+    pub slug: String,
+    /// Pattern the message must contain (`{}` is a wildcard).
+    pub message_pattern: String,
+    /// Source file in Burn's repository.
+    pub file_path: String,
+    /// Class name.
+    pub background_tag: String,
+    /// `critical`, `error` or `warning`.
+    pub severity: String,
+    /// What the guard protects.
+    #[serde(default)]
+    pub documentation: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Wrapper {
+    record: Record,
+}
+
+/// The catalogue text compiled into the harness.
+pub const CATALOGUE_JSON: &str = include_str!("../../signatures.json");
+
+/// Parses a catalogue in the format above.
+pub fn parse(json: &str) -> Result<Vec<Record>, serde_json::Error> {
+    let wrapped: Vec<Wrapper> = serde_json::from_str(json)?;
+    Ok(wrapped.into_iter().map(|w| w.record).collect())
+}
+
+/// The compiled-in catalogue. Its parse is covered by a unit test, so a malformed file fails
+/// `cargo test`, not a fuzz run.
+pub fn catalogue() -> &'static [Record] {
+    static CATALOGUE: OnceLock<Vec<Record>> = OnceLock::new();
+    CATALOGUE.get_or_init(|| parse(CATALOGUE_JSON).unwrap_or_default())
+}
+
+/// Whether `message` contains `pattern`, where each `{}` in the pattern matches any run of
+/// characters (including none).
+pub fn pattern_matches(pattern: &str, message: &str) -> bool {
+    let mut rest = message;
+    for part in pattern.split("{}") {
+        // Each part must follow the earlier ones; the first may start anywhere.
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The crate a source path belongs to: `burn-dispatch` for both
+/// `crates/burn-dispatch/src/macros.rs` and `.../burn-dispatch-0.23.0-pre.1/src/ops/tensor.rs`.
+pub fn crate_of(path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split(['/', '\\']).collect();
+    let src = parts.iter().rposition(|p| *p == "src")?;
+    let name = parts.get(src.checked_sub(1)?)?;
+    // Strip a registry version suffix: the first `-` followed by a digit.
+    let cut = name
+        .char_indices()
+        .find(|(i, c)| *c == '-' && name[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
+        .map_or(name.len(), |(i, _)| i);
+    Some(name[..cut].to_string())
+}
+
+/// `crate/src/file.rs` for a panic location (`file:line:col`), without version or line.
+pub fn burn_file(location: &str) -> Option<String> {
+    let file = location.split(':').next()?;
+    let krate = crate_of(file)?;
+    let parts: Vec<&str> = file.split(['/', '\\']).collect();
+    let src = parts.iter().rposition(|p| *p == "src")?;
+    Some(format!("{krate}/{}", parts[src..].join("/")))
+}
+
+/// The record a panic matches: message first; among several matches, one from the crate the
+/// panic was raised in; else the first.
+pub fn lookup<'a>(
+    records: &'a [Record],
+    message: &str,
+    location: Option<&str>,
+) -> Option<&'a Record> {
+    let matching: Vec<&Record> = records
+        .iter()
+        .filter(|r| pattern_matches(&r.message_pattern, message))
+        .collect();
+    let krate = location.and_then(|l| crate_of(l.split(':').next().unwrap_or(l)));
+    matching
+        .iter()
+        .find(|r| krate.is_some() && crate_of(&r.file_path) == krate)
+        .or(matching.first())
+        .copied()
+}

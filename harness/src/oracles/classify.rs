@@ -1,0 +1,137 @@
+//! Turns a trace into a verdict: each panic gets its class from the catalogue, and the first
+//! panic that is a finding (or a state leak) becomes the trace's finding, with a signature that
+//! is the same in every run and process.
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::catalogue::{burn_file, catalogue, lookup};
+use crate::interpreter::{PanicInfo, Trace};
+
+/// Class of a panic that matches no catalogue record: always a finding.
+pub const UNKNOWN: &str = "unknown";
+/// Class of a program after which a pooled capture device refused a fresh scope.
+pub const STATE_LEAK: &str = "state-leak";
+/// Environment variable naming catalogued classes to treat as findings (comma-separated).
+pub const CRASH_ON_VAR: &str = "DISPATCH_FUZZ_CRASH_ON";
+
+/// Which catalogued classes count as findings in this run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// Classes that are findings although catalogued.
+    pub crash_on: BTreeSet<String>,
+}
+
+impl Policy {
+    /// Parses a `DISPATCH_FUZZ_CRASH_ON` value.
+    pub fn parse(list: &str) -> Policy {
+        Policy {
+            crash_on: list
+                .split(',')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// The policy of this process, read once from `DISPATCH_FUZZ_CRASH_ON`.
+    pub fn from_env() -> &'static Policy {
+        static POLICY: OnceLock<Policy> = OnceLock::new();
+        POLICY.get_or_init(|| Policy::parse(&std::env::var(CRASH_ON_VAR).unwrap_or_default()))
+    }
+
+    /// Whether a panic of class `class` is a finding.
+    pub fn is_finding(&self, class: &str) -> bool {
+        class == UNKNOWN || class == STATE_LEAK || self.crash_on.contains(class)
+    }
+}
+
+/// A bug, or a catalogued panic promoted to one by the policy.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// `class | normalized message | crate/src/file.rs`: stable across runs and processes.
+    pub signature: String,
+    /// The class.
+    pub class: String,
+    /// The step that raised it (`None` for a state leak).
+    pub step: Option<usize>,
+    /// The raw message.
+    pub message: String,
+}
+
+/// The message with every run of digits replaced by `N` (tensor and device ids come from
+/// process-global counters) and whitespace collapsed.
+pub fn normalize_message(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut in_digits = false;
+    for c in message
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+    {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('N');
+            }
+            in_digits = true;
+        } else {
+            in_digits = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The class of a panic: its catalogue record's `backgroundTag`, or [`UNKNOWN`].
+pub fn class_of(panic: &PanicInfo) -> String {
+    lookup(catalogue(), &panic.message, panic.location.as_deref())
+        .map_or_else(|| UNKNOWN.to_string(), |r| r.background_tag.clone())
+}
+
+/// The signature of a classified panic.
+pub fn signature(panic: &PanicInfo) -> String {
+    let file = panic
+        .location
+        .as_deref()
+        .and_then(burn_file)
+        .unwrap_or_else(|| "?".to_string());
+    format!(
+        "{} | {} | {}",
+        panic.class,
+        normalize_message(&panic.message),
+        file
+    )
+}
+
+/// Sets every panic's class and returns the first finding under `policy`.
+pub fn classify(trace: &mut Trace, policy: &Policy) -> Option<Finding> {
+    for panic in trace.panics_mut() {
+        panic.class = class_of(panic);
+    }
+    let panic = trace
+        .panics()
+        .find(|(_, p)| policy.is_finding(&p.class))
+        .map(|(step, p)| Finding {
+            signature: signature(p),
+            class: p.class.clone(),
+            step: Some(step),
+            message: p.message.clone(),
+        });
+    panic.or_else(|| {
+        (!trace.leaked_devices.is_empty()).then(|| Finding {
+            signature: format!(
+                "{STATE_LEAK} | a pooled capture device refused a fresh scope | harness"
+            ),
+            class: STATE_LEAK.to_string(),
+            step: None,
+            message: format!(
+                "capture devices {:?} of the pool refused a fresh empty scope after the program",
+                trace.leaked_devices
+            ),
+        })
+    })
+}

@@ -1,0 +1,58 @@
+//! The generator: a [`Program`] is a list of steps over numbered tensor slots and a fixed pool
+//! of capture devices, decoded from fuzzer bytes through `Arbitrary` and repaired by one
+//! idempotent [`fixup`] so that every program runs. Programs are stored as JSON text and print
+//! as Rust-like code a maintainer can read (`Display`).
+
+mod decode;
+pub(crate) mod display;
+mod fixup;
+pub mod limits;
+mod step;
+mod typing;
+
+use serde::{Deserialize, Serialize};
+
+pub use decode::STEP_KINDS;
+pub use display::step_line;
+pub use fixup::fixup;
+pub use step::{
+    AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, Op, ScalarOp, Slot, Step,
+    UnaryOp,
+};
+pub use typing::{op_output, Ty};
+
+/// A test case: steps run in order, scopes nest by `EnterScope`/`ExitScope` pairs.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Program {
+    /// The steps; see [`Step`] for what each does.
+    pub steps: Vec<Step>,
+}
+
+impl Program {
+    /// A program from steps, fixed up.
+    pub fn new(mut steps: Vec<Step>) -> Self {
+        fixup(&mut steps);
+        Program { steps }
+    }
+
+    /// Index of the `ExitScope` matching each `EnterScope` (by index), for a fixed-up program.
+    pub fn scope_ends(&self) -> Vec<Option<usize>> {
+        let mut ends = vec![None; self.steps.len()];
+        let mut open = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            match step {
+                Step::EnterScope { .. } => open.push(i),
+                Step::ExitScope { .. } => {
+                    if let Some(start) = open.pop() {
+                        ends[start] = Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        ends
+    }
+}
+
+#[cfg(test)]
+mod tests;

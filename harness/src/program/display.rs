@@ -1,0 +1,179 @@
+//! Prints a program as Rust-like code against Burn's public API, one line per step.
+
+use std::fmt::{self, Display, Formatter, Write};
+
+use super::step::{AutodiffMode, DeviceRef, Fill, Kind, Op, Step};
+use super::Program;
+
+impl Display for DeviceRef {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceRef::Flex => f.write_str("flex"),
+            DeviceRef::FlexAutodiff => f.write_str("flex_ad"),
+            DeviceRef::Capture(k) => write!(f, "capture{k}"),
+        }
+    }
+}
+
+fn kind_ty(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Float => "Float",
+        Kind::Int => "Int",
+        Kind::Bool => "Bool",
+    }
+}
+
+fn list(slots: &[u8]) -> String {
+    let items: Vec<String> = slots.iter().map(|s| format!("id(&t{s})")).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The right-hand side of an op step, as Rust.
+pub fn op_expr(op: &Op) -> String {
+    match op {
+        Op::Unary { op, src } => format!("t{src}.clone().{}()", format!("{op:?}").to_lowercase()),
+        Op::Binary { op, lhs, rhs } => format!(
+            "t{lhs}.clone().{}(t{rhs}.clone())",
+            format!("{op:?}").to_lowercase()
+        ),
+        Op::Scalar { op, src, value } => format!(
+            "t{src}.clone().{}_scalar({value})",
+            format!("{op:?}").to_lowercase()
+        ),
+        Op::Matmul {
+            lhs,
+            rhs,
+            transpose_rhs,
+        } => {
+            let rhs = if *transpose_rhs {
+                format!("t{rhs}.clone().swap_dims(D - 1, D - 2)")
+            } else {
+                format!("t{rhs}.clone()")
+            };
+            format!("t{lhs}.clone().matmul({rhs})")
+        }
+        Op::SumDim { src, dim } => format!("t{src}.clone().sum_dim({dim})"),
+        Op::ArgMax { src, dim } => format!("t{src}.clone().argmax({dim})"),
+        Op::Reshape { src, dims } => format!("t{src}.clone().reshape({dims:?})"),
+        Op::SwapDims { src, dim0, dim1 } => format!("t{src}.clone().swap_dims({dim0}, {dim1})"),
+        Op::Slice {
+            src,
+            dim,
+            start,
+            len,
+        } => format!(
+            "t{src}.clone().slice_dim({dim}, {start}..{})",
+            u16::from(*start) + u16::from(*len)
+        ),
+        Op::Cat { first, rest, dim } => {
+            let mut all = vec![format!("t{first}.clone()")];
+            all.extend(rest.iter().map(|s| format!("t{s}.clone()")));
+            format!("Tensor::cat(vec![{}], {dim})", all.join(", "))
+        }
+        Op::Cast { src, to } => format!("t{src}.clone().{}()", kind_ty(*to).to_lowercase()),
+        Op::Compare { op, lhs, rhs } => format!(
+            "t{lhs}.clone().{}(t{rhs}.clone())",
+            format!("{op:?}").to_lowercase()
+        ),
+        Op::Clamp { src, min, max } => format!("t{src}.clone().clamp({min}, {max})"),
+        Op::MaskWhere { src, mask, value } => {
+            format!("t{src}.clone().mask_where(t{mask}.clone(), t{value}.clone())")
+        }
+        Op::MaskFill { src, mask, value } => {
+            format!("t{src}.clone().mask_fill(t{mask}.clone(), {value})")
+        }
+        Op::Logic { op, lhs, rhs } => format!(
+            "t{lhs}.clone().bool_{}(t{rhs}.clone())",
+            format!("{op:?}").to_lowercase()
+        ),
+        Op::Not { src } => format!("t{src}.clone().bool_not()"),
+    }
+}
+
+/// One step as a line of Rust-like code (without indentation).
+pub fn step_line(step: &Step) -> String {
+    match step {
+        Step::Create {
+            out,
+            kind,
+            shape,
+            fill,
+            device,
+        } => {
+            let fill = match fill {
+                Fill::Zeros => "zeros".to_string(),
+                Fill::Ones => "ones".to_string(),
+                Fill::Arange => "arange".to_string(),
+                Fill::Value(v) => format!("full({v})"),
+            };
+            format!(
+                "let t{out} = Tensor::<{}, {}>::from_data(fill::{fill}({shape:?}), &{device});",
+                shape.len(),
+                kind_ty(*kind)
+            )
+        }
+        Step::EnterScope { device } => format!("let _ = {device}.capture_scope(|scope| {{"),
+        Step::ExitScope { inputs, outputs } => {
+            format!("scope.complete({}, {})", list(inputs), list(outputs))
+        }
+        Step::Op { out, op } => format!("let t{out} = {};", op_expr(op)),
+        Step::ToDevice { out, src, device } => {
+            format!("let t{out} = t{src}.clone().to_device(&{device});")
+        }
+        Step::Replay {
+            graph,
+            feed,
+            outputs,
+        } => {
+            let outs: Vec<String> = outputs.iter().map(|s| format!("t{s}")).collect();
+            let feed: Vec<String> = feed.iter().map(|s| format!("t{s}")).collect();
+            format!(
+                "let [{}] = replay_on_flex(&graph{graph}, [{}]);",
+                outs.join(", "),
+                feed.join(", ")
+            )
+        }
+        Step::Read { src, fallible } => {
+            if *fallible {
+                format!("let _ = t{src}.clone().try_into_data();")
+            } else {
+                format!("let _ = t{src}.clone().into_data();")
+            }
+        }
+        Step::Clone { out, src } => format!("let t{out} = t{src}.clone();"),
+        Step::Drop { slot } => format!("drop(t{slot});"),
+        Step::Autodiff { out, src, mode } => {
+            let call = match mode {
+                AutodiffMode::Enable => "autodiff()",
+                AutodiffMode::Disable => "without_autodiff()",
+                AutodiffMode::RequireGrad => "require_grad()",
+            };
+            format!("let t{out} = t{src}.clone().{call};")
+        }
+    }
+}
+
+impl Display for Program {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        let mut depth = 0usize;
+        let mut graphs = 0usize;
+        for (i, step) in self.steps.iter().enumerate() {
+            if matches!(step, Step::ExitScope { .. }) {
+                depth = depth.saturating_sub(1);
+            }
+            let indent = "    ".repeat(depth + 1);
+            let line = step_line(step);
+            let _ = writeln!(out, "/* {i:>2} */{indent}{line}");
+            match step {
+                Step::EnterScope { .. } => depth += 1,
+                Step::ExitScope { .. } => {
+                    let _ = writeln!(out, "/*    */{indent}}}); // -> graph{graphs}");
+                    graphs += 1;
+                }
+                _ => {}
+            }
+        }
+        f.write_str(&out)
+    }
+}

@@ -1,0 +1,412 @@
+//! The one idempotent repair pass that turns any decoded or edited step list into a runnable
+//! program: references resolve modulo what exists, limits are applied, scopes are balanced.
+//!
+//! wasmtime's `gc_ops` is the model: derive freely, then fix up. The minimizer relies on it too:
+//! removing any step and fixing up again yields a program that still runs.
+
+use super::limits::{
+    CAPTURE_POOL_SIZE, MAX_DIM, MAX_ELEMENTS, MAX_LIST, MAX_RANK, MAX_SCOPE_DEPTH,
+};
+use super::limits::{MAX_SLOTS, MAX_STEPS};
+use super::step::{BinaryOp, CompareOp, DeviceRef, Kind, Op, Slot, Step};
+use super::typing::{broadcasts_to, is_numeric, matmul_shape, op_output, unary_accepts, Ty};
+
+/// What `fixup` knows about the program so far: the static type of each slot and the output
+/// types of each graph a scope exit declares.
+#[derive(Default)]
+struct Env {
+    slots: [Option<Ty>; MAX_SLOTS as usize],
+    graphs: Vec<Vec<Ty>>,
+    depth: usize,
+}
+
+impl Env {
+    fn ty(&self, slot: Slot) -> Option<Ty> {
+        self.slots.get(usize::from(slot)).cloned().flatten()
+    }
+
+    /// Resolves `wanted` to a slot whose type satisfies `accept`: `wanted` itself when it does
+    /// (so a fixed-up program is a fixed point), else the `wanted`-th such slot modulo their
+    /// number. `None` when no slot qualifies.
+    fn pick(&self, wanted: Slot, accept: impl Fn(&Ty) -> bool) -> Option<Slot> {
+        let fits = |s: Slot| self.ty(s).is_some_and(|t| accept(&t));
+        let wanted = wanted % MAX_SLOTS;
+        if fits(wanted) {
+            return Some(wanted);
+        }
+        let candidates: Vec<Slot> = (0..MAX_SLOTS).filter(|s| fits(*s)).collect();
+        (!candidates.is_empty()).then(|| candidates[usize::from(wanted) % candidates.len()])
+    }
+
+    fn pick_any(&self, wanted: Slot) -> Option<Slot> {
+        self.pick(wanted, |_| true)
+    }
+
+    fn define(&mut self, slot: Slot, ty: Ty) {
+        self.slots[usize::from(slot)] = Some(ty);
+    }
+}
+
+/// Repairs `steps` in place so that every step can run, and returns nothing: a step that cannot
+/// be repaired (an op with no operand of a suitable kind, a scope exit with no open scope) is
+/// removed. Applying `fixup` twice gives the same program as applying it once.
+pub fn fixup(steps: &mut Vec<Step>) {
+    steps.truncate(MAX_STEPS);
+    let mut env = Env::default();
+    let mut fixed = Vec::with_capacity(steps.len());
+    for step in steps.drain(..) {
+        if let Some(step) = fix_step(step, &mut env) {
+            fixed.push(step);
+        }
+    }
+    // Unclosed scopes get an implicit exit with no boundaries, innermost first.
+    for _ in 0..env.depth {
+        env.graphs.push(Vec::new());
+        fixed.push(Step::ExitScope {
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+        });
+    }
+    *steps = fixed;
+}
+
+fn fix_device(device: DeviceRef) -> DeviceRef {
+    match device {
+        DeviceRef::Capture(k) => DeviceRef::Capture(k % CAPTURE_POOL_SIZE),
+        other => other,
+    }
+}
+
+/// Bounds rank, dims and element count; a value already in range is kept as is.
+fn fix_shape(shape: &[u8]) -> Vec<u8> {
+    let max_dim = MAX_DIM as u8;
+    let mut dims: Vec<u8> = shape
+        .iter()
+        .take(MAX_RANK)
+        .map(|&d| {
+            if (1..=max_dim).contains(&d) {
+                d
+            } else {
+                1 + d % max_dim
+            }
+        })
+        .collect();
+    if dims.is_empty() {
+        dims.push(1);
+    }
+    while dims.iter().map(|&d| usize::from(d)).product::<usize>() > MAX_ELEMENTS {
+        let largest = (0..dims.len())
+            .max_by_key(|&i| (dims[i], usize::MAX - i))
+            .unwrap_or(0);
+        dims[largest] -= 1;
+    }
+    dims
+}
+
+fn shape_of(dims: &[u8]) -> Vec<usize> {
+    dims.iter().map(|&d| usize::from(d)).collect()
+}
+
+fn fix_list(list: Vec<Slot>, env: &Env) -> Vec<Slot> {
+    list.into_iter()
+        .filter_map(|s| env.pick_any(s))
+        .take(MAX_LIST)
+        .collect()
+}
+
+fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
+    Some(match step {
+        Step::Create {
+            out,
+            kind,
+            shape,
+            fill,
+            device,
+        } => {
+            let out = out % MAX_SLOTS;
+            let shape = fix_shape(&shape);
+            env.define(
+                out,
+                Ty {
+                    kind,
+                    shape: shape_of(&shape),
+                },
+            );
+            Step::Create {
+                out,
+                kind,
+                shape,
+                fill,
+                device: fix_device(device),
+            }
+        }
+        Step::EnterScope { device } => {
+            if env.depth >= MAX_SCOPE_DEPTH {
+                return None;
+            }
+            env.depth += 1;
+            Step::EnterScope {
+                device: fix_device(device),
+            }
+        }
+        Step::ExitScope { inputs, outputs } => {
+            if env.depth == 0 {
+                return None;
+            }
+            env.depth -= 1;
+            let inputs = fix_list(inputs, env);
+            let outputs = fix_list(outputs, env);
+            env.graphs
+                .push(outputs.iter().filter_map(|s| env.ty(*s)).collect());
+            Step::ExitScope { inputs, outputs }
+        }
+        Step::Op { out, op } => {
+            let out = out % MAX_SLOTS;
+            let op = fix_op(op, env)?;
+            let ty = op_output(&op, |s| env.ty(s))?;
+            env.define(out, ty);
+            Step::Op { out, op }
+        }
+        Step::ToDevice { out, src, device } => {
+            let (out, src) = (out % MAX_SLOTS, env.pick_any(src)?);
+            env.define(out, env.ty(src)?);
+            Step::ToDevice {
+                out,
+                src,
+                device: fix_device(device),
+            }
+        }
+        Step::Replay {
+            graph,
+            feed,
+            outputs,
+        } => {
+            if env.graphs.is_empty() {
+                return None;
+            }
+            let graph = (usize::from(graph) % env.graphs.len()) as u8;
+            let types = env.graphs[usize::from(graph)].clone();
+            let outputs: Vec<Slot> = outputs
+                .into_iter()
+                .take(types.len())
+                .map(|s| s % MAX_SLOTS)
+                .collect();
+            for (slot, ty) in outputs.iter().zip(types) {
+                env.define(*slot, ty);
+            }
+            Step::Replay {
+                graph,
+                feed: fix_list(feed, env),
+                outputs,
+            }
+        }
+        Step::Read { src, fallible } => Step::Read {
+            src: env.pick_any(src)?,
+            fallible,
+        },
+        Step::Clone { out, src } => {
+            let (out, src) = (out % MAX_SLOTS, env.pick_any(src)?);
+            env.define(out, env.ty(src)?);
+            Step::Clone { out, src }
+        }
+        Step::Drop { slot } => {
+            let slot = env.pick_any(slot)?;
+            env.slots[usize::from(slot)] = None;
+            Step::Drop { slot }
+        }
+        Step::Autodiff { out, src, mode } => {
+            let (out, src) = (out % MAX_SLOTS, env.pick_any(src)?);
+            env.define(out, env.ty(src)?);
+            Step::Autodiff { out, src, mode }
+        }
+    })
+}
+
+/// Picks operands the op accepts; see each arm for the repair when the named ones do not fit.
+fn fix_op(op: Op, env: &Env) -> Option<Op> {
+    let numeric = |t: &Ty| is_numeric(t.kind);
+    Some(match op {
+        Op::Unary { op, src } => Op::Unary {
+            op,
+            src: env.pick(src, |t| unary_accepts(op, t.kind))?,
+        },
+        Op::Binary { op, lhs, rhs } => {
+            let lhs = env.pick(lhs, |t| {
+                numeric(t) && !(op == BinaryOp::Div && t.kind == Kind::Int)
+            })?;
+            let l = env.ty(lhs)?;
+            // `lhs` itself always fits, so a binary op never has to be dropped for its rhs.
+            let rhs = env.pick(rhs, |t| {
+                t.kind == l.kind && broadcasts_to(&t.shape, &l.shape)
+            })?;
+            Op::Binary { op, lhs, rhs }
+        }
+        Op::Scalar { op, src, value } => Op::Scalar {
+            op,
+            src: env.pick(src, numeric)?,
+            value,
+        },
+        Op::Matmul {
+            lhs,
+            rhs,
+            transpose_rhs,
+        } => {
+            let lhs = env.pick(lhs, |t| t.kind == Kind::Float && t.rank() >= 2)?;
+            let l = env.ty(lhs)?;
+            let fits = |t: &Ty, tr: bool| {
+                t.kind == Kind::Float && matmul_shape(&l.shape, &t.shape, tr).is_some()
+            };
+            let named = env.ty(rhs % MAX_SLOTS);
+            let (rhs, transpose_rhs) = match named {
+                Some(t) if fits(&t, transpose_rhs) => (rhs % MAX_SLOTS, transpose_rhs),
+                Some(t) if fits(&t, !transpose_rhs) => (rhs % MAX_SLOTS, !transpose_rhs),
+                // `lhs x lhs^T` always fits: [.., m, k] x [.., k, m].
+                _ => env
+                    .pick(rhs, |t| fits(t, transpose_rhs))
+                    .map(|r| (r, transpose_rhs))
+                    .unwrap_or((lhs, true)),
+            };
+            Op::Matmul {
+                lhs,
+                rhs,
+                transpose_rhs,
+            }
+        }
+        Op::SumDim { src, dim } => {
+            let src = env.pick(src, numeric)?;
+            Op::SumDim {
+                src,
+                dim: dim % env.ty(src)?.rank() as u8,
+            }
+        }
+        Op::ArgMax { src, dim } => {
+            let src = env.pick(src, numeric)?;
+            Op::ArgMax {
+                src,
+                dim: dim % env.ty(src)?.rank() as u8,
+            }
+        }
+        Op::Reshape { src, dims } => {
+            let src = env.pick_any(src)?;
+            let numel = env.ty(src)?.numel();
+            let rank = dims.len().clamp(1, MAX_RANK);
+            let product: usize = dims.iter().map(|&d| usize::from(d)).product();
+            let dims = if dims.len() == rank && product == numel {
+                dims
+            } else {
+                // Rank-preserving repair: `[1, .., 1, n]`.
+                let mut repaired = vec![1u8; rank];
+                repaired[rank - 1] = numel as u8;
+                repaired
+            };
+            Op::Reshape { src, dims }
+        }
+        Op::SwapDims { src, dim0, dim1 } => {
+            let src = env.pick_any(src)?;
+            let rank = env.ty(src)?.rank() as u8;
+            Op::SwapDims {
+                src,
+                dim0: dim0 % rank,
+                dim1: dim1 % rank,
+            }
+        }
+        Op::Slice {
+            src,
+            dim,
+            start,
+            len,
+        } => {
+            let src = env.pick_any(src)?;
+            let t = env.ty(src)?;
+            let dim = dim % t.rank() as u8;
+            let size = t.shape[usize::from(dim)] as u8;
+            let start = start % size;
+            let room = size - start;
+            let len = if (1..=room).contains(&len) {
+                len
+            } else {
+                1 + len % room
+            };
+            Op::Slice {
+                src,
+                dim,
+                start,
+                len,
+            }
+        }
+        Op::Cat { first, rest, dim } => {
+            let first = env.pick_any(first)?;
+            let f = env.ty(first)?;
+            let dim = dim % f.rank() as u8;
+            let d = usize::from(dim);
+            let fits = |t: &Ty| {
+                t.kind == f.kind
+                    && t.rank() == f.rank()
+                    && (0..f.rank()).all(|i| i == d || t.shape[i] == f.shape[i])
+            };
+            let rest = rest
+                .into_iter()
+                .filter_map(|s| env.pick(s, fits))
+                .take(MAX_LIST)
+                .collect();
+            Op::Cat { first, rest, dim }
+        }
+        Op::Cast { src, to } => {
+            let src = env.pick_any(src)?;
+            let from = env.ty(src)?.kind;
+            let to = if to != from {
+                to
+            } else {
+                match from {
+                    Kind::Float => Kind::Int,
+                    Kind::Int | Kind::Bool => Kind::Float,
+                }
+            };
+            Op::Cast { src, to }
+        }
+        Op::Compare { op, lhs, rhs } => {
+            let lhs = env.pick(lhs, |t| op == CompareOp::Equal || numeric(t))?;
+            let l = env.ty(lhs)?;
+            Op::Compare {
+                op,
+                lhs,
+                rhs: env.pick(rhs, |t| *t == l)?,
+            }
+        }
+        Op::Clamp { src, min, max } => Op::Clamp {
+            src: env.pick(src, numeric)?,
+            min: min.min(max),
+            max: min.max(max),
+        },
+        Op::MaskWhere { src, mask, value } => {
+            let src = env.pick_any(src)?;
+            let s = env.ty(src)?;
+            Op::MaskWhere {
+                src,
+                mask: env.pick(mask, |t| t.kind == Kind::Bool && t.shape == s.shape)?,
+                value: env.pick(value, |t| *t == s)?,
+            }
+        }
+        Op::MaskFill { src, mask, value } => {
+            let src = env.pick_any(src)?;
+            let s = env.ty(src)?;
+            Op::MaskFill {
+                src,
+                mask: env.pick(mask, |t| t.kind == Kind::Bool && t.shape == s.shape)?,
+                value,
+            }
+        }
+        Op::Logic { op, lhs, rhs } => {
+            let lhs = env.pick(lhs, |t| t.kind == Kind::Bool)?;
+            let l = env.ty(lhs)?;
+            Op::Logic {
+                op,
+                lhs,
+                rhs: env.pick(rhs, |t| *t == l)?,
+            }
+        }
+        Op::Not { src } => Op::Not {
+            src: env.pick(src, |t| t.kind == Kind::Bool)?,
+        },
+    })
+}

@@ -1,0 +1,45 @@
+//! Every bound the generator and `fixup` enforce, each with the reason it exists.
+//!
+//! These are the only numeric limits on a program. Changing one changes which programs decode
+//! from a given byte string, so stored reproducers are text (see `program::Program`'s serde form),
+//! never raw fuzzer bytes.
+
+/// Steps in one program. The two seed bugs need 4 to 6 steps and the deepest interesting
+/// interleavings seen so far about 20; 64 leaves room for that while keeping one execution under
+/// a millisecond on Flex so the fuzzer stays above 1,000 execs/s.
+pub const MAX_STEPS: usize = 64;
+
+/// Tensor slots a program can name. Slot references are taken modulo the slots that hold a
+/// suitable tensor, so a small table makes random references collide often, which is what
+/// exercises aliasing, reuse after a scope closes and cross-device mixing.
+pub const MAX_SLOTS: u8 = 8;
+
+/// Capture devices in the pool. Two are needed to move a tensor between capture devices and to
+/// nest scopes on different devices; a third lets a scope stay open on one device while another
+/// pair interacts. Each pooled device costs one id from Burn's never-recycled `u16` counter, per
+/// thread that runs programs.
+pub const CAPTURE_POOL_SIZE: u8 = 3;
+
+/// Rank of a created tensor. Burn's `Tensor` API rejects rank 0 up front
+/// (`burn-tensor/src/tensor/api/check.rs`: "Tried to create a 0-dim tensor"), before any dispatch
+/// code runs, so generating it would only re-test that check; rank 4 is the highest rank the
+/// dispatch-level ops treat specially (batched matmul over two batch dims).
+pub const MIN_RANK: usize = 1;
+/// See [`MIN_RANK`].
+pub const MAX_RANK: usize = 4;
+
+/// Size of one dimension. Size 1 matters (broadcasting), sizes above 4 add nothing that the
+/// dispatch layer sees: it routes by device and kind, never by size.
+pub const MAX_DIM: usize = 4;
+
+/// Elements in one tensor. Keeps every Flex kernel on its single-threaded path (so a panic
+/// carries its location on the interpreter's own thread) and every value cheap to digest.
+pub const MAX_ELEMENTS: usize = 64;
+
+/// Open scopes at once. Depth 2 reaches every nesting rule (same device: `AlreadyActive`; other
+/// device: independent scope); the bound keeps the interpreter's recursion shallow.
+pub const MAX_SCOPE_DEPTH: usize = 3;
+
+/// Extra operands of one `cat` and boundary tensors of one scope exit or replay: enough to
+/// see ordering and duplicate handling without letting one step dominate a program.
+pub const MAX_LIST: usize = 4;

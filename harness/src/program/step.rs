@@ -1,0 +1,378 @@
+//! The steps of a program: what each one asks the real Burn crates to do.
+
+use arbitrary::Arbitrary;
+use serde::{Deserialize, Serialize};
+
+/// Index of a tensor slot, in `0..limits::MAX_SLOTS` once fixed up.
+pub type Slot = u8;
+
+/// The element kind of a tensor, matching Burn's `Float`, `Int` and `Bool` tensor kinds.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// `Tensor<D>` (f32 on every device here).
+    Float,
+    /// `Tensor<D, Int>`.
+    Int,
+    /// `Tensor<D, Bool>`.
+    Bool,
+}
+
+/// A device a step can name.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceRef {
+    /// `Device::flex()`.
+    Flex,
+    /// `Device::flex().autodiff()`.
+    FlexAutodiff,
+    /// Capture device `k` of the per-thread pool (`Device::capture()`, created once).
+    Capture(u8),
+}
+
+/// How a created tensor is filled. Every fill is deterministic, so a trace's digests are
+/// reproducible across runs and machines.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Fill {
+    /// All zeros (false).
+    Zeros,
+    /// All ones (true).
+    Ones,
+    /// 0, 1, 2, ... in row-major order (bool: alternating).
+    Arange,
+    /// Every element equals the value (bool: value is odd).
+    Value(i8),
+}
+
+/// Element-wise unary operations.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum UnaryOp {
+    /// `neg` (float, int).
+    Neg,
+    /// `abs` (float, int).
+    Abs,
+    /// `exp` (float).
+    Exp,
+    /// `tanh` (float).
+    Tanh,
+}
+
+/// Element-wise binary operations with broadcasting.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum BinaryOp {
+    /// `add` (float, int).
+    Add,
+    /// `sub` (float, int).
+    Sub,
+    /// `mul` (float, int).
+    Mul,
+    /// `div` (float; int division is left out because Flex divides by zero with a Rust panic,
+    /// which is not a dispatch-layer question).
+    Div,
+}
+
+/// Operations with one scalar operand.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum ScalarOp {
+    /// `add_scalar` (float, int).
+    Add,
+    /// `mul_scalar` (float, int).
+    Mul,
+}
+
+/// Comparisons producing a bool tensor.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum CompareOp {
+    /// `equal` (any kind).
+    Equal,
+    /// `greater` (float, int).
+    Greater,
+    /// `lower` (float, int).
+    Lower,
+}
+
+/// Bool-only binary logic.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum LogicOp {
+    /// `bool_and`.
+    And,
+    /// `bool_or`.
+    Or,
+}
+
+/// A tensor operation. Operand slots are repaired by `fixup` so that kinds and shapes agree;
+/// see `program::fixup` for each rule.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Element-wise unary op.
+    Unary {
+        /// Which op.
+        op: UnaryOp,
+        /// Operand.
+        src: Slot,
+    },
+    /// Element-wise binary op; `rhs` broadcasts to `lhs`.
+    Binary {
+        /// Which op.
+        op: BinaryOp,
+        /// Left operand: the result has its shape.
+        lhs: Slot,
+        /// Right operand.
+        rhs: Slot,
+    },
+    /// Op with a scalar right operand.
+    Scalar {
+        /// Which op.
+        op: ScalarOp,
+        /// Tensor operand.
+        src: Slot,
+        /// Scalar operand.
+        value: i8,
+    },
+    /// `lhs.matmul(rhs)`, or `lhs.matmul(rhs.swap_dims(-1, -2))` when `transpose_rhs`.
+    Matmul {
+        /// Left operand.
+        lhs: Slot,
+        /// Right operand.
+        rhs: Slot,
+        /// Transpose the last two dims of `rhs` first.
+        transpose_rhs: bool,
+    },
+    /// `sum_dim(dim)` (float, int): a reduction that keeps the rank.
+    SumDim {
+        /// Operand.
+        src: Slot,
+        /// Reduced dim.
+        dim: u8,
+    },
+    /// `argmax(dim)` (float, int): a reduction with an int result.
+    ArgMax {
+        /// Operand.
+        src: Slot,
+        /// Reduced dim.
+        dim: u8,
+    },
+    /// `reshape(dims)`; `fixup` replaces dims whose product is wrong by a rank-preserving
+    /// `[1, .., n]`.
+    Reshape {
+        /// Operand.
+        src: Slot,
+        /// New shape.
+        dims: Vec<u8>,
+    },
+    /// `swap_dims(dim0, dim1)`.
+    SwapDims {
+        /// Operand.
+        src: Slot,
+        /// First dim.
+        dim0: u8,
+        /// Second dim.
+        dim1: u8,
+    },
+    /// `slice` along one dim: `start..start + len`.
+    Slice {
+        /// Operand.
+        src: Slot,
+        /// Sliced dim.
+        dim: u8,
+        /// First index.
+        start: u8,
+        /// Number of indices (at least 1).
+        len: u8,
+    },
+    /// `Tensor::cat([first, rest..], dim)`.
+    Cat {
+        /// First tensor: the others must match its kind and every dim but `dim`.
+        first: Slot,
+        /// Other tensors.
+        rest: Vec<Slot>,
+        /// Concatenated dim.
+        dim: u8,
+    },
+    /// Kind conversion: `int()`, `float()`, `bool()` or Bool's `int()`/`float()`.
+    Cast {
+        /// Operand.
+        src: Slot,
+        /// Target kind.
+        to: Kind,
+    },
+    /// Comparison to a bool tensor; `rhs` has the same shape as `lhs`.
+    Compare {
+        /// Which comparison.
+        op: CompareOp,
+        /// Left operand.
+        lhs: Slot,
+        /// Right operand.
+        rhs: Slot,
+    },
+    /// `clamp(min, max)` (float, int); `fixup` orders the bounds.
+    Clamp {
+        /// Operand.
+        src: Slot,
+        /// Lower bound.
+        min: i8,
+        /// Upper bound.
+        max: i8,
+    },
+    /// `src.mask_where(mask, value)`: mask and value have `src`'s shape.
+    MaskWhere {
+        /// Tensor written into.
+        src: Slot,
+        /// Bool mask.
+        mask: Slot,
+        /// Values taken where the mask is true.
+        value: Slot,
+    },
+    /// `src.mask_fill(mask, value)`.
+    MaskFill {
+        /// Tensor written into.
+        src: Slot,
+        /// Bool mask with `src`'s shape.
+        mask: Slot,
+        /// Fill value.
+        value: i8,
+    },
+    /// `bool_and` / `bool_or` on same-shaped bool tensors.
+    Logic {
+        /// Which op.
+        op: LogicOp,
+        /// Left operand.
+        lhs: Slot,
+        /// Right operand.
+        rhs: Slot,
+    },
+    /// `bool_not`.
+    Not {
+        /// Operand.
+        src: Slot,
+    },
+}
+
+/// What an `Autodiff` step does to a tensor's autodiff association.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum AutodiffMode {
+    /// `tensor.autodiff()`.
+    Enable,
+    /// `tensor.without_autodiff()`.
+    Disable,
+    /// `tensor.require_grad()` (float only; other kinds get `autodiff()`).
+    RequireGrad,
+}
+
+/// One step of a program.
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// `Tensor::from_data(fill, &device)` into `out`.
+    Create {
+        /// Destination slot.
+        out: Slot,
+        /// Element kind.
+        kind: Kind,
+        /// Shape; `fixup` bounds its rank, dims and element count.
+        shape: Vec<u8>,
+        /// Deterministic fill.
+        fill: Fill,
+        /// Device the tensor is created on.
+        device: DeviceRef,
+    },
+    /// Opens `device.capture_scope(|scope| ...)`: the steps up to the matching `ExitScope` run
+    /// inside its closure. A non-capture device gets `CaptureError::InvalidDevice`, an already
+    /// open one `CaptureError::AlreadyActive`; either way the closure, and so the steps inside,
+    /// never run.
+    EnterScope {
+        /// Device whose scope opens.
+        device: DeviceRef,
+    },
+    /// Ends the innermost scope's closure with `scope.complete(inputs, outputs)`, naming each
+    /// boundary by the capture tensor id of a slot. The scope's `CapturedGraph`, if any, becomes
+    /// replayable graph number *n*, counting exits from the start of the program.
+    ExitScope {
+        /// Declared runtime inputs.
+        inputs: Vec<Slot>,
+        /// Declared outputs.
+        outputs: Vec<Slot>,
+    },
+    /// `out = op(..)`.
+    Op {
+        /// Destination slot.
+        out: Slot,
+        /// The operation.
+        op: Op,
+    },
+    /// `out = src.clone().to_device(&device)`.
+    ToDevice {
+        /// Destination slot.
+        out: Slot,
+        /// Moved tensor.
+        src: Slot,
+        /// Target device.
+        device: DeviceRef,
+    },
+    /// Executes captured graph `graph` on Flex through `burn_router::TensorInterpreter` and
+    /// writes its outputs, in order, into `outputs` as Flex tensors. Each graph input takes the
+    /// data of the matching `feed` slot when that slot holds a readable tensor of the recorded
+    /// shape and dtype, and its recorded value otherwise.
+    Replay {
+        /// Graph number (order of completed `ExitScope`s).
+        graph: u8,
+        /// Slots whose data feeds the graph's inputs, in order.
+        feed: Vec<Slot>,
+        /// Destination slots for the graph's outputs, in order.
+        outputs: Vec<Slot>,
+    },
+    /// Reads `src` back to host data: `into_data()` (panics on failure) or `try_into_data()`.
+    Read {
+        /// Read tensor.
+        src: Slot,
+        /// Use `try_into_data()` rather than `into_data()`.
+        fallible: bool,
+    },
+    /// `out = src.clone()`.
+    Clone {
+        /// Destination slot.
+        out: Slot,
+        /// Cloned tensor.
+        src: Slot,
+    },
+    /// `drop(slot)`.
+    Drop {
+        /// Emptied slot.
+        slot: Slot,
+    },
+    /// Moves a tensor into or out of autodiff: `out = src.clone().autodiff()` and friends.
+    Autodiff {
+        /// Destination slot.
+        out: Slot,
+        /// Source tensor.
+        src: Slot,
+        /// What to do.
+        mode: AutodiffMode,
+    },
+}
+
+impl Step {
+    /// A short name for the step's variant, used by swarm masks and progress counters.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Create { .. } => "create",
+            Step::EnterScope { .. } => "enter_scope",
+            Step::ExitScope { .. } => "exit_scope",
+            Step::Op { .. } => "op",
+            Step::ToDevice { .. } => "to_device",
+            Step::Replay { .. } => "replay",
+            Step::Read { .. } => "read",
+            Step::Clone { .. } => "clone",
+            Step::Drop { .. } => "drop",
+            Step::Autodiff { .. } => "autodiff",
+        }
+    }
+}

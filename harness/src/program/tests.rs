@@ -1,0 +1,127 @@
+//! Generator tests: decoding never fails, fixup is idempotent and keeps its promises.
+
+use arbitrary::Unstructured;
+
+use super::limits::{MAX_ELEMENTS, MAX_RANK, MAX_STEPS};
+use super::{fixup, op_output, Program, Step};
+use crate::rng::SplitMix64;
+
+fn random_programs(seed: u64, count: usize) -> impl Iterator<Item = Program> {
+    let mut rng = SplitMix64::new(seed);
+    (0..count).map(move |_| {
+        let len = rng.below(3000) as usize;
+        Program::from_fuzz_bytes(&rng.bytes(len))
+    })
+}
+
+#[test]
+fn fixup_is_idempotent_on_random_programs() {
+    for program in random_programs(7, 3000) {
+        let mut again = program.steps.clone();
+        fixup(&mut again);
+        assert_eq!(
+            again, program.steps,
+            "fixup changed a fixed-up program:\n{program}"
+        );
+    }
+}
+
+#[test]
+fn fixed_up_programs_respect_the_limits_and_balance_scopes() {
+    for program in random_programs(11, 3000) {
+        assert!(program.steps.len() <= MAX_STEPS + super::limits::MAX_SCOPE_DEPTH);
+        let mut depth = 0i32;
+        for step in &program.steps {
+            match step {
+                Step::EnterScope { .. } => depth += 1,
+                Step::ExitScope { .. } => depth -= 1,
+                Step::Create { shape, .. } => {
+                    assert!((1..=MAX_RANK).contains(&shape.len()));
+                    let n: usize = shape.iter().map(|d| usize::from(*d)).product();
+                    assert!(n <= MAX_ELEMENTS && n > 0);
+                }
+                _ => {}
+            }
+            assert!(depth >= 0, "exit without a scope in\n{program}");
+        }
+        assert_eq!(depth, 0, "unbalanced scopes in\n{program}");
+    }
+}
+
+#[test]
+fn removing_any_step_leaves_a_runnable_program() {
+    // The minimizer's contract: delete a step, fix up, and every op still types.
+    for program in random_programs(13, 200) {
+        for skip in 0..program.steps.len() {
+            let mut steps = program.steps.clone();
+            steps.remove(skip);
+            let shrunk = Program::new(steps);
+            assert_typed(&shrunk);
+        }
+    }
+}
+
+/// Replays fixup's own bookkeeping and checks every op's operands type.
+fn assert_typed(program: &Program) {
+    use std::collections::HashMap;
+    let mut slots: HashMap<u8, super::Ty> = HashMap::new();
+    for step in &program.steps {
+        match step {
+            Step::Create {
+                out, kind, shape, ..
+            } => {
+                let shape = shape.iter().map(|d| usize::from(*d)).collect();
+                slots.insert(*out, super::Ty { kind: *kind, shape });
+            }
+            Step::Op { out, op } => {
+                let ty = op_output(op, |s| slots.get(&s).cloned());
+                let ty = ty.unwrap_or_else(|| panic!("op does not type: {op:?}\n{program}"));
+                slots.insert(*out, ty);
+            }
+            Step::Drop { slot } => {
+                slots.remove(slot);
+            }
+            Step::ToDevice { out, src, .. }
+            | Step::Clone { out, src }
+            | Step::Autodiff { out, src, .. } => {
+                let ty = slots.get(src).cloned().expect("source slot is defined");
+                slots.insert(*out, ty);
+            }
+            // Replay outputs take the graph's declared output types; not modelled here.
+            Step::Replay { outputs, .. } => {
+                for s in outputs {
+                    slots.remove(s);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn all_step_kinds_are_generated() {
+    let mut seen = std::collections::BTreeSet::new();
+    for program in random_programs(17, 2000) {
+        for step in &program.steps {
+            seen.insert(step.name());
+        }
+    }
+    let all: std::collections::BTreeSet<_> = super::STEP_KINDS.iter().copied().collect();
+    assert_eq!(seen, all);
+}
+
+#[test]
+fn empty_input_decodes_to_an_empty_program() {
+    assert_eq!(Program::from_fuzz_bytes(&[]), Program::default());
+    let mut u = Unstructured::new(&[0xff; 3]);
+    let _ = <Program as arbitrary::Arbitrary>::arbitrary(&mut u);
+}
+
+#[test]
+fn program_json_round_trips() {
+    for program in random_programs(19, 300) {
+        let text = serde_json::to_string(&program).expect("serializes");
+        let back: Program = serde_json::from_str(&text).expect("parses");
+        assert_eq!(back, program);
+    }
+}
