@@ -6,7 +6,7 @@
 //! reproducers of chosen classes with `DISPATCH_FUZZ_CRASH_ON`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -49,6 +49,7 @@ pub fn main(options: Options) -> Result<ExitCode> {
     let mut stats = Stats::default();
     let mut last_report = start;
     let mut warm_rss = None;
+    let interactive = std::io::stderr().is_terminal();
     eprintln!(
         "dispatch-fuzz: backends flex + capture, seed {}, {} s, findings -> {}",
         options.seed,
@@ -73,12 +74,14 @@ pub fn main(options: Options) -> Result<ExitCode> {
                 stats.findings.push((finding.signature.clone(), path));
             }
         }
-        if last_report.elapsed() >= Duration::from_secs(1) {
+        // A live line on a terminal; a line every 10 s in logs, where `\r` would pile up.
+        let every = if interactive { 1 } else { 10 };
+        if last_report.elapsed() >= Duration::from_secs(every) {
             last_report = Instant::now();
             if warm_rss.is_none() && start.elapsed() >= Duration::from_secs(5) {
                 warm_rss = crate::cli::rss_kib().map(|(rss, _)| rss);
             }
-            progress(&stats, start.elapsed());
+            progress(&stats, start.elapsed(), interactive);
         }
     }
     let seconds = start.elapsed().as_secs_f64();
@@ -98,7 +101,7 @@ fn record(stats: &mut Stats, verdict: &Verdict, now: f64) {
     }
 }
 
-fn progress(stats: &Stats, elapsed: Duration) {
+fn progress(stats: &Stats, elapsed: Duration, interactive: bool) {
     let rate = stats.execs as f64 / elapsed.as_secs_f64().max(1e-9);
     let classes: Vec<String> = stats
         .classes
@@ -107,13 +110,18 @@ fn progress(stats: &Stats, elapsed: Duration) {
         .collect();
     let rss =
         crate::cli::rss_kib().map_or(String::new(), |(rss, _)| format!(" rss {} MiB", rss / 1024));
-    eprint!(
-        "\r#{} {:.0} execs/s findings {}{rss} | {}\x1b[K",
+    let line = format!(
+        "#{} {:.0} execs/s findings {}{rss} | {}",
         stats.execs,
         rate,
         stats.findings.len(),
         classes.join(" ")
     );
+    if interactive {
+        eprint!("\r{line}\x1b[K");
+    } else {
+        eprintln!("{line}");
+    }
     let _ = std::io::stderr().flush();
 }
 

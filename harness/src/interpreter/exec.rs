@@ -63,6 +63,9 @@ pub fn run(program: &Program, mode: Mode) -> Result<Trace> {
     // under `catch` like any step and a panic there is reported, not lost.
     let slots = std::mem::take(&mut run.slots);
     let teardown = catch(move || drop(slots)).err();
+    if uses_autodiff(program) {
+        pool::sweep_autodiff_graphs();
+    }
     if mode == Mode::Bare {
         return Ok(Trace::default());
     }
@@ -75,6 +78,16 @@ pub fn run(program: &Program, mode: Mode) -> Result<Trace> {
         steps,
         teardown,
         leaked_devices: pool::leaked_devices(),
+    })
+}
+
+fn uses_autodiff(program: &Program) -> bool {
+    program.steps.iter().any(|s| match s {
+        Step::Autodiff { .. } => true,
+        Step::Create { device, .. } | Step::ToDevice { device, .. } => {
+            *device == DeviceRef::FlexAutodiff
+        }
+        _ => false,
     })
 }
 

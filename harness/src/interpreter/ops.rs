@@ -29,7 +29,11 @@ fn mask_where<K: Basic>(s: Ranked<K>, m: Ranked<Bool>, v: Ranked<K>) -> Option<R
     })
 }
 
-fn mask_fill<K: Basic>(s: Ranked<K>, m: Ranked<Bool>, value: i64) -> Option<Ranked<K>> {
+fn mask_fill<K: Basic, E: burn::tensor::ElementConversion + Copy>(
+    s: Ranked<K>,
+    m: Ranked<Bool>,
+    value: E,
+) -> Option<Ranked<K>> {
     zip_rank!(s, m, s, m => s.mask_fill(m, value))
 }
 
@@ -214,7 +218,9 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
             match (arg(*src)?, arg(*mask)?) {
                 (F(s), B(m)) => mask_fill(s, m, value).map(F),
                 (I(s), B(m)) => mask_fill(s, m, value).map(I),
-                (B(s), B(m)) => mask_fill(s, m, value).map(B),
+                // A bool tensor is filled with a bool: Burn converts the fill value to the
+                // tensor's storage type, and a negative integer has no bool storage.
+                (B(s), B(m)) => mask_fill(s, m, value % 2 != 0).map(B),
                 _ => None,
             }
         }

@@ -38,14 +38,13 @@ impl<'a> Arbitrary<'a> for Program {
         // to act on, and every capture-lifecycle bug needs a scope.
         let always = 0b111;
         let mask = u16::arbitrary(u)? | always;
+        // Steps are read until the bytes run out (not behind a continue-flag per element,
+        // which would make the expected length 2), so a longer input is a longer program.
         let mut steps = Vec::new();
-        for step in u.arbitrary_iter::<Step>()? {
-            let step = step?;
+        while !u.is_empty() && steps.len() < MAX_STEPS {
+            let step = Step::arbitrary(u)?;
             if enabled(mask, &step) {
                 steps.push(step);
-            }
-            if steps.len() >= MAX_STEPS {
-                break;
             }
         }
         fixup(&mut steps);
