@@ -46,6 +46,9 @@ enum Command {
         /// Stop after this many inputs (0: no limit).
         #[arg(long, default_value_t = 0)]
         runs: u64,
+        /// Save the first raw input that reaches each panic class here (libFuzzer corpus form).
+        #[arg(long)]
+        corpus_out: Option<PathBuf>,
     },
     /// Print a libFuzzer artifact (raw bytes) as a readable program.
     Fmt {
@@ -79,12 +82,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             out,
             json,
             runs,
+            corpus_out,
         } => fuzz::main(fuzz::Options {
             seconds,
             seed,
             out,
             json,
             runs,
+            corpus_out,
         }),
         Command::Fmt { file, json } => fmt::main(&file, json),
         Command::Bench {

@@ -29,6 +29,7 @@ pub struct Options {
     pub out: PathBuf,
     pub json: bool,
     pub runs: u64,
+    pub corpus_out: Option<PathBuf>,
 }
 
 #[derive(Default)]
@@ -62,7 +63,16 @@ pub fn main(options: Options) -> Result<ExitCode> {
         let program = Program::from_fuzz_bytes(&bytes);
         let verdict = check(&program)?;
         stats.execs += 1;
-        record(&mut stats, &verdict, start.elapsed().as_secs_f64());
+        let new_classes = record(&mut stats, &verdict, start.elapsed().as_secs_f64());
+        if let Some(dir) = &options.corpus_out {
+            for class in new_classes {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                let path = dir.join(format!("{class}-{:016x}", fnv1a(&[&bytes])));
+                std::fs::write(&path, &bytes)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
         if let Some(finding) = &verdict.finding {
             if stats.signatures.insert(finding.signature.clone()) {
                 let path = save(&options, &program, &verdict, &bytes, stats.execs)?;
@@ -94,11 +104,17 @@ pub fn main(options: Options) -> Result<ExitCode> {
     })
 }
 
-fn record(stats: &mut Stats, verdict: &Verdict, now: f64) {
+/// Counts the trace's panics; returns the classes seen for the first time.
+fn record(stats: &mut Stats, verdict: &Verdict, now: f64) -> Vec<String> {
+    let mut new = Vec::new();
     for (_, panic) in verdict.trace.panics() {
         *stats.classes.entry(panic.class.clone()).or_default() += 1;
-        stats.first_hit.entry(panic.class.clone()).or_insert(now);
+        if !stats.first_hit.contains_key(&panic.class) {
+            stats.first_hit.insert(panic.class.clone(), now);
+            new.push(panic.class.clone());
+        }
     }
+    new
 }
 
 fn progress(stats: &Stats, elapsed: Duration, interactive: bool) {

@@ -112,3 +112,66 @@ pub fn lookup<'a>(
         .or(matching.first())
         .copied()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiled_in_catalogue_parses_with_unique_ids() {
+        let records = parse(CATALOGUE_JSON).expect("signatures.json parses");
+        assert!(records.len() >= 10);
+        let ids: std::collections::BTreeSet<_> = records.iter().map(|r| &r.id).collect();
+        assert_eq!(ids.len(), records.len(), "duplicate record ids");
+        assert!(
+            records.iter().all(|r| crate_of(&r.file_path).is_some()),
+            "bad filePath"
+        );
+    }
+
+    #[test]
+    fn braces_in_a_pattern_match_any_run_of_characters() {
+        let p = "capture tensor {} has no initialized value";
+        assert!(pattern_matches(
+            p,
+            "capture tensor 17 has no initialized value"
+        ));
+        assert!(pattern_matches(
+            p,
+            "prefix: capture tensor 17 has no initialized value!"
+        ));
+        assert!(!pattern_matches(p, "capture tensor 17 has a value"));
+        assert!(pattern_matches("a{}b{}c", "abc"));
+        assert!(!pattern_matches("a{}b{}c", "acb"));
+    }
+
+    #[test]
+    fn crate_is_read_from_repository_and_registry_paths() {
+        assert_eq!(
+            crate_of("crates/burn-dispatch/src/macros.rs").as_deref(),
+            Some("burn-dispatch")
+        );
+        let registry =
+            "/r/index.crates.io-1949cf8c6b5b557f/burn-dispatch-0.23.0-pre.1/src/ops/tensor.rs";
+        assert_eq!(crate_of(registry).as_deref(), Some("burn-dispatch"));
+        assert_eq!(
+            burn_file(&format!("{registry}:46:9")).as_deref(),
+            Some("burn-dispatch/src/ops/tensor.rs")
+        );
+    }
+
+    #[test]
+    fn seed_000_is_found_by_message_even_at_the_macro_call_site() {
+        let location = "/r/burn-dispatch-0.23.0-pre.1/src/ops/int_tensor.rs:35:9";
+        let record = lookup(
+            catalogue(),
+            "Cannot move a tensor from a capture device",
+            Some(location),
+        );
+        assert_eq!(
+            record.map(|r| r.background_tag.as_str()),
+            Some("capture-tensor-not-materialized")
+        );
+        assert!(lookup(catalogue(), "index out of bounds: the len is 3", None).is_none());
+    }
+}

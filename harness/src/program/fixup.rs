@@ -290,8 +290,8 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
             let src = env.pick_any(src)?;
             let numel = env.ty(src)?.numel();
             let rank = dims.len().clamp(1, MAX_RANK);
-            let product: usize = dims.iter().map(|&d| usize::from(d)).product();
-            let dims = if dims.len() == rank && product == numel {
+            let product = || dims.iter().map(|&d| usize::from(d)).product::<usize>();
+            let dims = if dims.len() == rank && product() == numel {
                 dims
             } else {
                 // Rank-preserving repair: `[1, .., 1, n]`.

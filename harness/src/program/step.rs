@@ -255,6 +255,33 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// The slots the op reads, in operand order.
+    pub fn operands(&self) -> Vec<Slot> {
+        match self {
+            Op::Unary { src, .. }
+            | Op::Scalar { src, .. }
+            | Op::SumDim { src, .. }
+            | Op::ArgMax { src, .. }
+            | Op::Reshape { src, .. }
+            | Op::SwapDims { src, .. }
+            | Op::Slice { src, .. }
+            | Op::Cast { src, .. }
+            | Op::Clamp { src, .. }
+            | Op::Not { src } => vec![*src],
+            Op::Binary { lhs, rhs, .. }
+            | Op::Matmul { lhs, rhs, .. }
+            | Op::Compare { lhs, rhs, .. }
+            | Op::Logic { lhs, rhs, .. } => vec![*lhs, *rhs],
+            Op::MaskWhere { src, mask, value } => vec![*src, *mask, *value],
+            Op::MaskFill { src, mask, .. } => vec![*src, *mask],
+            Op::Cat { first, rest, .. } => std::iter::once(*first)
+                .chain(rest.iter().copied())
+                .collect(),
+        }
+    }
+}
+
 /// What an `Autodiff` step does to a tensor's autodiff association.
 #[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]

@@ -1,0 +1,85 @@
+//! The `dispatch-fuzz` binary: exit codes and output forms other tools rely on.
+
+mod common;
+
+use std::process::Command;
+
+fn dispatch_fuzz(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn run_exits_0_on_a_clean_program_and_1_on_a_finding() {
+    let dir = common::repo().join("corpus/dispatch_ops/programs");
+    let clean = dispatch_fuzz(&["run", dir.join("seed-000-after.json").to_str().unwrap()]);
+    assert_eq!(clean.status.code(), Some(0), "{clean:?}");
+
+    let leak = dir.join("seed-000-before.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
+        .args(["run", "--json", leak.to_str().unwrap()])
+        .env("DISPATCH_FUZZ_CRASH_ON", "capture-tensor-not-materialized")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["finding"]["class"], "capture-tensor-not-materialized");
+    assert_eq!(json["steps"][4]["outcome"]["kind"], "panic");
+    assert_eq!(json["steps"][4]["index"], 4);
+}
+
+#[test]
+fn run_exits_2_naming_the_file_and_line_of_a_parse_error() {
+    let path = std::env::temp_dir().join(format!("dispatch-fuzz-bad-{}.json", std::process::id()));
+    std::fs::write(&path, "{\n  \"steps\": [\n    {\"create\": 3}\n  ]\n}\n").unwrap();
+    let out = dispatch_fuzz(&["run", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}:3:", path.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fuzz_session_ends_with_a_json_summary() {
+    let out_dir = std::env::temp_dir().join(format!("dispatch-fuzz-out-{}", std::process::id()));
+    let out = dispatch_fuzz(&[
+        "fuzz",
+        "--seconds",
+        "30",
+        "--runs",
+        "200",
+        "--seed",
+        "3",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().expect("a summary line");
+    let json: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(json["execs"], 200);
+    assert!(
+        json["classes"].as_object().is_some_and(|c| !c.is_empty()),
+        "{last}"
+    );
+    assert!(json["findings"].is_array());
+}
+
+#[test]
+fn fmt_prints_an_artifact_as_a_program() {
+    let corpus = common::repo().join("corpus/dispatch_ops");
+    let input = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_file())
+        .expect("a corpus input");
+    let out = dispatch_fuzz(&["fmt", input.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Tensor::"));
+}

@@ -1,0 +1,121 @@
+//! The interpreter on the real crates: random programs run without harness failures, the pool
+//! survives more programs than there are capture-device ids, and leaked scope state is caught.
+
+mod common;
+
+use dispatch_fuzz::check;
+use dispatch_fuzz::interpreter::{pool, Outcome};
+use dispatch_fuzz::oracles::STATE_LEAK;
+use dispatch_fuzz::program::Program;
+use dispatch_fuzz::rng::SplitMix64;
+
+#[test]
+fn thousands_of_random_programs_run_without_harness_failure() {
+    let mut rng = SplitMix64::new(42);
+    let mut steps = 0;
+    let mut panics = 0;
+    for _ in 0..2000 {
+        let len = rng.below(2048) as usize;
+        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        let verdict =
+            check(&program).unwrap_or_else(|e| panic!("harness failure {e:#} on\n{program}"));
+        assert_eq!(verdict.trace.steps.len(), program.steps.len());
+        assert!(
+            verdict.trace.leaked_devices.is_empty(),
+            "state leak after\n{program}"
+        );
+        steps += program.steps.len();
+        panics += verdict.trace.panics().count();
+    }
+    // The generator must produce real programs, not mostly empty ones.
+    assert!(steps > 2000 * 10, "only {steps} steps in 2000 programs");
+    assert!(panics > 0);
+}
+
+#[test]
+fn more_programs_than_capture_device_ids_run_in_one_process() {
+    // Burn's capture ids are a never-recycled u16: a device per program would panic at 65,536.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "ones", "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 1}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 1}}},
+            {"exit_scope": {"inputs": [1], "outputs": [1]}}]"#,
+    );
+    for i in 0..70_000 {
+        let verdict = check(&program).unwrap();
+        assert!(
+            verdict.finding.is_none(),
+            "program {i}: {:?}",
+            verdict.finding
+        );
+    }
+}
+
+#[test]
+fn a_scope_left_open_on_a_pooled_device_is_a_state_leak() {
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [3], "fill": "arange", "device": "flex"}}]"#,
+    );
+    let clean = check(&program).unwrap();
+    assert!(clean.finding.is_none());
+    // Hold a scope open on pooled device 0 while the program and its leak check run.
+    let device = pool::capture(0);
+    let mut inside = None;
+    device
+        .capture_scope(|scope| {
+            inside = Some(check(&program).unwrap());
+            scope.complete([], [])
+        })
+        .unwrap();
+    let finding = inside.unwrap().finding.expect("the open scope is reported");
+    assert_eq!(finding.class, STATE_LEAK);
+    // Once the scope is closed, the pool is clean again.
+    assert!(check(&program).unwrap().finding.is_none());
+}
+
+#[test]
+fn nested_scope_on_the_same_device_is_an_error_outcome_not_a_crash() {
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [2], "fill": "ones", "device": "flex"}},
+            {"exit_scope": {"inputs": [], "outputs": []}},
+            {"exit_scope": {"inputs": [], "outputs": []}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    let outcomes: Vec<&Outcome> = verdict.trace.steps.iter().map(|r| &r.outcome).collect();
+    assert!(matches!(outcomes[1], Outcome::Error { error, .. } if error == "AlreadyActive"));
+    assert!(
+        matches!(outcomes[2], Outcome::Skipped { .. }),
+        "{outcomes:?}"
+    );
+    assert!(matches!(outcomes[4], Outcome::Ok { graph: Some(_), .. }));
+    assert!(verdict.finding.is_none());
+}
+
+#[test]
+fn a_replayed_graph_computes_what_flex_computes_eagerly() {
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 2], "fill": "arange", "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 2}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 2}}},
+            {"op": {"out": 2, "op": {"matmul": {"lhs": 1, "rhs": 1, "transpose_rhs": true}}}},
+            {"op": {"out": 3, "op": {"scalar": {"op": "add", "src": 2, "value": 3}}}},
+            {"exit_scope": {"inputs": [1], "outputs": [3]}},
+            {"replay": {"graph": 0, "feed": [0], "outputs": [4]}},
+            {"op": {"out": 5, "op": {"matmul": {"lhs": 0, "rhs": 0, "transpose_rhs": true}}}},
+            {"op": {"out": 6, "op": {"scalar": {"op": "add", "src": 5, "value": 3}}}},
+            {"read": {"src": 6, "fallible": true}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    let Outcome::Ok { outputs, .. } = &verdict.trace.steps[6].outcome else {
+        panic!("replay failed: {:?}", verdict.trace.steps[6]);
+    };
+    let Outcome::Ok {
+        value: Some(eager), ..
+    } = &verdict.trace.steps[9].outcome
+    else {
+        panic!("read failed: {:?}", verdict.trace.steps[9]);
+    };
+    assert_eq!(outputs[0].digest, eager.digest);
+}
