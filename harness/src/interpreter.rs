@@ -13,6 +13,6 @@ mod value;
 
 pub use catch::{catch, install as install_panic_hook, StepPanicPolicy};
 pub use exec::{run, Mode};
-pub use replay::replay_on_flex;
+pub use replay::{replay_on_flex, ReplayError};
 pub use trace::{fnv1a, GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo};
 pub use value::{fill_data, AnyTensor, Ranked};

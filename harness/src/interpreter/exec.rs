@@ -324,7 +324,7 @@ impl Run<'_> {
                     Ok(datas) => datas,
                     Err(e) => {
                         return Ok(Err(Outcome::Error {
-                            error: "ExecutionError".into(),
+                            error: e.name().into(),
                             message: e.to_string(),
                         }))
                     }

@@ -28,6 +28,28 @@ pub fn recorded_tensor(graph: &CapturedGraph, id: TensorId) -> Option<TensorIr> 
     })
 }
 
+/// Why a graph did not replay, short of a panic.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// A declared input has no data: nothing was fed for it and the graph recorded no value
+    /// (a runtime input whose data lives elsewhere, e.g. a tensor of an earlier scope).
+    #[error("graph input {0} has neither fed data nor a recorded value")]
+    MissingInput(TensorId),
+    /// Burn's interpreter returned an error reading an output.
+    #[error(transparent)]
+    Execution(#[from] ExecutionError),
+}
+
+impl ReplayError {
+    /// The variant name, as traces show it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReplayError::MissingInput(_) => "MissingInput",
+            ReplayError::Execution(_) => "ExecutionError",
+        }
+    }
+}
+
 /// Replays `graph` on Flex. Input `i` takes `feed[i]` when it is given and has the recorded
 /// shape and dtype, and its recorded value otherwise. Returns the outputs' data in order.
 ///
@@ -35,19 +57,22 @@ pub fn recorded_tensor(graph: &CapturedGraph, id: TensorId) -> Option<TensorIr> 
 pub fn replay_on_flex(
     graph: &CapturedGraph,
     feed: &[Option<TensorData>],
-) -> Result<Vec<TensorData>, ExecutionError> {
+) -> Result<Vec<TensorData>, ReplayError> {
     let mut interpreter = TensorInterpreter::<Flex>::new(FlexDevice);
     for (id, data) in &graph.values {
         interpreter.register_tensor_data_id(*id, data.clone());
     }
     for (i, id) in graph.graph.inputs.iter().enumerate() {
-        let Some(Some(data)) = feed.get(i) else {
-            continue;
-        };
-        let fits = recorded_tensor(graph, *id)
-            .is_some_and(|ir| ir.shape == *data.shape() && ir.dtype == data.dtype());
-        if fits {
-            interpreter.register_tensor_data_id(*id, data.clone());
+        let fed = feed.get(i).and_then(Option::as_ref).filter(|data| {
+            recorded_tensor(graph, *id)
+                .is_some_and(|ir| ir.shape == *data.shape() && ir.dtype == data.dtype())
+        });
+        match fed {
+            Some(data) => interpreter.register_tensor_data_id(*id, data.clone()),
+            // Handing Burn's interpreter an op over a tensor it never saw panics inside it; that
+            // would be the caller's mistake, not a Burn bug, so it is reported here instead.
+            None if !graph.values.contains_key(id) => return Err(ReplayError::MissingInput(*id)),
+            None => {}
         }
     }
     for operation in &graph.graph.operations {
@@ -57,14 +82,14 @@ pub fn replay_on_flex(
         .graph
         .outputs
         .iter()
-        .map(|id| {
+        .map(|id| -> Result<TensorData, ReplayError> {
             let mut ir =
                 recorded_tensor(graph, *id).ok_or_else(|| ExecutionError::WithContext {
                     reason: format!("graph output {id} appears in no operation and has no value"),
                 })?;
             // The interpreter hands out an output only to a reader that may consume it.
             ir.status = TensorStatus::ReadWrite;
-            burn_backend::read_sync(interpreter.read_tensor_async(ir))
+            Ok(burn_backend::read_sync(interpreter.read_tensor_async(ir))?)
         })
         .collect()
 }
