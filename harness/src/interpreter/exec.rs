@@ -1,7 +1,10 @@
 //! Walks a program's steps, opening real capture scopes for `EnterScope`/`ExitScope` pairs.
 
+use std::borrow::Cow;
+
 use anyhow::{anyhow, Context, Result};
 use burn::tensor::{CaptureError, CapturedGraph, TensorData, TensorId};
+use burn_backend::{BoolStore, DType};
 use burn_dispatch::backends::Capture;
 
 use super::catch::catch;
@@ -96,11 +99,26 @@ fn value_info(t: &AnyTensor, digest: Option<&TensorData>) -> ValueInfo {
     let dtype = on_any!(t, x => x.dtype());
     ValueInfo {
         kind: ty.kind,
-        dtype: format!("{dtype:?}"),
+        dtype: dtype_name(dtype),
         shape: ty.shape,
-        device: pool::name(&t.device()),
+        device: Cow::Borrowed(pool::name(&t.device())),
         digest: digest.map(data_digest),
     }
+}
+
+/// `format!("{dtype:?}")` without the allocation for the dtypes programs produce.
+fn dtype_name(dtype: DType) -> Cow<'static, str> {
+    Cow::Borrowed(match dtype {
+        DType::F32 => "F32",
+        DType::F64 => "F64",
+        DType::I32 => "I32",
+        DType::I64 => "I64",
+        DType::U8 => "U8",
+        DType::Bool(BoolStore::Native) => "Bool(Native)",
+        DType::Bool(BoolStore::U8) => "Bool(U8)",
+        DType::Bool(BoolStore::U32) => "Bool(U32)",
+        other => return Cow::Owned(format!("{other:?}")),
+    })
 }
 
 fn data_digest(data: &TensorData) -> String {

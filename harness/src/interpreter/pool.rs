@@ -13,6 +13,7 @@ use crate::program::DeviceRef;
 
 thread_local! {
     static POOL: Vec<Device> = (0..CAPTURE_POOL_SIZE).map(|_| Device::capture()).collect();
+    static FLEX: Device = Device::flex();
 }
 
 /// The Burn device a program's device reference names, on this thread.
@@ -29,18 +30,21 @@ pub fn capture(k: usize) -> Device {
     POOL.with(|pool| pool[k % pool.len()].clone())
 }
 
-/// Names a Burn device the way programs do (`flex`, `flex_ad`, `capture1`), or `other` for a
-/// device outside the pool.
-pub fn name(device: &Device) -> String {
+/// Names a Burn device the way programs do (`flex`, `flex_ad`, `capture1`, `capture1_ad`), or
+/// `other` for a device outside the pool.
+pub fn name(device: &Device) -> &'static str {
+    const CAPTURE: [&str; CAPTURE_POOL_SIZE as usize] = ["capture0", "capture1", "capture2"];
+    const CAPTURE_AD: [&str; CAPTURE_POOL_SIZE as usize] =
+        ["capture0_ad", "capture1_ad", "capture2_ad"];
+    let autodiff = device.is_autodiff();
+    // A device compares equal to its autodiff wrapper, so the flag is read separately.
     let pooled = POOL.with(|pool| pool.iter().position(|d| d == device));
-    match pooled {
-        Some(k) => format!("capture{k}"),
-        // Autodiff first: a device compares equal to its inner device.
-        None if *device == Device::flex().autodiff() && device.is_autodiff() => {
-            "flex_ad".to_string()
-        }
-        None if *device == Device::flex() => "flex".to_string(),
-        None => "other".to_string(),
+    match (pooled, autodiff) {
+        (Some(k), false) => CAPTURE[k],
+        (Some(k), true) => CAPTURE_AD[k],
+        (None, _) if FLEX.with(|flex| flex != device) => "other",
+        (None, false) => "flex",
+        (None, true) => "flex_ad",
     }
 }
 

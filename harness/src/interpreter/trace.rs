@@ -2,6 +2,8 @@
 //! compares without reference to process-global counters (tensor and device ids are normalized
 //! out of messages by the oracles, not here).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::program::Kind;
@@ -12,11 +14,11 @@ pub struct ValueInfo {
     /// Element kind.
     pub kind: Kind,
     /// Burn dtype, e.g. `F32`.
-    pub dtype: String,
+    pub dtype: Cow<'static, str>,
     /// Shape.
     pub shape: Vec<usize>,
-    /// Device, as the program names it (`flex`, `flex_ad`, `capture1`, ...).
-    pub device: String,
+    /// Device, as the program names it (`flex`, `flex_ad`, `capture1`, `capture1_ad`, ...).
+    pub device: Cow<'static, str>,
     /// FNV-1a digest of dtype, shape and bytes, where the step materialized the data.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub digest: Option<String>,

@@ -2,7 +2,8 @@
 //! panic that is a finding (or a state leak) becomes the trace's finding, with a signature that
 //! is the same in every run and process.
 
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -86,10 +87,32 @@ pub fn normalize_message(message: &str) -> String {
     out
 }
 
+/// Lookups remembered per thread: a fuzz session meets the same few guard messages millions of
+/// times, and matching every pattern each time was 6% of a whole `check`.
+const CLASS_CACHE_LIMIT: usize = 4096;
+
+thread_local! {
+    static CLASS_CACHE: RefCell<HashMap<(String, Option<String>), &'static str>> =
+        RefCell::new(HashMap::new());
+}
+
 /// The class of a panic: its catalogue record's `backgroundTag`, or [`UNKNOWN`].
 pub fn class_of(panic: &PanicInfo) -> String {
-    lookup(catalogue(), &panic.message, panic.location.as_deref())
-        .map_or_else(|| UNKNOWN.to_string(), |r| r.background_tag.clone())
+    let key = (panic.message.clone(), panic.location.clone());
+    if let Some(class) = CLASS_CACHE.with(|c| c.borrow().get(&key).copied()) {
+        return class.to_string();
+    }
+    let class = lookup(catalogue(), &panic.message, panic.location.as_deref())
+        .map_or(UNKNOWN, |r| r.background_tag.as_str());
+    CLASS_CACHE.with(|c| {
+        let mut cache = c.borrow_mut();
+        // Messages carrying ids never repeat; a full cache starts over rather than grow.
+        if cache.len() >= CLASS_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(key, class);
+    });
+    class.to_string()
 }
 
 /// The signature of a classified panic.
