@@ -3,6 +3,8 @@
 mod bench;
 mod fmt;
 mod fuzz;
+mod minimize;
+mod promote;
 mod run;
 
 use std::path::PathBuf;
@@ -58,6 +60,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Shrink a finding (libFuzzer artifact or program file) keeping its signature.
+    Minimize {
+        /// Artifact or program file.
+        input: PathBuf,
+        /// Write the minimized program file into this directory instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Minimize a finding and store it as a regression case with its snapshot.
+    Promote {
+        /// Finding: a program file saved by `fuzz` or a libFuzzer artifact.
+        input: PathBuf,
+        /// Case name (lowercase, '-' and '_'), named after the bug; default: the class.
+        #[arg(long)]
+        name: Option<String>,
+        /// Root-cause paragraph; defaults to the catalogue record's documentation.
+        #[arg(long)]
+        root_cause: Option<String>,
+        /// The regression store.
+        #[arg(long, default_value = "regressions")]
+        dir: PathBuf,
+    },
     /// Benchmark `check` against the bare Burn calls on a fixed seeded set of programs.
     Bench {
         /// Programs in the set.
@@ -92,6 +116,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             corpus_out,
         }),
         Command::Fmt { file, json } => fmt::main(&file, json),
+        Command::Minimize { input, out } => minimize::main(&input, out.as_ref()),
+        Command::Promote {
+            input,
+            name,
+            root_cause,
+            dir,
+        } => promote::main(promote::Options {
+            input,
+            name,
+            root_cause,
+            dir,
+        }),
         Command::Bench {
             programs,
             seed,

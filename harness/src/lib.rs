@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod interpreter;
+pub mod minimize;
 pub mod oracles;
 pub mod program;
 
@@ -82,4 +83,5 @@ pub fn fuzz_init() {
 }
 
 pub mod files;
+pub mod regressions;
 pub mod rng;

@@ -63,28 +63,52 @@ pub struct Finding {
     pub message: String,
 }
 
-/// The message with every run of digits replaced by `N` (tensor and device ids come from
-/// process-global counters) and whitespace collapsed.
+/// The message with every free-standing run of digits replaced by `N` (tensor and device ids
+/// come from process-global counters) and whitespace collapsed. Digits glued to a name, as in
+/// `I64` or `u8`, are kept: they are dtypes, not counters.
 pub fn normalize_message(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut in_digits = false;
-    for c in message
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-    {
+    let collapsed = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::with_capacity(collapsed.len());
+    let mut previous: Option<char> = None;
+    let mut in_number = false;
+    for c in collapsed.chars() {
         if c.is_ascii_digit() {
-            if !in_digits {
+            let glued = previous.is_some_and(|p| p.is_alphanumeric() || p == '_') && !in_number;
+            if glued {
+                out.push(c);
+            } else if !in_number {
                 out.push('N');
+                in_number = true;
             }
-            in_digits = true;
         } else {
-            in_digits = false;
+            in_number = false;
             out.push(c);
         }
+        previous = Some(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_message;
+
+    #[test]
+    fn ids_are_normalized_but_dtype_names_are_kept() {
+        assert_eq!(
+            normalize_message("storage: dtype mismatch (expected I64, got I32)"),
+            "storage: dtype mismatch (expected I64, got I32)"
+        );
+        assert_eq!(
+            normalize_message("capture tensor 17 has no  initialized value"),
+            "capture tensor N has no initialized value"
+        );
+        assert_eq!(
+            normalize_message("TensorId(305) and i64(-35)"),
+            "TensorId(N) and i64(-N)"
+        );
+        assert_eq!(normalize_message("id: 12.5"), "id: N.N");
+    }
 }
 
 /// Lookups remembered per thread: a fuzz session meets the same few guard messages millions of

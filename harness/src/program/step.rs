@@ -256,6 +256,42 @@ pub enum Op {
 }
 
 impl Op {
+    /// Renames every operand slot through `f`.
+    pub fn map_slots(&mut self, mut f: impl FnMut(Slot) -> Slot) {
+        match self {
+            Op::Unary { src, .. }
+            | Op::Scalar { src, .. }
+            | Op::SumDim { src, .. }
+            | Op::ArgMax { src, .. }
+            | Op::Reshape { src, .. }
+            | Op::SwapDims { src, .. }
+            | Op::Slice { src, .. }
+            | Op::Cast { src, .. }
+            | Op::Clamp { src, .. }
+            | Op::Not { src } => *src = f(*src),
+            Op::Binary { lhs, rhs, .. }
+            | Op::Matmul { lhs, rhs, .. }
+            | Op::Compare { lhs, rhs, .. }
+            | Op::Logic { lhs, rhs, .. } => {
+                *lhs = f(*lhs);
+                *rhs = f(*rhs);
+            }
+            Op::MaskWhere { src, mask, value } => {
+                *src = f(*src);
+                *mask = f(*mask);
+                *value = f(*value);
+            }
+            Op::MaskFill { src, mask, .. } => {
+                *src = f(*src);
+                *mask = f(*mask);
+            }
+            Op::Cat { first, rest, .. } => {
+                *first = f(*first);
+                rest.iter_mut().for_each(|s| *s = f(*s));
+            }
+        }
+    }
+
     /// The slots the op reads, in operand order.
     pub fn operands(&self) -> Vec<Slot> {
         match self {
@@ -387,6 +423,64 @@ pub enum Step {
 }
 
 impl Step {
+    /// The slots the step reads.
+    pub fn reads(&self) -> Vec<Slot> {
+        match self {
+            Step::Op { op, .. } => op.operands(),
+            Step::ToDevice { src, .. }
+            | Step::Clone { src, .. }
+            | Step::Autodiff { src, .. }
+            | Step::Read { src, .. } => vec![*src],
+            Step::Drop { slot } => vec![*slot],
+            Step::ExitScope { inputs, outputs } => inputs.iter().chain(outputs).copied().collect(),
+            Step::Replay { feed, .. } => feed.clone(),
+            Step::Create { .. } | Step::EnterScope { .. } => Vec::new(),
+        }
+    }
+
+    /// The slots the step writes (or empties).
+    pub fn writes(&self) -> Vec<Slot> {
+        match self {
+            Step::Create { out, .. }
+            | Step::Op { out, .. }
+            | Step::ToDevice { out, .. }
+            | Step::Clone { out, .. }
+            | Step::Autodiff { out, .. } => vec![*out],
+            Step::Drop { slot } => vec![*slot],
+            Step::Replay { outputs, .. } => outputs.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Renames every slot the step names through `f`.
+    pub fn map_slots(&mut self, mut f: impl FnMut(Slot) -> Slot) {
+        let mut list = |v: &mut Vec<Slot>| v.iter_mut().for_each(|s| *s = f(*s));
+        match self {
+            Step::Create { out, .. } => *out = f(*out),
+            Step::EnterScope { .. } => {}
+            Step::ExitScope { inputs, outputs } => {
+                list(inputs);
+                list(outputs);
+            }
+            Step::Op { out, op } => {
+                *out = f(*out);
+                op.map_slots(&mut f);
+            }
+            Step::ToDevice { out, src, .. }
+            | Step::Clone { out, src }
+            | Step::Autodiff { out, src, .. } => {
+                *out = f(*out);
+                *src = f(*src);
+            }
+            Step::Replay { feed, outputs, .. } => {
+                list(feed);
+                list(outputs);
+            }
+            Step::Read { src, .. } => *src = f(*src),
+            Step::Drop { slot } => *slot = f(*slot),
+        }
+    }
+
     /// A short name for the step's variant, used by swarm masks and progress counters.
     pub fn name(&self) -> &'static str {
         match self {

@@ -1,0 +1,335 @@
+//! The shrinking passes, in the order they run: cut after the failing step, keep its dependency
+//! closure, delta debugging over steps, then simplify each step and rename slots; repeated until
+//! nothing changes. Every candidate goes through `fixup`, so any cut still runs.
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+
+use super::shrink::Search;
+use crate::program::{AutodiffMode, DeviceRef, Fill, Op, Program, Slot, Step, UnaryOp};
+
+/// The order candidates are judged by: fewer steps first, then shorter text, then smaller
+/// numbers (so `capture2` -> `capture0` and `[3, 2]` -> `[1, 2]` count as progress).
+pub fn smaller(a: &Program, b: &Program) -> bool {
+    size(a) < size(b)
+}
+
+fn size(p: &Program) -> (usize, usize, u64) {
+    let text = serde_json::to_string(p).unwrap_or_default();
+    let digits = text
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .map(|d| u64::from(d - b'0'))
+        .sum();
+    (p.steps.len(), text.len(), digits)
+}
+
+pub(super) fn run_all(search: &mut Search<'_, '_>, failing_step: Option<usize>) -> Result<()> {
+    if let Some(step) = failing_step.filter(|s| *s < search.best.steps.len()) {
+        search.enter("cut after the failing step");
+        let prefix = search.best.steps[..=step].to_vec();
+        search.try_candidate(Program::new(prefix))?;
+        search.enter("dependency closure");
+        let closure = dependency_closure(&search.best, step);
+        search.try_candidate(closure)?;
+    }
+    loop {
+        let before = search.best.clone();
+        search.enter("delta debugging");
+        ddmin(search)?;
+        search.enter("simplify steps");
+        simplify(search)?;
+        search.enter("rename slots and devices");
+        search.try_candidate(renamed(&search.best))?;
+        search.try_candidate(devices_renamed(&search.best))?;
+        if search.best == before {
+            return Ok(());
+        }
+    }
+}
+
+/// Steps `failing` depends on through the slots it reads, transitively, plus the scopes around
+/// every kept step and the whole scope of any replayed graph.
+fn dependency_closure(program: &Program, failing: usize) -> Program {
+    let steps = &program.steps;
+    let ends = program.scope_ends();
+    let exits: Vec<usize> = (0..steps.len())
+        .filter(|&i| matches!(steps[i], Step::ExitScope { .. }))
+        .collect();
+    let enter_of = |exit: usize| ends.iter().position(|e| *e == Some(exit));
+    let mut keep = BTreeSet::from([failing]);
+    let mut live: BTreeSet<Slot> = steps[failing].reads().into_iter().collect();
+    if let Step::ExitScope { .. } = steps[failing] {
+        keep.extend(enter_of(failing));
+    }
+    for j in (0..failing).rev() {
+        let step = &steps[j];
+        let feeds = step.writes().iter().any(|s| live.contains(s));
+        let replayed = keep.iter().any(|&k| match steps[k] {
+            Step::Replay { graph, .. } => exits.get(usize::from(graph)).is_some_and(|&exit| {
+                enter_of(exit).is_some_and(|enter| (enter..=exit).contains(&j))
+            }),
+            _ => false,
+        });
+        if feeds || replayed {
+            keep.insert(j);
+            for s in step.writes() {
+                live.remove(&s);
+            }
+            live.extend(step.reads());
+        }
+    }
+    // Keep the scope brackets around every kept step.
+    for (enter, end) in ends.iter().enumerate() {
+        if let Some(exit) = *end {
+            if keep.iter().any(|&k| k > enter && k < exit) {
+                keep.insert(enter);
+                keep.insert(exit);
+            }
+        }
+    }
+    Program::new(keep.into_iter().map(|i| steps[i].clone()).collect())
+}
+
+/// Zeller's ddmin over the step list: remove chunks, halving their size when none can go.
+fn ddmin(search: &mut Search<'_, '_>) -> Result<()> {
+    let mut n = 2usize;
+    loop {
+        let steps = search.best.steps.clone();
+        let len = steps.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let chunk = len.div_ceil(n.min(len));
+        let mut reduced = false;
+        for start in (0..len).step_by(chunk) {
+            let mut candidate = steps.clone();
+            candidate.drain(start..(start + chunk).min(len));
+            if search.try_candidate(Program::new(candidate))? {
+                reduced = true;
+                break;
+            }
+        }
+        if reduced {
+            n = n.saturating_sub(1).max(2);
+        } else if chunk == 1 {
+            return Ok(());
+        } else {
+            n = (n * 2).min(len);
+        }
+    }
+}
+
+/// Tries simpler forms of each step, one at a time.
+fn simplify(search: &mut Search<'_, '_>) -> Result<()> {
+    let mut i = 0;
+    while i < search.best.steps.len() {
+        for variant in simpler(&search.best.steps[i]) {
+            let mut steps = search.best.steps.clone();
+            steps[i] = variant;
+            if search.try_candidate(Program::new(steps))? {
+                break;
+            }
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+fn simpler_device(device: DeviceRef) -> Vec<DeviceRef> {
+    match device {
+        DeviceRef::Capture(k) if k > 0 => vec![DeviceRef::Capture(0)],
+        DeviceRef::FlexAutodiff => vec![DeviceRef::Flex],
+        _ => Vec::new(),
+    }
+}
+
+fn without_each(list: &[Slot]) -> Vec<Vec<Slot>> {
+    (0..list.len())
+        .map(|i| {
+            let mut shorter = list.to_vec();
+            shorter.remove(i);
+            shorter
+        })
+        .collect()
+}
+
+/// Candidate replacements for one step, simplest first.
+fn simpler(step: &Step) -> Vec<Step> {
+    let mut out = Vec::new();
+    match step {
+        Step::Create {
+            out: slot,
+            kind,
+            shape,
+            fill,
+            device,
+        } => {
+            let with = |shape: Vec<u8>, fill: Fill, device: DeviceRef| Step::Create {
+                out: *slot,
+                kind: *kind,
+                shape,
+                fill,
+                device,
+            };
+            out.push(with(vec![1], *fill, *device));
+            out.push(with(vec![1; shape.len()], *fill, *device));
+            if shape.len() > 1 {
+                out.push(with(shape[1..].to_vec(), *fill, *device));
+            }
+            if *fill != Fill::Zeros {
+                out.push(with(shape.clone(), Fill::Zeros, *device));
+            }
+            for d in simpler_device(*device) {
+                out.push(with(shape.clone(), *fill, d));
+            }
+        }
+        Step::EnterScope { device } => {
+            out.extend(
+                simpler_device(*device)
+                    .into_iter()
+                    .map(|device| Step::EnterScope { device }),
+            );
+        }
+        Step::ExitScope { inputs, outputs } => {
+            for inputs in without_each(inputs) {
+                out.push(Step::ExitScope {
+                    inputs,
+                    outputs: outputs.clone(),
+                });
+            }
+            for outputs in without_each(outputs) {
+                out.push(Step::ExitScope {
+                    inputs: inputs.clone(),
+                    outputs,
+                });
+            }
+        }
+        Step::Op { out: slot, op } => {
+            let first = op.operands()[0];
+            // The plainest ways to produce a value from the same operand.
+            out.push(Step::Clone {
+                out: *slot,
+                src: first,
+            });
+            if !matches!(
+                op,
+                Op::Unary {
+                    op: UnaryOp::Neg,
+                    ..
+                }
+            ) {
+                out.push(Step::Op {
+                    out: *slot,
+                    op: Op::Unary {
+                        op: UnaryOp::Neg,
+                        src: first,
+                    },
+                });
+            }
+            if let Op::Cat { first, rest, dim } = op {
+                for rest in without_each(rest) {
+                    out.push(Step::Op {
+                        out: *slot,
+                        op: Op::Cat {
+                            first: *first,
+                            rest,
+                            dim: *dim,
+                        },
+                    });
+                }
+            }
+        }
+        Step::ToDevice {
+            out: slot,
+            src,
+            device,
+        } => {
+            for device in simpler_device(*device) {
+                out.push(Step::ToDevice {
+                    out: *slot,
+                    src: *src,
+                    device,
+                });
+            }
+        }
+        Step::Replay {
+            graph,
+            feed,
+            outputs,
+        } => {
+            for feed in without_each(feed) {
+                out.push(Step::Replay {
+                    graph: *graph,
+                    feed,
+                    outputs: outputs.clone(),
+                });
+            }
+            if let Some((_, fewer)) = outputs.split_last() {
+                out.push(Step::Replay {
+                    graph: *graph,
+                    feed: feed.clone(),
+                    outputs: fewer.to_vec(),
+                });
+            }
+        }
+        Step::Autodiff {
+            out: slot,
+            src,
+            mode: AutodiffMode::RequireGrad,
+        } => out.push(Step::Autodiff {
+            out: *slot,
+            src: *src,
+            mode: AutodiffMode::Enable,
+        }),
+        Step::Read { .. } | Step::Clone { .. } | Step::Drop { .. } | Step::Autodiff { .. } => {}
+    }
+    out
+}
+
+/// Slots renamed in order of first appearance: `t0`, `t1`, ...
+fn renamed(program: &Program) -> Program {
+    let mut order: Vec<Slot> = Vec::new();
+    for step in &program.steps {
+        let mut step = step.clone();
+        step.map_slots(|s| {
+            if !order.contains(&s) {
+                order.push(s);
+            }
+            s
+        });
+    }
+    let steps = program
+        .steps
+        .iter()
+        .map(|step| {
+            let mut step = step.clone();
+            step.map_slots(|s| order.iter().position(|o| *o == s).unwrap_or(0) as Slot);
+            step
+        })
+        .collect();
+    Program::new(steps)
+}
+
+/// Capture devices renumbered in order of first appearance: `capture0`, `capture1`, ...
+fn devices_renamed(program: &Program) -> Program {
+    let mut order: Vec<u8> = Vec::new();
+    let mut steps = program.steps.clone();
+    for step in &mut steps {
+        let device = match step {
+            Step::Create { device, .. }
+            | Step::ToDevice { device, .. }
+            | Step::EnterScope { device } => device,
+            _ => continue,
+        };
+        if let DeviceRef::Capture(k) = device {
+            let index = order.iter().position(|o| o == k).unwrap_or_else(|| {
+                order.push(*k);
+                order.len() - 1
+            });
+            *k = index as u8;
+        }
+    }
+    Program::new(steps)
+}
