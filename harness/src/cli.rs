@@ -54,11 +54,14 @@ enum Command {
     },
     /// Print a libFuzzer artifact (raw bytes) as a readable program.
     Fmt {
-        /// Artifact file.
+        /// Artifact file (or, with --rust, a program file too).
         file: PathBuf,
         /// Print the program file (JSON) instead of the listing.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "rust")]
         json: bool,
+        /// Run it and print a paste-ready Rust reproducer against Burn's public API.
+        #[arg(long)]
+        rust: bool,
     },
     /// Shrink a finding (libFuzzer artifact or program file) keeping its signature.
     Minimize {
@@ -93,6 +96,10 @@ enum Command {
         /// Seconds to spend on each of the two paths.
         #[arg(long, default_value_t = 5)]
         seconds: u64,
+        /// Instead: minimize this many seeded crashing programs of 50-200 steps and print the
+        /// figures (classes from DISPATCH_FUZZ_CRASH_ON, or the seed and known-bug classes).
+        #[arg(long)]
+        minimize: Option<usize>,
     },
 }
 
@@ -115,7 +122,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             runs,
             corpus_out,
         }),
-        Command::Fmt { file, json } => fmt::main(&file, json),
+        Command::Fmt {
+            file, rust: true, ..
+        } => fmt::rust(&file),
+        Command::Fmt { file, json, .. } => fmt::main(&file, json),
         Command::Minimize { input, out } => minimize::main(&input, out.as_ref()),
         Command::Promote {
             input,
@@ -132,6 +142,16 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             programs,
             seed,
             seconds,
+            minimize: Some(count),
+        } => {
+            let _ = (programs, seconds);
+            bench::minimization(count, seed)
+        }
+        Command::Bench {
+            programs,
+            seed,
+            seconds,
+            minimize: None,
         } => bench::main(programs, seed, seconds),
     }
 }

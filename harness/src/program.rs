@@ -7,6 +7,7 @@ mod decode;
 pub(crate) mod display;
 mod fixup;
 pub mod limits;
+mod rust;
 mod step;
 mod typing;
 
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use decode::STEP_KINDS;
 pub use display::step_line;
 pub use fixup::fixup;
+pub use rust::to_rust;
 pub use step::{
     AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, Op, ScalarOp, Slot, Step,
     UnaryOp,

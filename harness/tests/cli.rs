@@ -83,3 +83,22 @@ fn fmt_prints_an_artifact_as_a_program() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Tensor::"));
 }
+
+#[test]
+fn fmt_rust_prints_a_reproducer_against_the_public_api() {
+    let case = common::repo().join("regressions/leaked-capture-tensor-used-after-scope.json");
+    let out = dispatch_fuzz(&["fmt", "--rust", case.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let rust = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "fn main() {",
+        "let capture0 = Device::capture();",
+        ".capture_scope(|scope| {",
+        "scope.complete(",
+        "// Finding: capture-scope-complete",
+        // The leaked tensor is carried out of the closure, as real code leaks it.
+        "let t0 = t0_out.expect(\"the scope ran\");",
+    ] {
+        assert!(rust.contains(expected), "missing {expected:?} in:\n{rust}");
+    }
+}

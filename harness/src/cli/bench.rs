@@ -75,3 +75,72 @@ pub fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Classes minimized by `bench --minimize` when `DISPATCH_FUZZ_CRASH_ON` names none.
+const MINIMIZE_CLASSES: &str = "capture-tensor-not-materialized,operation-outside-capture-scope,\
+     capture-scope-complete,int-dtype-mismatch";
+
+/// Minimizes `count` seeded crashing programs of 50 to 200 steps and prints the figures. The
+/// classes take turns, so the easiest one does not fill the whole set.
+pub fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
+    use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
+
+    let mut classes: Vec<String> = Policy::from_env().crash_on.iter().cloned().collect();
+    if classes.is_empty() {
+        classes = Policy::parse(MINIMIZE_CLASSES)
+            .crash_on
+            .into_iter()
+            .collect();
+    }
+    let mut rng = SplitMix64::new(seed);
+    let mut rows = Vec::new();
+    let mut tried = 0u64;
+    while rows.len() < count {
+        let policy = Policy::parse(&classes[rows.len() % classes.len()]);
+        tried += 1;
+        let len = 1500 + rng.below(2600) as usize;
+        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        if !(50..=200).contains(&program.steps.len()) {
+            continue;
+        }
+        if dispatch_fuzz::check_with(&program, &policy)?
+            .finding
+            .is_none()
+        {
+            continue;
+        }
+        let (signature, minimized, reproduction) =
+            minimize_finding(program, &policy, Minimizer::new())?;
+        println!(
+            "{:>3} -> {:>2} steps {:>5} runs {:>7.1} ms {}  {}",
+            minimized.steps_before,
+            minimized.steps_after,
+            minimized.attempts,
+            minimized.elapsed.as_secs_f64() * 1e3,
+            if reproduction == Reproduction::Reproducible {
+                "ok   "
+            } else {
+                "FLAKY"
+            },
+            signature.split(" | ").next().unwrap_or_default()
+        );
+        rows.push(minimized);
+    }
+    let n = rows.len() as f64;
+    let mean = |f: &dyn Fn(&dispatch_fuzz::minimize::Minimized) -> f64| {
+        rows.iter().map(f).sum::<f64>() / n
+    };
+    println!(
+        "{} programs ({} drawn): mean {:.1} -> {:.1} steps, {:.0} runs, {:.1} ms; max {:.1} ms",
+        rows.len(),
+        tried,
+        mean(&|m| m.steps_before as f64),
+        mean(&|m| m.steps_after as f64),
+        mean(&|m| m.attempts as f64),
+        mean(&|m| m.elapsed.as_secs_f64() * 1e3),
+        rows.iter()
+            .map(|m| m.elapsed.as_secs_f64() * 1e3)
+            .fold(0.0, f64::max)
+    );
+    Ok(ExitCode::SUCCESS)
+}

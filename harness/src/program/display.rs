@@ -46,7 +46,7 @@ pub fn op_expr(op: &Op) -> String {
             transpose_rhs,
         } => {
             let rhs = if *transpose_rhs {
-                format!("t{rhs}.clone().swap_dims(D - 1, D - 2)")
+                format!("t{rhs}.clone().transpose()")
             } else {
                 format!("t{rhs}.clone()")
             };

@@ -4,10 +4,11 @@
 //! from a given byte string, so stored reproducers are text (see `program::Program`'s serde form),
 //! never raw fuzzer bytes.
 
-/// Steps in one program. The two seed bugs need 4 to 6 steps and the deepest interesting
-/// interleavings seen so far about 20; 64 leaves room for that while keeping one execution under
-/// a millisecond on Flex so the fuzzer stays above 1,000 execs/s.
-pub const MAX_STEPS: usize = 64;
+/// Steps in one program. The bugs found so far need 1 to 4 steps once minimized, but the
+/// fuzzer reaches them through long programs (a tensor outliving several scopes, a graph replayed
+/// after later scopes), and the minimizer is measured on crashes of 50 to 200 steps. A
+/// 200-step program still runs in well under a millisecond on Flex.
+pub const MAX_STEPS: usize = 200;
 
 /// Tensor slots a program can name. Slot references are taken modulo the slots that hold a
 /// suitable tensor, so a small table makes random references collide often, which is what

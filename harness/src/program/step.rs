@@ -19,7 +19,9 @@ pub enum Kind {
 }
 
 /// A device a step can name.
-#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(
+    Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceRef {
     /// `Device::flex()`.

@@ -1,0 +1,111 @@
+//! The minimizer on real findings: results keep the exact signature, are 1-minimal, and the
+//! seed classes shrink to their small known forms.
+
+mod common;
+
+use dispatch_fuzz::check_with;
+use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
+use dispatch_fuzz::oracles::Policy;
+use dispatch_fuzz::program::Program;
+use dispatch_fuzz::rng::SplitMix64;
+
+fn policy() -> Policy {
+    Policy::parse(
+        "capture-tensor-not-materialized,operation-outside-capture-scope,capture-scope-complete,\
+         int-dtype-mismatch",
+    )
+}
+
+/// Random programs with a finding under `policy`, at least `min_steps` long.
+fn crashing_programs(seed: u64, count: usize, min_steps: usize) -> Vec<Program> {
+    let policy = policy();
+    let mut rng = SplitMix64::new(seed);
+    let mut found = Vec::new();
+    while found.len() < count {
+        let len = 200 + rng.below(3000) as usize;
+        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        if program.steps.len() >= min_steps
+            && check_with(&program, &policy).unwrap().finding.is_some()
+        {
+            found.push(program);
+        }
+    }
+    found
+}
+
+fn signature(program: &Program, policy: &Policy) -> Option<String> {
+    check_with(program, policy)
+        .unwrap()
+        .finding
+        .map(|f| f.signature)
+}
+
+#[test]
+fn minimized_programs_keep_their_signature_and_are_one_minimal() {
+    let policy = policy();
+    for program in crashing_programs(5, 6, 30) {
+        let before = signature(&program, &policy).unwrap();
+        let (kept, minimized, reproduction) =
+            minimize_finding(program.clone(), &policy, Minimizer::new()).unwrap();
+        assert_eq!(kept, before);
+        assert_eq!(reproduction, Reproduction::Reproducible);
+        let small = minimized.program;
+        assert_eq!(signature(&small, &policy).as_deref(), Some(before.as_str()));
+        assert!(small.steps.len() < program.steps.len());
+        // 1-minimal: removing any one step loses the signature or changes it.
+        for i in 0..small.steps.len() {
+            let mut steps = small.steps.clone();
+            steps.remove(i);
+            let shrunk = Program::new(steps);
+            if shrunk == small {
+                continue;
+            }
+            assert_ne!(
+                signature(&shrunk, &policy).as_deref(),
+                Some(before.as_str()),
+                "step {i} of the minimized program is not needed:\n{small}"
+            );
+        }
+    }
+}
+
+#[test]
+fn seed_classes_minimize_to_a_handful_of_steps() {
+    let dir = common::repo().join("corpus/dispatch_ops");
+    for class in [
+        "capture-tensor-not-materialized",
+        "operation-outside-capture-scope",
+    ] {
+        let input = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(class))
+            .unwrap();
+        let program = Program::from_fuzz_bytes(&std::fs::read(&input).unwrap());
+        let policy = Policy::parse(class);
+        let (signature, minimized, _) =
+            minimize_finding(program, &policy, Minimizer::new()).unwrap();
+        assert!(signature.starts_with(class));
+        assert!(
+            minimized.program.steps.len() <= 5,
+            "{class}:\n{}",
+            minimized.program
+        );
+    }
+}
+
+#[test]
+fn a_program_without_a_finding_is_refused() {
+    let program = common::corpus_program("seed-000-after");
+    let error = minimize_finding(program, &Policy::default(), Minimizer::new()).unwrap_err();
+    assert!(error.to_string().contains("no finding"), "{error}");
+}
+
+#[test]
+fn the_attempt_budget_is_respected() {
+    let program = crashing_programs(9, 1, 40).remove(0);
+    let policy = policy();
+    let (_, minimized, _) =
+        minimize_finding(program, &policy, Minimizer::new().attempts(5)).unwrap();
+    assert!(minimized.attempts <= 5, "{} attempts", minimized.attempts);
+}
