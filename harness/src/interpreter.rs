@@ -12,7 +12,7 @@ mod trace;
 mod value;
 
 pub use catch::{catch, install as install_panic_hook, StepPanicPolicy};
-pub use exec::{run, Mode};
+pub use exec::{corrupt_replay_feed_for_tests, run, run_with, Mode, Oracles};
 pub use replay::{replay_on_flex, ReplayError};
 pub use trace::{fnv1a, GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo};
 pub use value::{fill_data, AnyTensor, Ranked};

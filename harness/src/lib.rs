@@ -36,7 +36,16 @@ pub fn check(program: &Program) -> Result<Verdict> {
 
 /// [`check`] under an explicit policy.
 pub fn check_with(program: &Program, policy: &Policy) -> Result<Verdict> {
-    let mut trace = interpreter::run(program, Mode::Full)?;
+    check_with_oracles(program, policy, interpreter::Oracles::ALL)
+}
+
+/// [`check`] under an explicit policy with a choice of oracles (the benchmark turns them off).
+pub fn check_with_oracles(
+    program: &Program,
+    policy: &Policy,
+    oracles: interpreter::Oracles,
+) -> Result<Verdict> {
+    let mut trace = interpreter::run_with(program, Mode::Full, oracles)?;
     let finding = oracles::classify(&mut trace, policy);
     Ok(Verdict { trace, finding })
 }

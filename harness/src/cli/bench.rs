@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use dispatch_fuzz::interpreter::{run, Mode};
+use dispatch_fuzz::interpreter::{run, Mode, Oracles};
 use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::Program;
 use dispatch_fuzz::rng::SplitMix64;
@@ -62,14 +62,23 @@ pub fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
     }
     let budget = Duration::from_secs(seconds);
     let (bare_execs, bare_secs) = measure(&set, budget, |p| run(p, Mode::Bare).map(drop))?;
+    let (plain_execs, plain_secs) = measure(&set, budget, |p| {
+        dispatch_fuzz::check_with_oracles(p, &policy, Oracles::NONE).map(drop)
+    })?;
     let (full_execs, full_secs) = measure(&set, budget, |p| {
         dispatch_fuzz::check_with(p, &policy).map(drop)
     })?;
     let bare = bare_execs as f64 / bare_secs;
+    let plain = plain_execs as f64 / plain_secs;
     let full = full_execs as f64 / full_secs;
-    println!("bare (Burn calls only): {bare:>9.0} execs/s ({bare_execs} in {bare_secs:.2} s)");
-    println!("full check:             {full:>9.0} execs/s ({full_execs} in {full_secs:.2} s)");
-    println!("cost ratio full/bare:   {:>9.2}", bare / full);
+    println!("bare (Burn calls only):  {bare:>9.0} execs/s ({bare_execs} in {bare_secs:.2} s)");
+    println!("check, oracles off:      {plain:>9.0} execs/s ({plain_execs} in {plain_secs:.2} s)");
+    println!("check, eager-replay on:  {full:>9.0} execs/s ({full_execs} in {full_secs:.2} s)");
+    println!("cost ratio check/bare:   {:>9.2} oracles off", bare / plain);
+    println!(
+        "cost ratio check/bare:   {:>9.2} eager-replay on",
+        bare / full
+    );
     if let Some((rss, peak)) = crate::cli::rss_kib() {
         println!("rss: {} MiB, peak {} MiB", rss / 1024, peak / 1024);
     }

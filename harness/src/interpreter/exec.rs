@@ -10,9 +10,10 @@ use burn_dispatch::backends::Capture;
 use super::catch::catch;
 use super::ops::exec_op;
 use super::pool;
-use super::replay::replay_on_flex;
+use super::replay::{replay_on_flex, ReplayError};
 use super::trace::{fnv1a, GraphInfo, Outcome, StepRecord, Trace, ValueInfo};
 use super::value::{map_any, on_any, AnyTensor};
+use crate::oracles::eager_replay::Violation;
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{op_output, AutodiffMode, DeviceRef, Kind, Program, Slot, Step};
 
@@ -26,9 +27,42 @@ pub enum Mode {
     Bare,
 }
 
+/// Which oracles run alongside the program (all of them by default in [`Mode::Full`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Oracles {
+    /// Shadow every step eagerly on Flex and replay each cleanly captured graph against it
+    /// (`oracles::eager_replay`).
+    pub eager_replay: bool,
+}
+
+impl Oracles {
+    /// Every oracle on.
+    pub const ALL: Oracles = Oracles { eager_replay: true };
+    /// Every oracle off.
+    pub const NONE: Oracles = Oracles {
+        eager_replay: false,
+    };
+}
+
+thread_local! {
+    static CORRUPT_REPLAY_FEED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Test-only: makes the eager-replay oracle feed every replayed graph input with wrong data
+/// (each value plus one) on this thread, so tests can see the oracle fire. Never set it in a
+/// fuzz or regression run.
+#[doc(hidden)]
+pub fn corrupt_replay_feed_for_tests(on: bool) {
+    CORRUPT_REPLAY_FEED.with(|c| c.set(on));
+}
+
 struct Run<'p> {
     program: &'p Program,
     mode: Mode,
+    oracles: Oracles,
+    /// The eager Flex value of each slot, for the eager-replay oracle.
+    shadows: Vec<Option<AnyTensor>>,
+    violations: Vec<Violation>,
     ends: Vec<Option<usize>>,
     /// Ordinal of each `ExitScope` step among all exits, indexed by step.
     exit_ordinal: Vec<Option<usize>>,
@@ -38,8 +72,19 @@ struct Run<'p> {
 }
 
 /// Runs `program` on the real crates and returns its trace. `Err` only for the harness's own
-/// failures; everything Burn does, panics included, is in the trace.
+/// failures; everything Burn does, panics included, is in the trace. [`Mode::Full`] runs every
+/// oracle; see [`run_with`] to choose.
 pub fn run(program: &Program, mode: Mode) -> Result<Trace> {
+    let oracles = if mode == Mode::Full {
+        Oracles::ALL
+    } else {
+        Oracles::NONE
+    };
+    run_with(program, mode, oracles)
+}
+
+/// [`run`] with a choice of oracles.
+pub fn run_with(program: &Program, mode: Mode, oracles: Oracles) -> Result<Trace> {
     let n = program.steps.len();
     let mut exits = 0;
     let exit_ordinal = program
@@ -58,6 +103,9 @@ pub fn run(program: &Program, mode: Mode) -> Result<Trace> {
         ends: program.scope_ends(),
         exit_ordinal,
         slots: vec![None; usize::from(MAX_SLOTS)],
+        oracles,
+        shadows: vec![None; usize::from(MAX_SLOTS)],
+        violations: Vec::new(),
         graphs: vec![None; exits],
         outcomes: vec![None; n],
     };
@@ -65,7 +113,9 @@ pub fn run(program: &Program, mode: Mode) -> Result<Trace> {
     // Dropping a tensor talks to its backend too (capture records a `Drop`), so teardown runs
     // under `catch` like any step and a panic there is reported, not lost.
     let slots = std::mem::take(&mut run.slots);
+    let shadows = std::mem::take(&mut run.shadows);
     let teardown = catch(move || drop(slots)).err();
+    let _ = catch(move || drop(shadows));
     if uses_autodiff(program) {
         pool::sweep_autodiff_graphs();
     }
@@ -80,6 +130,7 @@ pub fn run(program: &Program, mode: Mode) -> Result<Trace> {
     Ok(Trace {
         steps,
         teardown,
+        violations: run.violations,
         leaked_devices: pool::leaked_devices(),
     })
 }
@@ -189,14 +240,104 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Capture tensor ids of the boundary slots that hold capture tensors; other slots are left
-    /// out (a Flex tensor has no id in the scope's graph).
-    fn boundary_ids(&self, slots: &[Slot]) -> Vec<TensorId> {
+    /// The boundary slots that hold capture tensors, with their capture tensor ids; other slots
+    /// are left out (a Flex tensor has no id in the scope's graph).
+    fn boundary(&self, slots: &[Slot]) -> Vec<(Slot, TensorId)> {
         slots
             .iter()
-            .filter_map(|s| self.slot(*s))
-            .filter_map(|t| on_any!(t, x => x.try_into_primitive::<Capture>().ok().map(|p| p.id())))
+            .filter_map(|s| Some((*s, self.slot(*s)?)))
+            .filter_map(|(s, t)| {
+                on_any!(t, x => x.try_into_primitive::<Capture>().ok().map(|p| (s, p.id())))
+            })
             .collect()
+    }
+
+    fn shadow(&self, s: Slot) -> Option<AnyTensor> {
+        self.shadows.get(usize::from(s)).cloned().flatten()
+    }
+
+    /// Records the eager value of `out` after a step produced `real` there: `real` itself when
+    /// it is not a capture tensor (it already holds data), else `eager()`.
+    fn set_shadow(
+        &mut self,
+        out: Slot,
+        real: &AnyTensor,
+        eager: impl FnOnce(&Self) -> Option<AnyTensor>,
+    ) {
+        if !self.oracles.eager_replay {
+            return;
+        }
+        let shadow = if pool::name(&real.device()).starts_with("capture") {
+            eager(self)
+        } else {
+            Some(real.clone())
+        };
+        self.shadows[usize::from(out)] = shadow;
+    }
+
+    /// The eager-replay oracle for a scope that completed: replays `graph` on Flex with the
+    /// eager data of its declared inputs and compares each output with its eager value.
+    fn check_replay(
+        &mut self,
+        exit: usize,
+        graph: &CapturedGraph,
+        inputs: &[(Slot, TensorId)],
+        outputs: &[(Slot, TensorId)],
+    ) {
+        use crate::oracles::eager_replay::{difference, REPLAY_FAILURE, REPLAY_MISMATCH};
+        let corrupt = CORRUPT_REPLAY_FEED.with(std::cell::Cell::get);
+        let eager_data = |run: &Self, s: Slot| -> Option<TensorData> {
+            let t = run.shadow(s)?;
+            catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok()
+        };
+        let feed: Vec<Option<TensorData>> = inputs
+            .iter()
+            .map(|(s, _)| {
+                let data = eager_data(self, *s)?;
+                Some(if corrupt { plus_one(&data) } else { data })
+            })
+            .collect();
+        let violation = |class: &str, summary: String, message: String| Violation {
+            step: exit,
+            class: class.to_string(),
+            summary,
+            message,
+        };
+        let replayed = match catch(|| replay_on_flex(graph, &feed)) {
+            Err(panic) => {
+                let summary = crate::oracles::normalize_message(&panic.message);
+                let at = panic.location.unwrap_or_default();
+                let message = format!("{} at {at}", panic.message);
+                self.violations
+                    .push(violation(REPLAY_FAILURE, summary, message));
+                return;
+            }
+            // An input without eager data (its step never ran eagerly) cannot be judged.
+            Ok(Err(ReplayError::MissingInput(_))) => return,
+            Ok(Err(e)) => {
+                let summary = crate::oracles::normalize_message(&e.to_string());
+                self.violations
+                    .push(violation(REPLAY_FAILURE, summary, e.to_string()));
+                return;
+            }
+            Ok(Ok(datas)) => datas,
+        };
+        let mut found = Vec::new();
+        for (k, ((slot, _), data)) in outputs.iter().zip(&replayed).enumerate() {
+            let Some(eager) = eager_data(self, *slot) else {
+                continue;
+            };
+            if let Some(diff) = difference(data, &eager) {
+                found.push(format!("output {k} (t{slot}): {diff}"));
+            }
+        }
+        if !found.is_empty() {
+            self.violations.push(violation(
+                REPLAY_MISMATCH,
+                "a replayed graph output differs from the eager Flex run".into(),
+                found.join("; "),
+            ));
+        }
     }
 
     fn scope(&mut self, enter: usize, exit: usize, device: DeviceRef) -> Result<()> {
@@ -207,13 +348,17 @@ impl Run<'_> {
         let burn_device = pool::device(device);
         let mut ran = false;
         let mut inner: Result<()> = Ok(());
+        let (mut input_pairs, mut output_pairs) = (Vec::new(), Vec::new());
         let result = catch(|| {
             burn_device.capture_scope(|scope| {
                 ran = true;
                 self.set(enter, Outcome::ok());
                 inner = self.range(enter + 1, exit);
-                let (inputs, outputs) = (self.boundary_ids(inputs), self.boundary_ids(outputs));
-                scope.complete(inputs, outputs)
+                input_pairs = self.boundary(inputs);
+                output_pairs = self.boundary(outputs);
+                let ids =
+                    |pairs: &[(Slot, TensorId)]| pairs.iter().map(|p| p.1).collect::<Vec<_>>();
+                scope.complete(ids(&input_pairs), ids(&output_pairs))
             })
         });
         inner?;
@@ -221,6 +366,9 @@ impl Run<'_> {
         let at = if ran { exit } else { enter };
         match result {
             Ok(Ok(graph)) => {
+                if self.oracles.eager_replay {
+                    self.check_replay(exit, &graph, &input_pairs, &output_pairs);
+                }
                 let info = GraphInfo {
                     operations: graph.graph.operations.len(),
                     inputs: graph.graph.inputs.len(),
@@ -294,7 +442,11 @@ impl Run<'_> {
                 let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
                 let data = super::value::fill_data(*kind, &shape, *fill);
                 let device = pool::device(*device);
-                let t = caught!(AnyTensor::from_data(*kind, data, &device));
+                let t = caught!(AnyTensor::from_data(*kind, data.clone(), &device));
+                let flex = pool::device(DeviceRef::Flex);
+                self.set_shadow(*out, &t, |_| {
+                    catch(|| AnyTensor::from_data(*kind, data, &flex)).ok()
+                });
                 self.produce(*out, t)
             }
             Step::EnterScope { .. } | Step::ExitScope { .. } => {
@@ -308,12 +460,20 @@ impl Run<'_> {
                     )));
                 }
                 let t = caught!(exec_op(op, |s| self.slot(s)))?;
+                // The eager twin may legitimately fail (Flex rejects what capture records, e.g.
+                // mixed int dtypes); then the slot has no eager value and is not judged.
+                self.set_shadow(*out, &t, |run| {
+                    catch(|| exec_op(op, |s| run.shadow(s)))
+                        .ok()
+                        .and_then(Result::ok)
+                });
                 self.produce(*out, t)
             }
             Step::ToDevice { out, src, device } => {
                 let t = operand!(*src);
                 let device = pool::device(*device);
                 let moved = caught!(map_any!(t, x => x.to_device(&device)));
+                self.set_shadow(*out, &moved, |run| run.shadow(*src));
                 self.produce(*out, moved)
             }
             Step::Replay {
@@ -358,6 +518,7 @@ impl Run<'_> {
                         continue;
                     };
                     let t = caught!(AnyTensor::from_data(kind_of(data), data.clone(), &flex));
+                    self.set_shadow(*slot, &t, |_| None);
                     if self.mode == Mode::Full {
                         infos.push(value_info(&t, Some(data)));
                     }
@@ -391,11 +552,13 @@ impl Run<'_> {
             Step::Clone { out, src } => {
                 let t = operand!(*src);
                 let cloned = caught!(t.clone());
+                self.set_shadow(*out, &cloned, |run| run.shadow(*src));
                 self.produce(*out, cloned)
             }
             Step::Drop { slot } => {
                 let t = operand!(*slot);
                 self.slots[usize::from(*slot)] = None;
+                self.shadows[usize::from(*slot)] = None;
                 caught!(drop(t));
                 Outcome::ok()
             }
@@ -407,8 +570,21 @@ impl Run<'_> {
                     (AutodiffMode::Disable, t) => map_any!(t, x => x.without_autodiff()),
                     (_, t) => map_any!(t, x => x.autodiff()),
                 });
+                self.set_shadow(*out, &converted, |run| run.shadow(*src));
                 self.produce(*out, converted)
             }
         }))
     }
+}
+
+/// `data` with one added to every element (bools flipped): wrong input data for the
+/// eager-replay oracle's own tests.
+fn plus_one(data: &TensorData) -> TensorData {
+    let shape = data.shape().clone();
+    if data.dtype().is_bool() {
+        let values: Vec<bool> = data.iter::<bool>().map(|b| !b).collect();
+        return TensorData::new(values, shape);
+    }
+    let values: Vec<f64> = data.iter::<f64>().map(|v| v + 1.0).collect();
+    TensorData::new(values, shape).convert_dtype(data.dtype())
 }

@@ -116,6 +116,9 @@ pub struct StepRecord {
 pub struct Trace {
     /// One record per step, in program order.
     pub steps: Vec<StepRecord>,
+    /// Oracle invariants the run broke (see `oracles::eager_replay`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub violations: Vec<crate::oracles::eager_replay::Violation>,
     /// A panic raised while the program's remaining tensors were dropped at the end.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub teardown: Option<PanicInfo>,

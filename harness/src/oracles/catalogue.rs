@@ -10,6 +10,11 @@
 //!   their call site instead, so only the crate is compared, and only to choose between
 //!   records whose patterns both match.
 //! - `backgroundTag`: the class name used in traces, counters and `DISPATCH_FUZZ_CRASH_ON`.
+//! - `locations` (optional, not in the seeds): `crate/src/file.rs` paths the panic must be raised
+//!   in. For records whose message is generic (a slice index out of range), so that one known
+//!   bug does not hide every other panic with the same wording.
+//! - `handlingStrategy`: `known-bug` marks a bug this harness found and reported, catalogued so
+//!   fuzzing goes on past it.
 //! - `severity`, `documentation`, `triggerScenarios`: shown to people, not used for matching.
 
 use serde::Deserialize;
@@ -34,6 +39,9 @@ pub struct Record {
     /// What the guard protects.
     #[serde(default)]
     pub documentation: Option<String>,
+    /// Files the panic must come from, when the message alone is too generic.
+    #[serde(default)]
+    pub locations: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -101,9 +109,13 @@ pub fn lookup<'a>(
     message: &str,
     location: Option<&str>,
 ) -> Option<&'a Record> {
+    let file = location.and_then(burn_file);
     let matching: Vec<&Record> = records
         .iter()
         .filter(|r| pattern_matches(&r.message_pattern, message))
+        .filter(|r| {
+            r.locations.is_empty() || file.as_ref().is_some_and(|f| r.locations.contains(f))
+        })
         .collect();
     let krate = location.and_then(|l| crate_of(l.split(':').next().unwrap_or(l)));
     matching

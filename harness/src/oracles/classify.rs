@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::catalogue::{burn_file, catalogue, lookup};
+use super::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
 use crate::interpreter::{PanicInfo, Trace};
 
 /// Class of a panic that matches no catalogue record: always a finding.
@@ -168,6 +169,28 @@ pub fn classify(trace: &mut Trace, policy: &Policy) -> Option<Finding> {
             step: Some(step),
             message: p.message.clone(),
         });
+    // A replay that fails with a catalogued panic takes that record's class (a known Burn bug
+    // met again through replay is not a new finding); any other violation is a finding. The
+    // earliest step wins.
+    let violation = trace
+        .violations
+        .iter()
+        .map(|v| {
+            let known = (v.class == REPLAY_FAILURE)
+                .then(|| lookup(catalogue(), &v.message, None))
+                .flatten();
+            let class = known.map_or(v.class.as_str(), |r| r.background_tag.as_str());
+            Finding {
+                signature: format!("{class} | {} | eager-replay", v.summary),
+                class: class.to_string(),
+                step: Some(v.step),
+                message: v.message.clone(),
+            }
+        })
+        .filter(|f| {
+            policy.is_finding(&f.class) || f.class == REPLAY_MISMATCH || f.class == REPLAY_FAILURE
+        });
+    let panic = panic.into_iter().chain(violation).min_by_key(|f| f.step);
     panic.or_else(|| {
         (!trace.leaked_devices.is_empty()).then(|| Finding {
             signature: format!(

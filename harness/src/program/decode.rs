@@ -7,7 +7,7 @@ use arbitrary::{Arbitrary, Result, Unstructured};
 
 use super::fixup::fixup;
 use super::limits::MAX_STEPS;
-use super::step::Step;
+use super::step::{DeviceRef, Step};
 use super::Program;
 
 /// The step kinds, in the bit order of a swarm mask.
@@ -41,15 +41,48 @@ impl<'a> Arbitrary<'a> for Program {
         // Steps are read until the bytes run out (not behind a continue-flag per element,
         // which would make the expected length 2), so a longer input is a longer program.
         let mut steps = Vec::new();
+        let mut last_written = None;
         while !u.is_empty() && steps.len() < MAX_STEPS {
-            let step = Step::arbitrary(u)?;
+            let step = bias(Step::arbitrary(u)?, last_written, u)?;
             if enabled(mask, &step) {
+                last_written = step.writes().last().copied().or(last_written);
                 steps.push(step);
             }
         }
         fixup(&mut steps);
         Ok(Program { steps })
     }
+}
+
+/// Nudges a decoded step toward the cases that exercise capture, spending one byte to decide.
+/// Derived decoding picks enum variants uniformly, so two scopes in three would open on a
+/// non-capture device (`InvalidDevice`, closure never runs) and most scope exits would declare
+/// no output, leaving almost no graph to replay. One in eight keeps the raw draw, so both
+/// rejected paths stay covered.
+fn bias(step: Step, last_written: Option<u8>, u: &mut Unstructured<'_>) -> Result<Step> {
+    Ok(match step {
+        Step::EnterScope {
+            device: DeviceRef::Flex | DeviceRef::FlexAutodiff,
+        } => {
+            let b = u8::arbitrary(u)?;
+            if b % 8 == 0 {
+                step
+            } else {
+                Step::EnterScope {
+                    device: DeviceRef::Capture(b / 8),
+                }
+            }
+        }
+        Step::ExitScope { inputs, outputs } if outputs.is_empty() => {
+            let b = u8::arbitrary(u)?;
+            let outputs = match last_written {
+                Some(slot) if b % 8 != 0 => vec![slot],
+                _ => outputs,
+            };
+            Step::ExitScope { inputs, outputs }
+        }
+        step => step,
+    })
 }
 
 impl Program {

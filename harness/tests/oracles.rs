@@ -1,0 +1,76 @@
+//! The eager vs capture-replay oracle on the real crates: it fires when a replay is given wrong
+//! input data, and stays quiet on thousands of random programs while judging real graphs.
+
+mod common;
+
+use dispatch_fuzz::check;
+use dispatch_fuzz::interpreter::{corrupt_replay_feed_for_tests, run_with, Mode, Oracles, Outcome};
+use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
+use dispatch_fuzz::program::Program;
+use dispatch_fuzz::rng::SplitMix64;
+
+fn captured_exp() -> Program {
+    common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 2], "fill": "arange", "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
+            {"op": {"out": 3, "op": {"binary": {"op": "mul", "lhs": 2, "rhs": 1}}}},
+            {"exit_scope": {"inputs": [1], "outputs": [3]}}]"#,
+    )
+}
+
+#[test]
+fn replay_given_wrong_input_data_is_a_replay_mismatch() {
+    let program = captured_exp();
+    assert!(check(&program).unwrap().finding.is_none());
+    corrupt_replay_feed_for_tests(true);
+    let verdict = check(&program);
+    corrupt_replay_feed_for_tests(false);
+    let finding = verdict.unwrap().finding.expect("the oracle fires");
+    assert_eq!(finding.class, REPLAY_MISMATCH);
+    assert_eq!(finding.step, Some(5));
+    assert!(
+        finding.message.contains("output 0 (t3)"),
+        "{}",
+        finding.message
+    );
+}
+
+#[test]
+fn the_oracle_can_be_turned_off() {
+    corrupt_replay_feed_for_tests(true);
+    let trace = run_with(&captured_exp(), Mode::Full, Oracles::NONE);
+    corrupt_replay_feed_for_tests(false);
+    assert!(trace.unwrap().violations.is_empty());
+}
+
+#[test]
+fn eager_replay_is_quiet_on_random_programs_while_judging_real_graphs() {
+    let mut rng = SplitMix64::new(99);
+    let mut judged = 0;
+    for _ in 0..2000 {
+        let len = rng.below(3000) as usize;
+        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        let verdict = check(&program).unwrap();
+        for v in &verdict.trace.violations {
+            assert!(
+                v.class != REPLAY_MISMATCH && v.class != REPLAY_FAILURE,
+                "{}: {}\n{program}",
+                v.class,
+                v.message
+            );
+        }
+        judged += verdict
+            .trace
+            .steps
+            .iter()
+            .filter(|r| matches!(&r.outcome, Outcome::Ok { graph: Some(g), .. } if g.outputs > 0))
+            .count();
+    }
+    // The oracle must have had graphs with outputs to compare, or its silence means nothing.
+    assert!(
+        judged >= 50,
+        "only {judged} graphs with outputs in 2000 programs"
+    );
+}
