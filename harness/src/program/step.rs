@@ -296,27 +296,12 @@ impl Op {
 
     /// The slots the op reads, in operand order.
     pub fn operands(&self) -> Vec<Slot> {
-        match self {
-            Op::Unary { src, .. }
-            | Op::Scalar { src, .. }
-            | Op::SumDim { src, .. }
-            | Op::ArgMax { src, .. }
-            | Op::Reshape { src, .. }
-            | Op::SwapDims { src, .. }
-            | Op::Slice { src, .. }
-            | Op::Cast { src, .. }
-            | Op::Clamp { src, .. }
-            | Op::Not { src } => vec![*src],
-            Op::Binary { lhs, rhs, .. }
-            | Op::Matmul { lhs, rhs, .. }
-            | Op::Compare { lhs, rhs, .. }
-            | Op::Logic { lhs, rhs, .. } => vec![*lhs, *rhs],
-            Op::MaskWhere { src, mask, value } => vec![*src, *mask, *value],
-            Op::MaskFill { src, mask, .. } => vec![*src, *mask],
-            Op::Cat { first, rest, .. } => std::iter::once(*first)
-                .chain(rest.iter().copied())
-                .collect(),
-        }
+        let mut operands = Vec::new();
+        self.clone().map_slots(|s| {
+            operands.push(s);
+            s
+        });
+        operands
     }
 }
 
