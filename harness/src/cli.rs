@@ -51,6 +51,11 @@ enum Command {
         /// Save the first raw input that reaches each panic class here (libFuzzer corpus form).
         #[arg(long)]
         corpus_out: Option<PathBuf>,
+        /// Backends to fuzz: `flex,capture` (default), or `flex,capture,wgpu` to add wgpu
+        /// (adapter from DISPATCH_FUZZ_WGPU: auto, gpu or cpu). Default from
+        /// DISPATCH_FUZZ_BACKENDS.
+        #[arg(long)]
+        backends: Option<String>,
     },
     /// Print a libFuzzer artifact (raw bytes) as a readable program.
     Fmt {
@@ -114,7 +119,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             json,
             runs,
             corpus_out,
+            backends,
         } => fuzz::main(fuzz::Options {
+            backends,
             seconds,
             seed,
             out,

@@ -10,6 +10,7 @@ pub mod pool;
 mod replay;
 mod trace;
 mod value;
+pub mod wgpu;
 
 pub use catch::{catch, install as install_panic_hook, StepPanicPolicy};
 pub use exec::{corrupt_replay_feed_for_tests, run, run_with, Mode, Oracles};

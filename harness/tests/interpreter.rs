@@ -119,3 +119,16 @@ fn a_replayed_graph_computes_what_flex_computes_eagerly() {
     };
     assert_eq!(outputs[0].digest, eager.digest);
 }
+
+#[test]
+fn wgpu_steps_are_skipped_with_a_reason_when_wgpu_is_not_enabled() {
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "ones", "device": "wgpu"}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(
+        matches!(&verdict.trace.steps[0].outcome, Outcome::Skipped { reason } if reason.contains("not enabled")),
+        "{:?}",
+        verdict.trace.steps[0]
+    );
+}

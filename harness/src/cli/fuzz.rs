@@ -30,6 +30,24 @@ pub struct Options {
     pub json: bool,
     pub runs: u64,
     pub corpus_out: Option<PathBuf>,
+    pub backends: Option<String>,
+}
+
+/// Turns the backends on and says which are in use, before the first program runs.
+fn start_backends(choice: Option<&str>) -> Result<String> {
+    use dispatch_fuzz::interpreter::wgpu;
+    let wants_wgpu = match choice {
+        Some(list) => list.split(',').any(|b| b.trim() == "wgpu"),
+        None => wgpu::enabled(),
+    };
+    if !wants_wgpu {
+        return Ok("flex + capture".into());
+    }
+    // wgpu costs ~1 ms per op on a CPU adapter: opt-in only, and it must come up before fuzzing.
+    match wgpu::enable() {
+        Ok(adapter) => Ok(format!("flex + capture + wgpu ({adapter})")),
+        Err(reason) => anyhow::bail!("{reason}"),
+    }
 }
 
 #[derive(Default)]
@@ -44,6 +62,7 @@ struct Stats {
 }
 
 pub fn main(options: Options) -> Result<ExitCode> {
+    let backends = start_backends(options.backends.as_deref())?;
     let start = Instant::now();
     let deadline = start + Duration::from_secs(options.seconds);
     let mut rng = SplitMix64::new(options.seed);
@@ -52,7 +71,7 @@ pub fn main(options: Options) -> Result<ExitCode> {
     let mut warm_rss = None;
     let interactive = std::io::stderr().is_terminal();
     eprintln!(
-        "dispatch-fuzz: backends flex + capture, seed {}, {} s, findings -> {}",
+        "dispatch-fuzz: backends {backends}, seed {}, {} s, findings -> {}",
         options.seed,
         options.seconds,
         options.out.display()

@@ -345,7 +345,15 @@ impl Run<'_> {
         let Step::ExitScope { inputs, outputs } = &program.steps[exit] else {
             return Err(anyhow!("step {exit} closes a scope but is no ExitScope"));
         };
-        let burn_device = pool::device(device);
+        let burn_device = match pool::device(device) {
+            Ok(d) => d,
+            Err(reason) => {
+                for i in enter..=exit {
+                    self.set(i, Outcome::skipped(reason.clone()));
+                }
+                return Ok(());
+            }
+        };
         let mut ran = false;
         let mut inner: Result<()> = Ok(());
         let (mut input_pairs, mut output_pairs) = (Vec::new(), Vec::new());
@@ -423,6 +431,14 @@ impl Run<'_> {
                 }
             };
         }
+        macro_rules! device {
+            ($d:expr) => {
+                match pool::device($d) {
+                    Ok(d) => d,
+                    Err(reason) => return Ok(Err(Outcome::skipped(reason))),
+                }
+            };
+        }
         macro_rules! operand {
             ($s:expr) => {
                 match self.slot($s) {
@@ -441,9 +457,9 @@ impl Run<'_> {
             } => {
                 let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
                 let data = super::value::fill_data(*kind, &shape, *fill);
-                let device = pool::device(*device);
+                let device = device!(*device);
                 let t = caught!(AnyTensor::from_data(*kind, data.clone(), &device));
-                let flex = pool::device(DeviceRef::Flex);
+                let flex = device!(DeviceRef::Flex);
                 self.set_shadow(*out, &t, |_| {
                     catch(|| AnyTensor::from_data(*kind, data, &flex)).ok()
                 });
@@ -471,7 +487,7 @@ impl Run<'_> {
             }
             Step::ToDevice { out, src, device } => {
                 let t = operand!(*src);
-                let device = pool::device(*device);
+                let device = device!(*device);
                 let moved = caught!(map_any!(t, x => x.to_device(&device)));
                 self.set_shadow(*out, &moved, |run| run.shadow(*src));
                 self.produce(*out, moved)
@@ -507,7 +523,7 @@ impl Run<'_> {
                         }))
                     }
                 };
-                let flex = pool::device(DeviceRef::Flex);
+                let flex = device!(DeviceRef::Flex);
                 let mut infos = Vec::new();
                 for (i, slot) in outputs.iter().enumerate() {
                     let data = datas

@@ -16,13 +16,21 @@ thread_local! {
     static FLEX: Device = Device::flex();
 }
 
-/// The Burn device a program's device reference names, on this thread.
-pub fn device(device: DeviceRef) -> Device {
-    match device {
+/// The Burn device a program's device reference names, on this thread, or why it has none (wgpu
+/// not enabled in this session, or no adapter).
+pub fn device(device: DeviceRef) -> Result<Device, String> {
+    Ok(match device {
         DeviceRef::Flex => Device::flex(),
         DeviceRef::FlexAutodiff => Device::flex().autodiff(),
         DeviceRef::Capture(k) => capture(usize::from(k)),
-    }
+        DeviceRef::Wgpu if super::wgpu::enabled() => super::wgpu::device()?,
+        DeviceRef::Wgpu => {
+            return Err(format!(
+                "wgpu is not enabled in this session ({}=flex,capture,wgpu)",
+                super::wgpu::BACKENDS_VAR
+            ))
+        }
+    })
 }
 
 /// Capture device `k` of this thread's pool (`k` taken modulo the pool size).
@@ -39,9 +47,14 @@ pub fn name(device: &Device) -> &'static str {
     let autodiff = device.is_autodiff();
     // A device compares equal to its autodiff wrapper, so the flag is read separately.
     let pooled = POOL.with(|pool| pool.iter().position(|d| d == device));
+    let wgpu = pooled.is_none()
+        && super::wgpu::enabled()
+        && super::wgpu::device().is_ok_and(|w| w == *device);
     match (pooled, autodiff) {
         (Some(k), false) => CAPTURE[k],
         (Some(k), true) => CAPTURE_AD[k],
+        (None, false) if wgpu => "wgpu",
+        (None, true) if wgpu => "wgpu_ad",
         (None, _) if FLEX.with(|flex| flex != device) => "other",
         (None, false) => "flex",
         (None, true) => "flex_ad",

@@ -140,7 +140,7 @@ fn simplify(search: &mut Search<'_, '_>) -> Result<()> {
 fn simpler_device(device: DeviceRef) -> Vec<DeviceRef> {
     match device {
         DeviceRef::Capture(k) if k > 0 => vec![DeviceRef::Capture(0)],
-        DeviceRef::FlexAutodiff => vec![DeviceRef::Flex],
+        DeviceRef::FlexAutodiff | DeviceRef::Wgpu => vec![DeviceRef::Flex],
         _ => Vec::new(),
     }
 }

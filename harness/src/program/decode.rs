@@ -60,6 +60,7 @@ impl<'a> Arbitrary<'a> for Program {
 /// no output, leaving almost no graph to replay. One in eight keeps the raw draw, so both
 /// rejected paths stay covered.
 fn bias(step: Step, last_written: Option<u8>, u: &mut Unstructured<'_>) -> Result<Step> {
+    let step = without_disabled_backends(step);
     Ok(match step {
         Step::EnterScope {
             device: DeviceRef::Flex | DeviceRef::FlexAutodiff,
@@ -83,6 +84,23 @@ fn bias(step: Step, last_written: Option<u8>, u: &mut Unstructured<'_>) -> Resul
         }
         step => step,
     })
+}
+
+/// A session that did not opt into wgpu generates Flex where the bytes say wgpu; stored
+/// programs keep their wgpu steps, which then run only where wgpu is enabled.
+fn without_disabled_backends(mut step: Step) -> Step {
+    if crate::interpreter::wgpu::enabled() {
+        return step;
+    }
+    if let Step::Create { device, .. }
+    | Step::ToDevice { device, .. }
+    | Step::EnterScope { device } = &mut step
+    {
+        if *device == DeviceRef::Wgpu {
+            *device = DeviceRef::Flex;
+        }
+    }
+    step
 }
 
 impl Program {

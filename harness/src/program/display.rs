@@ -11,6 +11,7 @@ impl Display for DeviceRef {
             DeviceRef::Flex => f.write_str("flex"),
             DeviceRef::FlexAutodiff => f.write_str("flex_ad"),
             DeviceRef::Capture(k) => write!(f, "capture{k}"),
+            DeviceRef::Wgpu => f.write_str("wgpu"),
         }
     }
 }

@@ -152,6 +152,7 @@ pub fn to_rust(program: &Program, trace: &Trace, signature: Option<&str>) -> Str
             DeviceRef::Flex => "Device::flex()".to_string(),
             DeviceRef::FlexAutodiff => "Device::flex().autodiff()".to_string(),
             DeviceRef::Capture(_) => "Device::capture()".to_string(),
+            DeviceRef::Wgpu => "Device::wgpu(burn::tensor::DeviceKind::DefaultDevice)".to_string(),
         };
         let _ = writeln!(body, "    let {} = {init};", device(*d));
     }

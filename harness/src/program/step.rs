@@ -30,6 +30,8 @@ pub enum DeviceRef {
     FlexAutodiff,
     /// Capture device `k` of the per-thread pool (`Device::capture()`, created once).
     Capture(u8),
+    /// The wgpu device (`Device::wgpu(..)`, opt-in per session: see `interpreter::wgpu`).
+    Wgpu,
 }
 
 /// How a created tensor is filled. Every fill is deterministic, so a trace's digests are
