@@ -1,4 +1,5 @@
-//! The regression suite: every case under `regressions/` runs in parallel and its trace is
+//! The regression suite: every case under `regressions/` runs (in parallel, wgpu cases one at a
+//! time after the others) and its trace is
 //! compared with its snapshot in `regressions/snapshots/`. Prints one line per case and ends
 //! with `N passed, N failed`; `REGRESSION_FILTER=text` runs only cases whose name contains it.
 
@@ -45,10 +46,20 @@ fn main() -> ExitCode {
         }
     };
     let settings = settings();
-    let results: Vec<(&Case, Result<(), String>)> = cases
+    // Flex and capture cases in parallel; wgpu cases after them, one at a time: one device
+    // queue serves them all, and a CPU adapter costs ~1 ms per op.
+    let (wgpu_cases, cpu_cases): (Vec<&Case>, Vec<&Case>) =
+        cases.iter().partition(|c| c.uses_wgpu());
+    if !wgpu_cases.is_empty() {
+        if let Err(reason) = dispatch_fuzz::interpreter::wgpu::enable() {
+            eprintln!("{} wgpu case(s) will fail: {reason}", wgpu_cases.len());
+        }
+    }
+    let mut results: Vec<(&Case, Result<(), String>)> = cpu_cases
         .par_iter()
-        .map(|case| (case, run(case, &settings)))
+        .map(|case| (*case, run(case, &settings)))
         .collect();
+    results.extend(wgpu_cases.iter().map(|case| (*case, run(case, &settings))));
     let mut failed = 0;
     for (case, result) in &results {
         match result {

@@ -84,7 +84,11 @@ pub fn main(options: Options) -> Result<ExitCode> {
         name: Some(name.clone()),
         signature: Some(signature),
         class: Some(class),
-        origin: Some(format!("{origin}, minimized by dispatch-fuzz promote")),
+        origin: Some(if origin.contains("minimized by") {
+            origin
+        } else {
+            format!("{origin}, minimized by dispatch-fuzz promote")
+        }),
         found: Some(today()),
         root_cause: Some(root_cause),
         steps: minimized.program.steps,

@@ -2,6 +2,7 @@
 //! once with Burn's fallible `Device::wgpu_options().init()`, so a machine without an adapter
 //! gets a clear reason on every wgpu step instead of a panic on a device thread.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use burn::tensor::{Device, DeviceKind};
@@ -13,20 +14,22 @@ pub const BACKENDS_VAR: &str = "DISPATCH_FUZZ_BACKENDS";
 /// llvmpipe Vulkan driver).
 pub const ADAPTER_VAR: &str = "DISPATCH_FUZZ_WGPU";
 
-static ENABLED: OnceLock<bool> = OnceLock::new();
+static FROM_ENV: OnceLock<bool> = OnceLock::new();
+static ENABLED: AtomicBool = AtomicBool::new(false);
 static DEVICE: OnceLock<Result<Device, String>> = OnceLock::new();
 
 /// Whether this process fuzzes on wgpu: set once, by [`enable`] or from `DISPATCH_FUZZ_BACKENDS`.
 pub fn enabled() -> bool {
-    *ENABLED.get_or_init(|| {
-        std::env::var(BACKENDS_VAR).is_ok_and(|v| v.split(',').any(|b| b.trim() == "wgpu"))
-    })
+    ENABLED.load(Ordering::Relaxed)
+        || *FROM_ENV.get_or_init(|| {
+            std::env::var(BACKENDS_VAR).is_ok_and(|v| v.split(',').any(|b| b.trim() == "wgpu"))
+        })
 }
 
-/// Turns wgpu on for this process (before any program ran) and initializes it; returns the
+/// Turns wgpu on for this process and initializes it; returns the
 /// adapter's description or why it is unavailable.
 pub fn enable() -> Result<String, String> {
-    let _ = ENABLED.set(true);
+    ENABLED.store(true, Ordering::Relaxed);
     device().map(|d| format!("{d:?}"))
 }
 

@@ -10,9 +10,10 @@
 //!   their call site instead, so only the crate is compared, and only to choose between
 //!   records whose patterns both match.
 //! - `backgroundTag`: the class name used in traces, counters and `DISPATCH_FUZZ_CRASH_ON`.
-//! - `locations` (optional, not in the seeds): `crate/src/file.rs` paths the panic must be raised
-//!   in. For records whose message is generic (a slice index out of range), so that one known
-//!   bug does not hide every other panic with the same wording.
+//! - `locations` (optional, not in the seeds): `crate/src/...` path prefixes the panic must be
+//!   raised under (a file, or a whole `crate/src/`). For records whose message is generic (a
+//!   slice index out of range), so that one known bug does not hide every other panic worded
+//!   the same.
 //! - `handlingStrategy`: `known-bug` marks a bug this harness found and reported, catalogued so
 //!   fuzzing goes on past it.
 //! - `severity`, `documentation`, `triggerScenarios`: shown to people, not used for matching.
@@ -114,7 +115,10 @@ pub fn lookup<'a>(
         .iter()
         .filter(|r| pattern_matches(&r.message_pattern, message))
         .filter(|r| {
-            r.locations.is_empty() || file.as_ref().is_some_and(|f| r.locations.contains(f))
+            r.locations.is_empty()
+                || file
+                    .as_ref()
+                    .is_some_and(|f| r.locations.iter().any(|l| f.starts_with(l.as_str())))
         })
         .collect();
     let krate = location.and_then(|l| crate_of(l.split(':').next().unwrap_or(l)));
