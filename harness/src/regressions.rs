@@ -39,14 +39,10 @@ impl Case {
     /// Whether any step names the wgpu device: such cases need wgpu enabled and run one at a
     /// time (a CPU adapter costs ~1 ms per op, and one device queue serves them all).
     pub fn uses_wgpu(&self) -> bool {
-        self.file.steps.iter().any(|s| match s {
-            crate::program::Step::Create { device, .. }
-            | crate::program::Step::ToDevice { device, .. }
-            | crate::program::Step::EnterScope { device } => {
-                *device == crate::program::DeviceRef::Wgpu
-            }
-            _ => false,
-        })
+        self.file
+            .steps
+            .iter()
+            .any(|s| s.device() == Some(crate::program::DeviceRef::Wgpu))
     }
 
     /// Runs the case.

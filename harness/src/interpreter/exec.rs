@@ -136,13 +136,10 @@ pub fn run_with(program: &Program, mode: Mode, oracles: Oracles) -> Result<Trace
 }
 
 fn uses_autodiff(program: &Program) -> bool {
-    program.steps.iter().any(|s| match s {
-        Step::Autodiff { .. } => true,
-        Step::Create { device, .. } | Step::ToDevice { device, .. } => {
-            *device == DeviceRef::FlexAutodiff
-        }
-        _ => false,
-    })
+    program
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Autodiff { .. }) || s.device() == Some(DeviceRef::FlexAutodiff))
 }
 
 fn value_info(t: &AnyTensor, digest: Option<&TensorData>) -> ValueInfo {

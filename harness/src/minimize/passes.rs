@@ -316,13 +316,7 @@ fn renamed(program: &Program) -> Program {
 fn devices_renamed(program: &Program) -> Program {
     let mut order: Vec<u8> = Vec::new();
     let mut steps = program.steps.clone();
-    for step in &mut steps {
-        let device = match step {
-            Step::Create { device, .. }
-            | Step::ToDevice { device, .. }
-            | Step::EnterScope { device } => device,
-            _ => continue,
-        };
+    for device in steps.iter_mut().filter_map(Step::device_mut) {
         if let DeviceRef::Capture(k) = device {
             let index = order.iter().position(|o| o == k).unwrap_or_else(|| {
                 order.push(*k);

@@ -92,13 +92,8 @@ fn without_disabled_backends(mut step: Step) -> Step {
     if crate::interpreter::wgpu::enabled() {
         return step;
     }
-    if let Step::Create { device, .. }
-    | Step::ToDevice { device, .. }
-    | Step::EnterScope { device } = &mut step
-    {
-        if *device == DeviceRef::Wgpu {
-            *device = DeviceRef::Flex;
-        }
+    if let Some(device) = step.device_mut().filter(|d| **d == DeviceRef::Wgpu) {
+        *device = DeviceRef::Flex;
     }
     step
 }

@@ -137,15 +137,7 @@ pub fn to_rust(program: &Program, trace: &Trace, signature: Option<&str>) -> Str
     let ran = |i: usize| !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None);
     let last_run = (0..program.steps.len()).rev().find(|&i| ran(i));
     let ends = program.scope_ends();
-    let mut devices = BTreeSet::new();
-    for step in &program.steps {
-        if let Step::Create { device, .. }
-        | Step::ToDevice { device, .. }
-        | Step::EnterScope { device } = step
-        {
-            devices.insert(*device);
-        }
-    }
+    let devices: BTreeSet<DeviceRef> = program.steps.iter().filter_map(Step::device).collect();
     let mut body = String::new();
     for d in &devices {
         let init = match d {

@@ -412,6 +412,26 @@ pub enum Step {
 }
 
 impl Step {
+    /// The device the step names (a creation's, a move's target, a scope's), if any.
+    pub fn device(&self) -> Option<DeviceRef> {
+        match self {
+            Step::Create { device, .. }
+            | Step::ToDevice { device, .. }
+            | Step::EnterScope { device } => Some(*device),
+            _ => None,
+        }
+    }
+
+    /// Mutable access to the device the step names, if any.
+    pub fn device_mut(&mut self) -> Option<&mut DeviceRef> {
+        match self {
+            Step::Create { device, .. }
+            | Step::ToDevice { device, .. }
+            | Step::EnterScope { device } => Some(device),
+            _ => None,
+        }
+    }
+
     /// The slots the step reads.
     pub fn reads(&self) -> Vec<Slot> {
         match self {
