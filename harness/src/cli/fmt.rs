@@ -7,19 +7,15 @@ use anyhow::{Context, Result};
 
 use dispatch_fuzz::check_with;
 use dispatch_fuzz::files::ProgramFile;
-use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::{to_rust, Program};
 
 /// `fmt --rust`: runs the program (artifact or program file) and prints the Rust reproducer.
 pub fn rust(path: &Path) -> Result<ExitCode> {
-    let (program, _) = super::minimize::load_input(path)?;
-    let mut policy = Policy::from_env().clone();
-    policy
-        .crash_on
-        .extend(ProgramFile::load(path).ok().and_then(|f| f.class));
-    let verdict = check_with(&program, &policy)?;
+    let input = super::minimize::load_input(path)?;
+    let program = &input.program;
+    let verdict = check_with(program, &input.policy())?;
     let signature = verdict.finding.as_ref().map(|f| f.signature.as_str());
-    print!("{}", to_rust(&program, &verdict.trace, signature));
+    print!("{}", to_rust(program, &verdict.trace, signature));
     Ok(ExitCode::SUCCESS)
 }
 

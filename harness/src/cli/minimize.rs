@@ -12,8 +12,28 @@ use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
 use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::Program;
 
+/// A program read by `load_input`, with where it came from.
+pub struct Input {
+    /// The program.
+    pub program: Program,
+    /// Its origin, for the header of a stored case.
+    pub origin: String,
+    /// The class a saved finding names, if the input is such a program file.
+    pub class: Option<String>,
+}
+
+impl Input {
+    /// This process's policy, plus the input's own class: a saved finding is treated as a
+    /// finding even if its class is catalogued.
+    pub fn policy(&self) -> Policy {
+        let mut policy = Policy::from_env().clone();
+        policy.crash_on.extend(self.class.clone());
+        policy
+    }
+}
+
 /// Reads a program file, or failing that decodes the file as a libFuzzer artifact.
-pub fn load_input(path: &Path) -> Result<(Program, String)> {
+pub fn load_input(path: &Path) -> Result<Input> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let shown = path.display().to_string();
     if let Ok(text) = std::str::from_utf8(&bytes) {
@@ -25,7 +45,11 @@ pub fn load_input(path: &Path) -> Result<(Program, String)> {
                 .origin
                 .clone()
                 .unwrap_or_else(|| format!("program file {name}"));
-            return Ok((file.program(), origin));
+            return Ok(Input {
+                program: file.program(),
+                origin,
+                class: file.class,
+            });
         }
     }
     let origin = format!(
@@ -33,12 +57,18 @@ pub fn load_input(path: &Path) -> Result<(Program, String)> {
         fnv1a(&[&bytes]),
         bytes.len()
     );
-    Ok((Program::from_fuzz_bytes(&bytes), origin))
+    Ok(Input {
+        program: Program::from_fuzz_bytes(&bytes),
+        origin,
+        class: None,
+    })
 }
 
 /// Minimizes `path` under this process's policy; returns the minimized file and where it went.
 pub fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
-    let (program, origin) = load_input(path)?;
+    let Input {
+        program, origin, ..
+    } = load_input(path)?;
     let interactive = std::io::stderr().is_terminal() && !quiet;
     let minimizer = Minimizer::new().on_progress(move |p| {
         if interactive {

@@ -9,7 +9,6 @@ use anyhow::{bail, Context, Result};
 use dispatch_fuzz::files::ProgramFile;
 use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
 use dispatch_fuzz::oracles::catalogue::catalogue;
-use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::regressions::Case;
 
 pub struct Options {
@@ -49,13 +48,11 @@ pub fn main(options: Options) -> Result<ExitCode> {
     if !cfg!(debug_assertions) {
         bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
     }
-    let (program, origin) = super::minimize::load_input(&options.input)?;
-    // A saved finding names its class: promote it even if the class is catalogued.
-    let class_hint = ProgramFile::load(&options.input).ok().and_then(|f| f.class);
-    let mut policy = Policy::from_env().clone();
-    policy.crash_on.extend(class_hint);
+    let input = super::minimize::load_input(&options.input)?;
+    let policy = input.policy();
+    let origin = input.origin;
     let (signature, minimized, reproduction) =
-        minimize_finding(program, &policy, Minimizer::new())?;
+        minimize_finding(input.program, &policy, Minimizer::new())?;
     if let Reproduction::Flaky { reproduced, runs } = reproduction {
         bail!("the minimized program reproduced {reproduced} of {runs} re-runs: not a reproducer");
     }
