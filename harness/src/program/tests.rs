@@ -136,3 +136,31 @@ fn program_json_round_trips() {
         assert_eq!(back, program);
     }
 }
+
+#[test]
+fn cat_never_grows_a_tensor_past_the_element_limit() {
+    // Repeated cats once grew a [256] tensor whose dims no longer fit the `u8` shapes programs
+    // store, and fixup divided by zero (fuzz --seed 3, input #50733).
+    use super::step::{Kind, Op};
+    use super::typing::Ty;
+    let cube = |s: u8| {
+        (s < 2).then(|| Ty {
+            kind: Kind::Float,
+            shape: if s == 0 { vec![2, 4, 4] } else { vec![4, 4, 4] },
+        })
+    };
+    let cat = |first: u8| Op::Cat {
+        first,
+        rest: vec![first],
+        dim: 0,
+    };
+    assert_eq!(
+        op_output(&cat(0), cube).map(|t| t.shape),
+        Some(vec![4, 4, 4])
+    );
+    assert_eq!(
+        op_output(&cat(1), cube),
+        None,
+        "[8, 4, 4] is past the limit"
+    );
+}

@@ -159,7 +159,9 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
                 }
                 t.shape[dim] += o.shape[dim];
             }
-            Some(t)
+            // Repeated cats would otherwise grow a tensor without bound (and past the `u8` dims
+            // programs store): the result obeys the same element limit as a created tensor.
+            (t.shape.iter().product::<usize>() <= crate::program::limits::MAX_ELEMENTS).then_some(t)
         }
         Op::Cast { src, to } => {
             let t = slot(*src)?;
