@@ -1,4 +1,4 @@
-//! `dispatch-fuzz fmt FILE`: a libFuzzer artifact printed as a readable program.
+//! `dispatch-fuzz fmt FILE`: a libFuzzer artifact or program file printed as a readable program.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -21,6 +21,23 @@ pub fn rust(path: &Path) -> Result<ExitCode> {
 
 pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let is_program_file = std::str::from_utf8(&bytes)
+        .is_ok_and(|text| ProgramFile::parse(text, &path.display().to_string()).is_ok());
+    if is_program_file {
+        // A program file is already structured text: print it, or its steps, as they are.
+        let input = super::minimize::load_input(path)?;
+        if as_json {
+            print!("{}", String::from_utf8_lossy(&bytes));
+        } else {
+            println!(
+                "// {} steps from {}",
+                input.program.steps.len(),
+                path.display()
+            );
+            print!("{}", input.program);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let program = Program::from_fuzz_bytes(&bytes);
     if as_json {
         let file = ProgramFile {
