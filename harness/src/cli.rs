@@ -57,7 +57,7 @@ enum Command {
         #[arg(long)]
         backends: Option<String>,
     },
-    /// Print a libFuzzer artifact (raw bytes) as a readable program.
+    /// Print a libFuzzer artifact (raw bytes) or a program file as a readable program.
     Fmt {
         /// Artifact file (or, with --rust, a program file too).
         file: PathBuf,
@@ -90,7 +90,7 @@ enum Command {
         #[arg(long, default_value = "regressions")]
         dir: PathBuf,
     },
-    /// Benchmark `check` against the bare Burn calls on a fixed seeded set of programs.
+    /// Benchmark `check`, oracle by oracle, against the bare Burn calls on a fixed seeded set.
     Bench {
         /// Programs in the set.
         #[arg(long, default_value_t = 500)]
@@ -98,7 +98,8 @@ enum Command {
         /// Seed of the set.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Seconds to spend on each of the two paths.
+        /// Seconds to spend on each path (bare, then each oracle alone and all together;
+        /// the Flex-vs-wgpu path needs DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu).
         #[arg(long, default_value_t = 5)]
         seconds: u64,
         /// Instead: minimize this many seeded crashing programs of 50-200 steps and print the

@@ -13,7 +13,9 @@ mod value;
 pub mod wgpu;
 
 pub use catch::{catch, install as install_panic_hook, StepPanicPolicy};
-pub use exec::{corrupt_replay_feed_for_tests, run, run_with, Mode, Oracles};
-pub use replay::{replay_on_flex, ReplayError};
+pub use exec::{
+    corrupt_replay_feed_for_tests, perturb_wgpu_values_for_tests, run, run_with, Mode, Oracles,
+};
+pub use replay::{replay_on_device, replay_on_flex, ReplayError};
 pub use trace::{fnv1a, GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo};
 pub use value::{fill_data, AnyTensor, Ranked};

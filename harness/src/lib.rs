@@ -46,6 +46,14 @@ pub fn check_with_oracles(
     oracles: interpreter::Oracles,
 ) -> Result<Verdict> {
     let mut trace = interpreter::run_with(program, Mode::Full, oracles)?;
+    if oracles.model {
+        for panic in trace.panics_mut() {
+            panic.class = oracles::class_of(panic);
+        }
+        let report = oracles::model::check(program, &trace);
+        trace.violations.extend(report.violations);
+        trace.known_divergences = report.known;
+    }
     let finding = oracles::classify(&mut trace, policy);
     Ok(Verdict { trace, finding })
 }

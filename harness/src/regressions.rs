@@ -181,6 +181,13 @@ pub fn render(program: &Program, verdict: &Verdict, style: Style) -> String {
             describe(&Outcome::Panic(panic.clone()), style)
         );
     }
+    if !verdict.trace.known_divergences.is_empty() {
+        let _ = writeln!(
+            out,
+            "known divergences: {}",
+            verdict.trace.known_divergences.join(", ")
+        );
+    }
     match &verdict.finding {
         Some(f) => {
             let _ = writeln!(out, "finding: {}", f.signature);

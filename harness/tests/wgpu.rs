@@ -55,3 +55,84 @@ fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
         verdict.trace.steps[4]
     );
 }
+
+mod differential {
+    //! The Flex vs wgpu differential oracle: it fires on a perturbed wgpu value, stays quiet on
+    //! a poisoned one, and on random programs that run on both backends.
+
+    use super::common;
+    use dispatch_fuzz::check;
+    use dispatch_fuzz::interpreter::{perturb_wgpu_values_for_tests, wgpu};
+    use dispatch_fuzz::oracles::differential::DIVERGENCE;
+    use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
+    use dispatch_fuzz::program::Program;
+    use dispatch_fuzz::rng::SplitMix64;
+
+    fn argmax_of(fill: &str) -> Program {
+        common::program(&format!(
+            r#"[{{"create": {{"out": 0, "kind": "float", "shape": [2, 3], "fill": {fill}, "device": "flex"}}}},
+                {{"op": {{"out": 1, "op": {{"arg_max": {{"src": 0, "dim": 1}}}}}}}},
+                {{"read": {{"src": 1, "fallible": true}}}}]"#
+        ))
+    }
+
+    fn divergences_with_step_perturbed(program: &Program, step: usize) -> Vec<usize> {
+        perturb_wgpu_values_for_tests(Some(step));
+        let verdict = check(program);
+        perturb_wgpu_values_for_tests(None);
+        verdict
+            .unwrap()
+            .trace
+            .violations
+            .iter()
+            .filter(|v| v.class == DIVERGENCE)
+            .map(|v| v.step)
+            .collect()
+    }
+
+    #[test]
+    fn a_perturbed_wgpu_value_is_a_flex_wgpu_divergence() {
+        wgpu::enable().expect("a wgpu adapter");
+        let program = argmax_of(r#""arange""#);
+        assert!(check(&program).unwrap().finding.is_none());
+        assert_eq!(divergences_with_step_perturbed(&program, 1), vec![1]);
+        let finding = {
+            perturb_wgpu_values_for_tests(Some(0));
+            let v = check(&program);
+            perturb_wgpu_values_for_tests(None);
+            v.unwrap().finding.expect("the oracle fires")
+        };
+        assert_eq!(finding.class, DIVERGENCE);
+        assert!(finding.message.contains("flex F32"), "{}", finding.message);
+    }
+
+    #[test]
+    fn an_argmax_over_ties_is_poisoned_not_compared() {
+        wgpu::enable().expect("a wgpu adapter");
+        assert!(divergences_with_step_perturbed(&argmax_of(r#""ones""#), 1).is_empty());
+    }
+
+    #[test]
+    fn flex_and_wgpu_agree_on_random_programs() {
+        wgpu::enable().expect("a wgpu adapter");
+        let mut rng = SplitMix64::new(77);
+        let mut compared = 0;
+        for _ in 0..150 {
+            let len = rng.below(1500) as usize;
+            let program = Program::from_fuzz_bytes(&rng.bytes(len));
+            let verdict = check(&program).unwrap();
+            // Violations the catalogue explains (a known bug met through replay) are classified
+            // as that bug; only what is left is a finding.
+            if let Some(f) = &verdict.finding {
+                assert!(
+                    ![DIVERGENCE, REPLAY_MISMATCH, REPLAY_FAILURE].contains(&f.class.as_str()),
+                    "{}: {}\n{program}",
+                    f.signature,
+                    f.message
+                );
+            }
+            compared += verdict.trace.compared;
+        }
+        assert!(compared > 200, "only {compared} values compared");
+    }
+}

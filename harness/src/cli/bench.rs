@@ -62,23 +62,50 @@ pub fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
     }
     let budget = Duration::from_secs(seconds);
     let (bare_execs, bare_secs) = measure(&set, budget, |p| run(p, Mode::Bare).map(drop))?;
-    let (plain_execs, plain_secs) = measure(&set, budget, |p| {
-        dispatch_fuzz::check_with_oracles(p, &policy, Oracles::NONE).map(drop)
-    })?;
-    let (full_execs, full_secs) = measure(&set, budget, |p| {
-        dispatch_fuzz::check_with(p, &policy).map(drop)
-    })?;
     let bare = bare_execs as f64 / bare_secs;
-    let plain = plain_execs as f64 / plain_secs;
-    let full = full_execs as f64 / full_secs;
-    println!("bare (Burn calls only):  {bare:>9.0} execs/s ({bare_execs} in {bare_secs:.2} s)");
-    println!("check, oracles off:      {plain:>9.0} execs/s ({plain_execs} in {plain_secs:.2} s)");
-    println!("check, eager-replay on:  {full:>9.0} execs/s ({full_execs} in {full_secs:.2} s)");
-    println!("cost ratio check/bare:   {:>9.2} oracles off", bare / plain);
-    println!(
-        "cost ratio check/bare:   {:>9.2} eager-replay on",
-        bare / full
-    );
+    println!("bare (Burn calls only):      {bare:>9.0} execs/s ({bare_execs} in {bare_secs:.2} s)");
+    // Each oracle alone, then all of them: what each one costs on top of `check`.
+    let differential = dispatch_fuzz::interpreter::wgpu::enabled();
+    let paths = [
+        ("check, oracles off", Oracles::NONE),
+        (
+            "check, eager-replay only",
+            Oracles {
+                eager_replay: true,
+                ..Oracles::NONE
+            },
+        ),
+        (
+            "check, reference model only",
+            Oracles {
+                model: true,
+                ..Oracles::NONE
+            },
+        ),
+        (
+            "check, flex-vs-wgpu only",
+            Oracles {
+                differential: true,
+                ..Oracles::NONE
+            },
+        ),
+        ("check, all oracles", Oracles::ALL),
+    ];
+    for (name, oracles) in paths {
+        if oracles.differential && !oracles.eager_replay && !differential {
+            println!("{name:<28} skipped: wgpu is off (--backends flex,capture,wgpu)");
+            continue;
+        }
+        let (execs, secs) = measure(&set, budget, |p| {
+            dispatch_fuzz::check_with_oracles(p, &policy, oracles).map(drop)
+        })?;
+        let rate = execs as f64 / secs;
+        println!(
+            "{:<28} {rate:>9.0} execs/s ({execs} in {secs:.2} s), cost ratio to bare {:.2}",
+            format!("{name}:"),
+            bare / rate
+        );
+    }
     if let Some((rss, peak)) = crate::cli::rss_kib() {
         println!("rss: {} MiB, peak {} MiB", rss / 1024, peak / 1024);
     }

@@ -34,7 +34,7 @@ pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
     })
 }
 
-/// The `--json` form: `{"finding", "steps": [{"index", "step", "outcome"}]}`.
+/// The `--json` form: `{"finding", "known_divergences", "steps": [{"index", "step", "outcome"}]}`.
 pub fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
     let steps: Vec<_> = verdict
         .trace
@@ -61,6 +61,10 @@ pub fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
     let finding = verdict
         .finding
         .as_ref()
-        .map(|f| json!({"signature": f.signature, "class": f.class}));
-    json!({"finding": finding, "steps": steps})
+        .map(|f| json!({"signature": f.signature, "class": f.class, "step": f.step, "message": f.message}));
+    json!({
+        "finding": finding,
+        "known_divergences": verdict.trace.known_divergences,
+        "steps": steps
+    })
 }

@@ -10,12 +10,13 @@ use burn_dispatch::backends::Capture;
 use super::catch::catch;
 use super::ops::exec_op;
 use super::pool;
-use super::replay::{replay_on_flex, ReplayError};
+use super::replay::{replay_on_device, replay_on_flex, ReplayError};
 use super::trace::{fnv1a, GraphInfo, Outcome, StepRecord, Trace, ValueInfo};
 use super::value::{map_any, on_any, AnyTensor};
+use crate::oracles::differential::{self, DiffEq, Poison};
 use crate::oracles::eager_replay::Violation;
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{op_output, AutodiffMode, DeviceRef, Kind, Program, Slot, Step};
+use crate::program::{op_output, AutodiffMode, DeviceRef, Kind, Op, Program, Slot, Step};
 
 /// How much the interpreter records besides calling Burn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,19 +34,39 @@ pub struct Oracles {
     /// Shadow every step eagerly on Flex and replay each cleanly captured graph against it
     /// (`oracles::eager_replay`).
     pub eager_replay: bool,
+    /// Predict every step with the reference model of the capture lifecycle
+    /// (`oracles::model`; it runs over the trace after the program, in `check`).
+    pub model: bool,
+    /// Run every step a second time on wgpu and compare each value with Flex
+    /// (`oracles::differential`); only when wgpu is enabled for the session.
+    pub differential: bool,
 }
 
 impl Oracles {
     /// Every oracle on.
-    pub const ALL: Oracles = Oracles { eager_replay: true };
+    pub const ALL: Oracles = Oracles {
+        eager_replay: true,
+        model: true,
+        differential: true,
+    };
     /// Every oracle off.
     pub const NONE: Oracles = Oracles {
         eager_replay: false,
+        model: false,
+        differential: false,
     };
 }
 
 thread_local! {
     static CORRUPT_REPLAY_FEED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static PERTURB_WGPU: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Test-only: makes the differential oracle see the wgpu values of step `step` plus one (bools
+/// flipped) on this thread, so tests can see it fire. Never set it in a fuzz or regression run.
+#[doc(hidden)]
+pub fn perturb_wgpu_values_for_tests(step: Option<usize>) {
+    PERTURB_WGPU.with(|c| c.set(step));
 }
 
 /// Test-only: makes the eager-replay oracle feed every replayed graph input with wrong data
@@ -60,8 +81,16 @@ struct Run<'p> {
     program: &'p Program,
     mode: Mode,
     oracles: Oracles,
-    /// The eager Flex value of each slot, for the eager-replay oracle.
+    /// The eager Flex value of each slot, for the eager-replay and differential oracles.
     shadows: Vec<Option<AnyTensor>>,
+    /// The wgpu device, when the differential oracle runs.
+    wgpu: Option<burn::tensor::Device>,
+    /// Each slot's value computed again on wgpu, for the differential oracle.
+    twins: Vec<Option<AnyTensor>>,
+    /// Why a slot's twin must not be compared, if it must not (`differential::Poison`).
+    poisoned: Vec<Option<Poison>>,
+    /// Values the differential oracle compared.
+    compared: usize,
     violations: Vec<Violation>,
     ends: Vec<Option<usize>>,
     /// Ordinal of each `ExitScope` step among all exits, indexed by step.
@@ -105,6 +134,12 @@ pub fn run_with(program: &Program, mode: Mode, oracles: Oracles) -> Result<Trace
         slots: vec![None; usize::from(MAX_SLOTS)],
         oracles,
         shadows: vec![None; usize::from(MAX_SLOTS)],
+        wgpu: (mode == Mode::Full && oracles.differential && super::wgpu::enabled())
+            .then(super::wgpu::device)
+            .and_then(Result::ok),
+        twins: vec![None; usize::from(MAX_SLOTS)],
+        poisoned: vec![None; usize::from(MAX_SLOTS)],
+        compared: 0,
         violations: Vec::new(),
         graphs: vec![None; exits],
         outcomes: vec![None; n],
@@ -114,8 +149,9 @@ pub fn run_with(program: &Program, mode: Mode, oracles: Oracles) -> Result<Trace
     // under `catch` like any step and a panic there is reported, not lost.
     let slots = std::mem::take(&mut run.slots);
     let shadows = std::mem::take(&mut run.shadows);
+    let twins = std::mem::take(&mut run.twins);
     let teardown = catch(move || drop(slots)).err();
-    let _ = catch(move || drop(shadows));
+    let _ = catch(move || drop((shadows, twins)));
     if uses_autodiff(program) {
         pool::sweep_autodiff_graphs();
     }
@@ -131,6 +167,8 @@ pub fn run_with(program: &Program, mode: Mode, oracles: Oracles) -> Result<Trace
         steps,
         teardown,
         violations: run.violations,
+        known_divergences: Vec::new(),
+        compared: run.compared,
         leaked_devices: pool::leaked_devices(),
     })
 }
@@ -150,6 +188,7 @@ fn value_info(t: &AnyTensor, digest: Option<&TensorData>) -> ValueInfo {
         dtype: dtype_name(dtype),
         shape: ty.shape,
         device: Cow::Borrowed(pool::name(&t.device())),
+        same_as: None,
         digest: digest.map(data_digest),
     }
 }
@@ -230,6 +269,9 @@ impl Run<'_> {
                 i = exit + 1;
             } else {
                 let outcome = self.step(&program.steps[i])?;
+                if self.wgpu.is_some() && matches!(outcome, Outcome::Ok { .. }) {
+                    self.twin(i, &program.steps[i]);
+                }
                 self.set(i, outcome);
                 i += 1;
             }
@@ -261,7 +303,7 @@ impl Run<'_> {
         real: &AnyTensor,
         eager: impl FnOnce(&Self) -> Option<AnyTensor>,
     ) {
-        if !self.oracles.eager_replay {
+        if !self.oracles.eager_replay && self.wgpu.is_none() {
             return;
         }
         let shadow = if pool::name(&real.device()).starts_with("capture") {
@@ -290,7 +332,7 @@ impl Run<'_> {
         let feed: Vec<Option<TensorData>> = inputs
             .iter()
             .map(|(s, _)| {
-                let data = eager_data(self, *s)?;
+                let data = native_bools(eager_data(self, *s)?);
                 Some(if corrupt { plus_one(&data) } else { data })
             })
             .collect();
@@ -326,6 +368,36 @@ impl Run<'_> {
             };
             if let Some(diff) = difference(data, &eager) {
                 found.push(format!("output {k} (t{slot}): {diff}"));
+            }
+        }
+        // The same graph replayed on wgpu must agree with the eager Flex run as well.
+        if let Some(wgpu) = self.wgpu.clone() {
+            match catch(|| replay_on_device(graph, &feed, &wgpu)) {
+                Ok(Ok(on_wgpu)) => {
+                    for (k, ((slot, _), data)) in outputs.iter().zip(&on_wgpu).enumerate() {
+                        let Some(eager) = eager_data(self, *slot) else {
+                            continue;
+                        };
+                        let poisoned = self.poisoned[usize::from(*slot)];
+                        if let DiffEq::Differ(diff) = differential::compare(&eager, data, poisoned)
+                        {
+                            found.push(format!("output {k} (t{slot}) replayed on wgpu: {diff}"));
+                        }
+                    }
+                }
+                Ok(Err(ReplayError::MissingInput(_))) => {}
+                Ok(Err(e)) => {
+                    let message = e.to_string();
+                    let summary = format!("replay on wgpu: {}", stable_summary(&message));
+                    self.violations
+                        .push(violation(REPLAY_FAILURE, summary, message));
+                }
+                Err(panic) if crate::oracles::class_of(&panic) == crate::oracles::UNKNOWN => {
+                    let summary = format!("replay on wgpu: {}", stable_summary(&panic.message));
+                    self.violations
+                        .push(violation(REPLAY_FAILURE, summary, panic.message));
+                }
+                Err(_) => {}
             }
         }
         if !found.is_empty() {
@@ -399,6 +471,237 @@ impl Run<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The differential oracle's half of a step that succeeded: computes the step's values again
+    /// on wgpu from the slots' twins and compares each with its Flex value.
+    fn twin(&mut self, index: usize, step: &Step) {
+        let Some(wgpu) = self.wgpu.clone() else {
+            return;
+        };
+        let poisoned_in = step
+            .reads()
+            .iter()
+            .any(|s| self.poisoned[usize::from(*s)].is_some())
+            .then_some(Poison::FromPoisoned);
+        match step {
+            Step::Create {
+                out,
+                kind,
+                shape,
+                fill,
+                ..
+            } => {
+                let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
+                let data = super::value::fill_data(*kind, &shape, *fill);
+                let twin = catch(|| twin_from_data(*kind, data, &wgpu));
+                self.put_twin(index, *out, twin, None);
+            }
+            Step::Op { out, op } => {
+                let operands = op.operands();
+                if operands
+                    .iter()
+                    .any(|s| self.twins[usize::from(*s)].is_none())
+                {
+                    self.twins[usize::from(*out)] = None;
+                    return;
+                }
+                let twin = catch(|| exec_op(op, |s| self.twins[usize::from(s)].clone()));
+                let twin = match twin {
+                    Ok(Ok(t)) => Ok(t),
+                    Ok(Err(_)) => {
+                        self.twins[usize::from(*out)] = None;
+                        return;
+                    }
+                    Err(panic) => Err(panic),
+                };
+                let tie = self.argmax_tie(op).then_some(Poison::ArgmaxTie);
+                self.put_twin(index, *out, twin, poisoned_in.or(tie));
+            }
+            Step::ToDevice { out, src, .. }
+            | Step::Clone { out, src }
+            | Step::Autodiff { out, src, .. } => {
+                let (out, src) = (usize::from(*out), usize::from(*src));
+                self.twins[out] = self.twins[src].clone();
+                self.poisoned[out] = self.poisoned[src];
+            }
+            Step::Drop { slot } => self.twins[usize::from(*slot)] = None,
+            Step::Replay {
+                graph,
+                feed,
+                outputs,
+            } => self.twin_replay(index, *graph, feed, outputs, &wgpu),
+            Step::Read { .. } | Step::EnterScope { .. } | Step::ExitScope { .. } => {}
+        }
+    }
+
+    /// A `Replay` step again on wgpu: the same graph through `TensorInterpreter` on the wgpu
+    /// device, fed with the twins' data.
+    fn twin_replay(
+        &mut self,
+        index: usize,
+        graph: u8,
+        feed: &[Slot],
+        outputs: &[Slot],
+        wgpu: &burn::tensor::Device,
+    ) {
+        for out in outputs {
+            self.twins[usize::from(*out)] = None;
+        }
+        let Some(Some(captured)) = self.graphs.get(usize::from(graph)) else {
+            return;
+        };
+        let captured = captured.clone();
+        let poisoned = feed
+            .iter()
+            .any(|s| self.poisoned[usize::from(*s)].is_some())
+            .then_some(Poison::FromPoisoned);
+        let feed: Vec<Option<TensorData>> = feed
+            .iter()
+            .map(|s| {
+                let t = self.twins[usize::from(*s)].clone()?;
+                catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok()
+            })
+            .collect();
+        let datas = match catch(|| replay_on_device(&captured, &feed, wgpu)) {
+            Ok(Ok(datas)) => datas,
+            Ok(Err(_)) => return,
+            Err(panic) => {
+                if let Some(out) = outputs.first() {
+                    self.put_twin(index, *out, Err(panic), poisoned);
+                }
+                return;
+            }
+        };
+        for (slot, data) in outputs.iter().zip(datas) {
+            if !(1..=4).contains(&data.shape().num_dims()) {
+                continue;
+            }
+            let kind = kind_of(&data);
+            let twin = catch(|| twin_from_data(kind, data, wgpu));
+            self.put_twin(index, *slot, twin, poisoned);
+        }
+    }
+
+    /// Whether `op` is an `argmax` whose Flex operand has a tie for the maximum in some lane.
+    fn argmax_tie(&self, op: &Op) -> bool {
+        let Op::ArgMax { src, dim } = op else {
+            return false;
+        };
+        let Some(t) = self.shadow(*src) else {
+            return true;
+        };
+        catch(|| on_any!(t, x => x.try_into_data()))
+            .ok()
+            .and_then(Result::ok)
+            .is_none_or(|data| differential::argmax_has_tie(&data, usize::from(*dim)))
+    }
+
+    /// Stores a twin and compares it with the slot's Flex value. A wgpu panic where Flex
+    /// computed a value is a divergence unless the catalogue knows it.
+    fn put_twin(
+        &mut self,
+        index: usize,
+        out: Slot,
+        twin: Result<AnyTensor, super::PanicInfo>,
+        poisoned: Option<Poison>,
+    ) {
+        let o = usize::from(out);
+        self.poisoned[o] = poisoned;
+        let flex = self
+            .shadow(out)
+            .and_then(|t| catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok());
+        // The known bool storage bug makes Flex misread the value: stop comparing from here.
+        let misread = flex
+            .as_ref()
+            .is_some_and(|d| d.dtype() == DType::Bool(BoolStore::U32))
+            && self
+                .shadow(out)
+                .is_some_and(|t| pool::name(&t.device()) == "flex");
+        let poisoned = poisoned.or(misread.then_some(Poison::BoolU32OnFlex));
+        self.poisoned[o] = poisoned;
+        let twin = match twin {
+            Ok(t) => t,
+            Err(panic) => {
+                self.twins[o] = None;
+                if flex.is_some() && crate::oracles::class_of(&panic) == crate::oracles::UNKNOWN {
+                    self.diverge(
+                        index,
+                        out,
+                        "wgpu panicked where Flex computed",
+                        panic.message,
+                    );
+                }
+                return;
+            }
+        };
+        self.twins[o] = Some(twin.clone());
+        let Some(flex) = flex else {
+            return;
+        };
+        let on_wgpu = match catch(|| on_any!(twin, x => x.try_into_data())) {
+            Ok(Ok(data)) => data,
+            Ok(Err(e)) => {
+                return self.diverge(index, out, "wgpu failed to read", e.to_string());
+            }
+            Err(panic) => {
+                if crate::oracles::class_of(&panic) == crate::oracles::UNKNOWN {
+                    self.diverge(index, out, "wgpu panicked reading", panic.message);
+                }
+                return;
+            }
+        };
+        let on_wgpu = if PERTURB_WGPU.with(std::cell::Cell::get) == Some(index) {
+            plus_one(&on_wgpu)
+        } else {
+            on_wgpu
+        };
+        let verdict = differential::compare(&flex, &on_wgpu, poisoned);
+        if verdict == DiffEq::Equal {
+            self.compared += 1;
+        }
+        if let DiffEq::Differ(diff) = verdict {
+            self.compared += 1;
+            let both = format!(
+                "{diff}; flex {:?} = {:?}; wgpu {:?} = {:?}",
+                flex.dtype(),
+                short(&flex),
+                on_wgpu.dtype(),
+                short(&on_wgpu)
+            );
+            let what = match self.program.steps.get(index) {
+                Some(Step::Op { op, .. }) => op.name(),
+                Some(step) => step.name().to_string(),
+                None => "a step".to_string(),
+            };
+            let summary = format!("the result of {what} differs between Flex and wgpu");
+            self.diverge(index, out, &summary, both);
+        }
+    }
+
+    fn diverge(&mut self, index: usize, out: Slot, summary: &str, details: String) {
+        // What is computed from a diverged value would only repeat the report.
+        self.poisoned[usize::from(out)] = Some(Poison::FromPoisoned);
+        self.violations.push(Violation {
+            step: index,
+            class: differential::DIVERGENCE.to_string(),
+            summary: summary.to_string(),
+            message: format!("t{out}: {details}"),
+        });
+    }
+
+    /// The operand slot holding the very capture tensor `t` (same id), if any.
+    fn same_capture_tensor(&self, t: &AnyTensor, operands: &[Slot]) -> Option<Slot> {
+        if self.mode != Mode::Full {
+            return None;
+        }
+        let id =
+            |t: AnyTensor| on_any!(t, x => x.try_into_primitive::<Capture>().ok().map(|p| p.id()));
+        let out = id(t.clone())?;
+        operands
+            .iter()
+            .copied()
+            .find(|s| self.slot(*s).and_then(id) == Some(out))
     }
 
     /// Stores `t` in `out` and describes it.
@@ -480,7 +783,12 @@ impl Run<'_> {
                         .ok()
                         .and_then(Result::ok)
                 });
-                self.produce(*out, t)
+                let same_as = self.same_capture_tensor(&t, &op.operands());
+                let mut outcome = self.produce(*out, t);
+                if let Outcome::Ok { value: Some(v), .. } = &mut outcome {
+                    v.same_as = same_as;
+                }
+                outcome
             }
             Step::ToDevice { out, src, device } => {
                 let t = operand!(*src);
@@ -588,6 +896,82 @@ impl Run<'_> {
             }
         }))
     }
+}
+
+/// `Tensor::from_data` on wgpu. Bools go through an int tensor: wgpu's own `bool_from_data`
+/// rejects Flex's native bool storage (the catalogued `bool-storage-transfer` bug), and the twin
+/// must not stop at a bug that is already known and stored.
+fn twin_from_data(kind: Kind, data: TensorData, wgpu: &burn::tensor::Device) -> AnyTensor {
+    if kind != Kind::Bool {
+        return AnyTensor::from_data(kind, data, wgpu);
+    }
+    let shape = data.shape().clone();
+    let ints: Vec<i32> = data.iter::<bool>().map(i32::from).collect();
+    match AnyTensor::from_data(Kind::Int, TensorData::new(ints, shape), wgpu) {
+        AnyTensor::Int(r) => AnyTensor::Bool(super::value::map_rank!(r, x => x.bool())),
+        other => other,
+    }
+}
+
+/// `data` with bools in Flex's native storage: an input that lived on wgpu holds `Bool(U32)`,
+/// which Flex's interpreter cannot take (the catalogued `bool-storage-transfer` bug), and the
+/// oracle must judge the graph, not meet that bug again.
+fn native_bools(data: TensorData) -> TensorData {
+    if !data.dtype().is_bool() || data.dtype() == DType::Bool(BoolStore::Native) {
+        return data;
+    }
+    let shape = data.shape().clone();
+    let n = data.num_elements().max(1);
+    let width = (data.as_bytes().len() / n).max(1);
+    let bools: Vec<bool> = data
+        .as_bytes()
+        .chunks(width)
+        .map(|c| c.iter().any(|b| *b != 0))
+        .collect();
+    TensorData::new(bools, shape)
+}
+
+/// A failure message reduced to what stays the same from run to run: its first line and its
+/// last line that names an error, with hash-like tokens (six or more characters with a digit,
+/// such as kernel names) replaced by `N`.
+fn stable_summary(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let first = lines.first().copied().unwrap_or_default();
+    let cause = lines
+        .iter()
+        .skip(1)
+        .rev()
+        .find(|l| l.to_lowercase().contains("error") && !l.starts_with("Caused by"));
+    let text = match cause {
+        Some(cause) => format!("{first}: {cause}"),
+        None => first.to_string(),
+    };
+    text.split(' ')
+        .map(|w| {
+            if w.len() >= 6 && w.chars().any(|c| c.is_ascii_digit()) {
+                "N"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Up to eight values of `data`, for a divergence message.
+fn short(data: &TensorData) -> Vec<f64> {
+    if data.dtype().is_bool() {
+        return data
+            .iter::<bool>()
+            .take(8)
+            .map(|b| f64::from(u8::from(b)))
+            .collect();
+    }
+    data.iter::<f64>().take(8).collect()
 }
 
 /// `data` with one added to every element (bools flipped): wrong input data for the

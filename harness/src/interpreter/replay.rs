@@ -1,10 +1,12 @@
-//! Executes a `CapturedGraph` on Flex through `burn_router::TensorInterpreter`, the way a
-//! graph consumer (an exporter, a remote server) would. Burn has no helper for this.
+//! Executes a `CapturedGraph` on Flex or wgpu through `burn_router::TensorInterpreter`, the way
+//! a graph consumer (an exporter, a remote server) would. Burn has no helper for this.
 
-use burn::tensor::{CapturedGraph, TensorData};
+use burn::tensor::{CapturedGraph, Device, TensorData};
 use burn_backend::ExecutionError;
-use burn_dispatch::backends::Flex;
+use burn_dispatch::backends::{Cube, Flex};
 use burn_dispatch::devices::FlexDevice;
+use burn_dispatch::DispatchDevice;
+use burn_ir::BackendIr;
 use burn_ir::{TensorId, TensorIr, TensorStatus};
 use burn_router::TensorInterpreter;
 
@@ -58,7 +60,30 @@ pub fn replay_on_flex(
     graph: &CapturedGraph,
     feed: &[Option<TensorData>],
 ) -> Result<Vec<TensorData>, ReplayError> {
-    let mut interpreter = TensorInterpreter::<Flex>::new(FlexDevice);
+    replay_on::<Flex>(graph, feed, FlexDevice)
+}
+
+/// [`replay_on_flex`] on a Flex or CubeCL (wgpu) device.
+pub fn replay_on_device(
+    graph: &CapturedGraph,
+    feed: &[Option<TensorData>],
+    device: &Device,
+) -> Result<Vec<TensorData>, ReplayError> {
+    match device.as_dispatch() {
+        DispatchDevice::Cube(cube) => replay_on::<Cube>(graph, feed, cube.clone()),
+        DispatchDevice::Flex(_) => replay_on_flex(graph, feed),
+        other => Err(ReplayError::Execution(ExecutionError::WithContext {
+            reason: format!("no graph interpreter for device {other:?}"),
+        })),
+    }
+}
+
+fn replay_on<B: BackendIr>(
+    graph: &CapturedGraph,
+    feed: &[Option<TensorData>],
+    device: B::Device,
+) -> Result<Vec<TensorData>, ReplayError> {
+    let mut interpreter = TensorInterpreter::<B>::new(device);
     for (id, data) in &graph.values {
         interpreter.register_tensor_data_id(*id, data.clone());
     }

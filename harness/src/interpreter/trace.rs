@@ -19,6 +19,10 @@ pub struct ValueInfo {
     pub shape: Vec<usize>,
     /// Device, as the program names it (`flex`, `flex_ad`, `capture1`, `capture1_ad`, ...).
     pub device: Cow<'static, str>,
+    /// For a capture tensor an op handed back unchanged (Burn returns the operand itself for
+    /// no-ops such as `swap_dims(0, 0)`): the operand's slot. The reference model needs it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub same_as: Option<crate::program::Slot>,
     /// FNV-1a digest of dtype, shape and bytes, where the step materialized the data.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub digest: Option<String>,
@@ -119,6 +123,12 @@ pub struct Trace {
     /// Oracle invariants the run broke (see `oracles::eager_replay`).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub violations: Vec<crate::oracles::eager_replay::Violation>,
+    /// How many values the Flex vs wgpu differential oracle compared (0 when it did not run).
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub compared: usize,
+    /// Ids of the known divergences (`harness/known-divergences.json`) the run showed.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub known_divergences: Vec<String>,
     /// A panic raised while the program's remaining tensors were dropped at the end.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub teardown: Option<PanicInfo>,
@@ -145,6 +155,10 @@ impl Trace {
         });
         steps.chain(self.teardown.iter_mut())
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// 64-bit FNV-1a: stable across processes, platforms and Rust versions, unlike `DefaultHasher`.

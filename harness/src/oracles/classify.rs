@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::catalogue::{burn_file, catalogue, lookup};
 use super::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
+use super::model::MODEL_MISMATCH;
 use crate::interpreter::{PanicInfo, Trace};
 
 /// Class of a panic that matches no catalogue record: always a finding.
@@ -155,9 +156,26 @@ pub fn signature(panic: &PanicInfo) -> String {
     )
 }
 
+/// Violation classes that are always findings.
+const ORACLE_CLASSES: &[&str] = &[
+    REPLAY_MISMATCH,
+    REPLAY_FAILURE,
+    MODEL_MISMATCH,
+    super::differential::DIVERGENCE,
+];
+
+/// The oracle a violation class comes from, as signatures name it.
+fn oracle_name(class: &str) -> &'static str {
+    match class {
+        MODEL_MISMATCH => "reference-model",
+        super::differential::DIVERGENCE => "flex-vs-wgpu",
+        _ => "eager-replay",
+    }
+}
+
 /// Sets every panic's class and returns the first finding under `policy`.
 pub fn classify(trace: &mut Trace, policy: &Policy) -> Option<Finding> {
-    for panic in trace.panics_mut() {
+    for panic in trace.panics_mut().filter(|p| p.class.is_empty()) {
         panic.class = class_of(panic);
     }
     let panic = trace
@@ -181,15 +199,13 @@ pub fn classify(trace: &mut Trace, policy: &Policy) -> Option<Finding> {
                 .flatten();
             let class = known.map_or(v.class.as_str(), |r| r.background_tag.as_str());
             Finding {
-                signature: format!("{class} | {} | eager-replay", v.summary),
+                signature: format!("{class} | {} | {}", v.summary, oracle_name(&v.class)),
                 class: class.to_string(),
                 step: Some(v.step),
                 message: v.message.clone(),
             }
         })
-        .filter(|f| {
-            policy.is_finding(&f.class) || f.class == REPLAY_MISMATCH || f.class == REPLAY_FAILURE
-        });
+        .filter(|f| policy.is_finding(&f.class) || ORACLE_CLASSES.contains(&f.class.as_str()));
     let panic = panic.into_iter().chain(violation).min_by_key(|f| f.step);
     panic.or_else(|| {
         (!trace.leaked_devices.is_empty()).then(|| Finding {

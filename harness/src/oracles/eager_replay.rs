@@ -28,24 +28,6 @@ pub struct Violation {
 /// panicking (a panic here would be taken for Burn's): NaN equals NaN, same-signed infinities
 /// are equal, everything else must be within `Tolerance::default()`; shapes must match.
 pub fn difference(replayed: &TensorData, eager: &TensorData) -> Option<String> {
-    if replayed.shape() != eager.shape() {
-        return Some(format!(
-            "shape {:?} replayed, {:?} eager",
-            replayed.shape(),
-            eager.shape()
-        ));
-    }
-    let tolerance = Tolerance::<f64>::default();
-    let mut first = None;
-    let mut count = 0;
-    for (i, (a, b)) in replayed.iter::<f64>().zip(eager.iter::<f64>()).enumerate() {
-        let both_nan = a.is_nan() && b.is_nan();
-        let same_inf = a.is_infinite() && b.is_infinite() && (a > 0.0) == (b > 0.0);
-        if both_nan || same_inf || tolerance.approx_eq(a, b) {
-            continue;
-        }
-        count += 1;
-        first.get_or_insert(format!("position {i}: {a} replayed, {b} eager"));
-    }
-    first.map(|first| format!("{count} value(s) differ, first at {first}"))
+    let tolerance = Some(Tolerance::<f64>::default());
+    super::differential::difference_with(replayed, eager, tolerance, ("replayed", "eager"))
 }

@@ -296,6 +296,18 @@ impl Op {
         }
     }
 
+    /// A short stable name, e.g. `unary exp` or `cast`: the variant and its `op` field, if any.
+    pub fn name(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let Some((variant, fields)) = value.as_object().and_then(|o| o.iter().next()) else {
+            return value.as_str().unwrap_or("op").to_string();
+        };
+        match fields.get("op").and_then(|o| o.as_str()) {
+            Some(inner) => format!("{variant} {inner}"),
+            None => variant.clone(),
+        }
+    }
+
     /// The slots the op reads, in operand order.
     pub fn operands(&self) -> Vec<Slot> {
         let mut operands = Vec::new();

@@ -1,0 +1,847 @@
+//! The reference-model oracle: an abstract state machine of the capture lifecycle predicts each
+//! step's outcome from Burn's documented contract, and a step whose real outcome differs is a
+//! `model-mismatch` (unless `harness/known-divergences.json` records that gap).
+//!
+//! The model tracks, per slot, where its tensor lives (Flex, wgpu or a capture device), its kind,
+//! whether it is an initialized capture value or a computed placeholder, and which scope session
+//! produced it; per capture device, the session open on it; per session, the values it holds and
+//! the tensors its recorded operations produced and read. Steps outside the capture lifecycle
+//! (numerics on Flex and wgpu, autodiff bookkeeping, replays) are predicted as "anything", and so
+//! is every step once the program has left the contract, so the model never guesses.
+
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::classify::class_of;
+use super::eager_replay::Violation;
+use crate::interpreter::{Outcome, Trace};
+use crate::program::{AutodiffMode, DeviceRef, Kind, Op, Program, Slot, Step};
+
+/// Class of a step whose real outcome is not the one the model predicted.
+pub const MODEL_MISMATCH: &str = "model-mismatch";
+
+/// One rule of the model: the contract it states and the Burn source it encodes.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// Stable name, used by `known-divergences.json` and the test-only inversion.
+    pub id: &'static str,
+    /// What Burn promises.
+    pub contract: &'static str,
+    /// Where Burn 0.23.0-pre.1 implements it.
+    pub source: &'static str,
+}
+
+macro_rules! rules {
+    ($($name:ident = $id:literal, $contract:literal, $source:literal;)*) => {
+        $(
+            #[doc = $contract]
+            pub const $name: Rule = Rule { id: $id, contract: $contract, source: $source };
+        )*
+        /// Every rule of the model.
+        pub const RULES: &[Rule] = &[$($name),*];
+    };
+}
+
+// The whole model, in one place. `source` is the line that makes Burn behave as `contract` says.
+rules! {
+    SCOPE_OPENS = "scope-opens",
+        "capture_scope on an idle capture device runs the closure",
+        "burn-capture/src/capture.rs:56 (register_scoped_client)";
+    SCOPE_ALREADY_ACTIVE = "scope-already-active",
+        "a second scope on a device whose scope is open returns CaptureError::AlreadyActive",
+        "burn-capture/src/capture.rs:57 (.ok_or(CaptureError::AlreadyActive))";
+    SCOPE_NEEDS_CAPTURE_DEVICE = "scope-needs-capture-device",
+        "capture_scope on a non-capture device returns CaptureError::InvalidDevice",
+        "burn-dispatch/src/device.rs (Device::capture_scope)";
+    CREATE_OUTSIDE_SCOPE = "create-outside-scope",
+        "creating a tensor on a capture device with no open scope panics",
+        "burn-capture/src/capture.rs:442 (CaptureChannel::init_client)";
+    CREATE_IN_SCOPE = "create-in-scope",
+        "creating a tensor inside an open scope records an initialized value",
+        "burn-capture/src/capture.rs:596 (register_tensor_data)";
+    MOVE_OFF_CAPTURE = "move-off-capture",
+        "a capture tensor cannot be moved to a non-capture device, autodiff or not",
+        "burn-dispatch/src/ops/tensor.rs:46 (float_to_device), macros.rs:240 and :349";
+    MOVE_ONTO_CAPTURE = "move-onto-capture",
+        "an initialized non-autodiff value moves onto a capture device with an open scope",
+        "burn-capture/src/capture.rs:451 (register_tensor) via burn-dispatch ops/transfer.rs";
+    MOVE_ONTO_IDLE_CAPTURE = "move-onto-idle-capture",
+        "moving onto a capture device with no open scope panics",
+        "burn-capture/src/capture.rs:442 (CaptureChannel::init_client)";
+    MOVE_AUTODIFF_ONTO_CAPTURE = "move-autodiff-onto-capture",
+        "an autodiff tensor cannot move onto a capture device",
+        "burn-dispatch/src/macros.rs:230";
+    BRIDGE_VALUE = "bridge-value",
+        "an initialized capture value moves to another capture device's open scope",
+        "burn-capture/src/capture.rs:468 (CaptureBridge)";
+    BRIDGE_PLACEHOLDER = "bridge-placeholder",
+        "a computed capture tensor has no value to move to another capture device",
+        "burn-capture/src/capture.rs:450 (get_tensor_handle)";
+    SAME_DEVICE_MOVE = "same-device-move",
+        "to_device onto the device a capture tensor is already on is a no-op",
+        "burn-tensor/src/tensor/api/base.rs (to_device)";
+    NO_OP = "no-op",
+        "an op Burn answers with its operand (swap_dims(d, d), a same-shape reshape) records nothing and cannot fail",
+        "burn-tensor/src/tensor/api/base.rs (early returns before dispatch)";
+    OP_IN_SCOPE = "op-in-scope",
+        "an op over capture tensors of the one open scope is recorded",
+        "burn-capture/src/capture.rs:583 (CaptureClient::register_op)";
+    OP_STALE_OPERAND = "op-stale-operand",
+        "an op over a capture tensor whose scope has completed panics",
+        "burn-capture/src/capture.rs:520 (CaptureState::assert_open)";
+    OP_MIXES_CAPTURE_DEVICES = "op-mixes-capture-devices",
+        "an op over tensors of two capture devices is rejected as a device mismatch",
+        "burn-tensor/src/tensor/api/check.rs:1354 (the documented same-device rule)";
+    OP_MIXES_BACKENDS = "op-mixes-backends",
+        "an op over a capture tensor and a non-capture tensor is rejected as a device mismatch (or, below the Tensor API checks, as an operand on the wrong backend)",
+        "burn-tensor/src/tensor/api/check.rs:1354, burn-dispatch/src/ops/tensor.rs";
+    READ_VALUE = "read-value",
+        "reading an initialized capture value returns its data, even after the scope",
+        "burn-capture/src/capture.rs:590 (read_tensor_async: state.value)";
+    READ_PLACEHOLDER = "read-placeholder",
+        "reading a computed capture tensor fails: try_into_data errs, into_data panics",
+        "burn-capture/src/capture.rs:592 (no concrete value) and burn-tensor api/base.rs:2105";
+    REQUIRE_GRAD_WITHOUT_AUTODIFF = "require-grad-without-autodiff",
+        "require_grad on a float tensor without autodiff panics before any backend sees it",
+        "burn-tensor/src/tensor/api/float.rs:1230";
+    AUTODIFF_ON_CAPTURE = "autodiff-on-capture",
+        "capture tensors do not support autodiff, whatever their kind",
+        "burn-dispatch/src/backend.rs:357 (Capture tensors do not support autodiff)";
+    WITHOUT_AUTODIFF = "without-autodiff",
+        "without_autodiff on a capture tensor leaves it as it is",
+        "burn-dispatch/src/backend.rs:313 (disable_autodiff_context)";
+    CLONE_OR_DROP = "clone-or-drop",
+        "cloning or dropping a handle never fails (capture does not record Drop)",
+        "burn-capture/src/capture.rs:531 (register_op skips Drop)";
+    EXIT_DUPLICATE = "exit-duplicate-boundary",
+        "a tensor declared twice at one boundary is CaptureError::DuplicateBoundary",
+        "burn-capture/src/capture.rs:294";
+    EXIT_UNKNOWN = "exit-unknown-boundary",
+        "a boundary tensor the scope never initialized or referenced is UnknownBoundary",
+        "burn-capture/src/capture.rs:300";
+    EXIT_INVALID_INPUT = "exit-invalid-input",
+        "a declared input computed inside the graph is InvalidInput",
+        "burn-capture/src/capture.rs:310";
+    EXIT_UNDECLARED_INPUT = "exit-undeclared-input",
+        "a tensor the graph reads with no source is UndeclaredInput",
+        "burn-capture/src/capture.rs:315";
+    EXIT_INVALID_OUTPUT = "exit-invalid-output",
+        "a declared output that is neither a graph input nor a graph output is InvalidOutput",
+        "burn-capture/src/capture.rs:329";
+    EXIT_BRIDGED_OUTPUT = "exit-bridged-value-output",
+        "a value moved in from another capture device is a graph output like any other value",
+        "burn-capture/src/capture.rs:468 (CaptureBridge registers no Init op, unlike register_tensor)";
+    EXIT_COMPLETES = "exit-completes",
+        "a scope whose boundary passes every check returns its CapturedGraph",
+        "burn-capture/src/capture.rs:272 (CaptureScopeGuard::complete)";
+}
+
+/// A step's real or predicted outcome, at the model's level of detail.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Observed {
+    /// The step returned normally.
+    Ok,
+    /// It returned this error variant (`CaptureError` or `ExecutionError`).
+    Error(String),
+    /// It panicked with a panic of this class.
+    Panic(String),
+}
+
+impl fmt::Display for Observed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Observed::Ok => f.write_str("ok"),
+            Observed::Error(e) => write!(f, "error {e}"),
+            Observed::Panic(c) => write!(f, "panic {c}"),
+        }
+    }
+}
+
+fn ok() -> Observed {
+    Observed::Ok
+}
+fn error(name: &str) -> Observed {
+    Observed::Error(name.to_string())
+}
+fn panic(class: &str) -> Observed {
+    Observed::Panic(class.to_string())
+}
+
+/// What the model expects of one step.
+#[derive(Debug)]
+struct Prediction {
+    rule: &'static Rule,
+    /// The contract's outcome; a panic of any class in `also` is accepted too (an equivalent
+    /// guard one layer down, or a catalogued known bug that is not a lifecycle question).
+    expect: Observed,
+    also: Vec<&'static str>,
+}
+
+fn predict(rule: &'static Rule, expect: Observed) -> Option<Prediction> {
+    let inverted = INVERTED.with(Cell::get) == Some(rule.id);
+    let expect = match (inverted, expect) {
+        (false, e) => e,
+        (true, Observed::Ok) => panic("inverted-for-tests"),
+        (true, _) => Observed::Ok,
+    };
+    Some(Prediction {
+        rule,
+        expect,
+        also: Vec::new(),
+    })
+}
+
+/// Ops checked by the Tensor API panic with `device-mismatch`; ops that reach dispatch unchecked
+/// hit dispatch's own guard.
+const WRONG_BACKEND: &[&str] = &["mixed-backend-operands"];
+
+/// Whether the Tensor API checks that `op`'s operands share a device before dispatch (burn-tensor
+/// `api/check.rs`: binary arithmetic in `api/numeric.rs`, comparisons in `api/base.rs`).
+fn api_checks_devices(op: &Op) -> bool {
+    matches!(op, Op::Binary { .. } | Op::Compare { .. })
+}
+
+/// Int tensors are I32 on Flex and I64 on capture and from argmax, bools are `Bool(Native)` on
+/// Flex and `Bool(U8)` on capture; the Tensor API does not check dtypes, so an op over a mix can
+/// panic while recording (`int-dtype-mismatch`, a catalogued known bug).
+const DTYPE_MIX: &[&str] = &["int-dtype-mismatch"];
+
+thread_local! {
+    static INVERTED: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
+
+/// Test-only: predicts the opposite of rule `id` on this thread (ok becomes a panic, anything
+/// else becomes ok), so tests can see the oracle fire. Never set it in a fuzz or regression run.
+#[doc(hidden)]
+pub fn invert_rule_for_tests(id: Option<&'static str>) {
+    INVERTED.with(|c| c.set(id));
+}
+
+/// A gap between the model's contract and Burn 0.23.0-pre.1, recorded so fuzzing continues.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct KnownDivergence {
+    /// Stable name.
+    pub id: String,
+    /// The model rule Burn departs from.
+    pub rule: String,
+    /// What Burn does instead, as [`Observed`] prints it (`ok`, `panic <class>`, `error <E>`).
+    pub actual: String,
+    /// Why it is a divergence and what a fix in Burn would look like.
+    pub reason: String,
+    /// A program (path from the repository root) that shows it; a test replays it so the entry
+    /// goes stale, and fails, the day Burn fixes the gap.
+    pub reproducer: String,
+}
+
+/// The known divergences, from `harness/known-divergences.json` (embedded at build time).
+pub fn known_divergences() -> &'static [KnownDivergence] {
+    static KNOWN: OnceLock<Vec<KnownDivergence>> = OnceLock::new();
+    KNOWN.get_or_init(|| {
+        // Embedded and parsed by a test, so a malformed file fails `cargo test`, not a fuzz run.
+        serde_json::from_str(include_str!("../../known-divergences.json")).unwrap_or_default()
+    })
+}
+
+/// What [`check`] found in one trace.
+#[derive(Debug, Default)]
+pub struct ModelReport {
+    /// Mismatches no known divergence explains (at most one: the model stops at the first).
+    pub violations: Vec<Violation>,
+    /// Ids of the known divergences the program showed.
+    pub known: Vec<String>,
+    /// Steps the model predicted a definite outcome for.
+    pub judged: usize,
+}
+
+/// Where a tensor lives, as far as the lifecycle is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// Flex or wgpu: concrete data, outside the model's subject.
+    Plain,
+    /// Capture device `device`, handle `id` of session `session`; `value` when it is an
+    /// initialized value rather than a computed placeholder.
+    Capture {
+        device: u8,
+        session: usize,
+        id: u32,
+        value: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Val {
+    place: Place,
+    kind: Option<Kind>,
+    autodiff: bool,
+    /// The program left the contract producing it: steps using it are not judged.
+    unknown: bool,
+}
+
+#[derive(Debug, Default)]
+struct Session {
+    open: bool,
+    values: HashSet<u32>,
+    /// Values that came from another capture device through the bridge.
+    bridged: HashSet<u32>,
+    produced: HashSet<u32>,
+    referenced: HashSet<u32>,
+    /// A divergence touched this session: its exit is not judged.
+    tainted: bool,
+}
+
+#[derive(Default)]
+struct State {
+    slots: Vec<Option<Val>>,
+    sessions: Vec<Session>,
+    open: Vec<(u8, usize)>,
+    /// The open sessions' stack, innermost last, one per `EnterScope` (`None` when it failed).
+    stack: Vec<Option<usize>>,
+    next_id: u32,
+    lost: bool,
+}
+
+impl State {
+    fn slot(&self, s: Slot) -> Option<Val> {
+        self.slots.get(usize::from(s)).copied().flatten()
+    }
+
+    fn open_session(&self, device: u8) -> Option<usize> {
+        self.open.iter().find(|(d, _)| *d == device).map(|p| p.1)
+    }
+
+    fn fresh(&mut self) -> u32 {
+        self.next_id += 1;
+        self.next_id
+    }
+}
+
+fn observed(outcome: &Outcome) -> Option<Observed> {
+    Some(match outcome {
+        Outcome::Ok { .. } => Observed::Ok,
+        Outcome::Error { error, .. } => Observed::Error(error.clone()),
+        // `check` classifies the trace's panics before the model runs.
+        Outcome::Panic(p) if !p.class.is_empty() => Observed::Panic(p.class.clone()),
+        Outcome::Panic(p) => Observed::Panic(class_of(p)),
+        Outcome::Skipped { .. } => return None,
+    })
+}
+
+/// The operand slot an op handed back unchanged (see `ValueInfo::same_as`).
+fn same_as(outcome: &Outcome) -> Option<Slot> {
+    match outcome {
+        Outcome::Ok { value: Some(v), .. } => v.same_as,
+        _ => None,
+    }
+}
+
+/// Whether the produced tensor is on an autodiff device, as the interpreter reports its device
+/// (`flex_ad`, `capture0_ad`): `to_device(&flex_ad)` does not make a float tensor autodiff, and an
+/// int created on `flex_ad` is, so the model takes the fact from the run rather than guess it.
+fn produced_autodiff(outcome: &Outcome) -> bool {
+    matches!(outcome, Outcome::Ok { value: Some(v), .. } if v.device.ends_with("_ad"))
+}
+
+fn produced_kind(outcome: &Outcome) -> Option<Kind> {
+    match outcome {
+        Outcome::Ok { value: Some(v), .. } => Some(v.kind),
+        _ => None,
+    }
+}
+
+/// Runs the model over `program` and the real `trace` of it.
+pub fn check(program: &Program, trace: &Trace) -> ModelReport {
+    let mut state = State {
+        slots: vec![None; usize::from(crate::program::limits::MAX_SLOTS)],
+        ..State::default()
+    };
+    let mut report = ModelReport::default();
+    let mut slots = Vec::with_capacity(8);
+    for (step, record) in program.steps.iter().zip(&trace.steps) {
+        let actual = observed(&record.outcome);
+        slots.clear();
+        slots.extend(step.reads());
+        let mut off_contract = false;
+        if !state.lost {
+            if let (Some(prediction), Some(actual)) =
+                (state.predict(step, &slots, &record.outcome), &actual)
+            {
+                report.judged += 1;
+                let accepted = prediction.expect == *actual
+                    || matches!(actual, Observed::Panic(c) if prediction.also.contains(&c.as_str()));
+                if !accepted {
+                    off_contract = true;
+                    state.diverged(step, &prediction, actual, record.index, &mut report);
+                }
+            }
+        }
+        state.apply(step, &slots, actual.as_ref(), &record.outcome, off_contract);
+    }
+    report
+}
+
+/// The capture-kind operands of a step, with their places.
+fn captures(vals: &[Val]) -> impl Iterator<Item = (u8, usize, u32, bool)> + '_ {
+    vals.iter().filter_map(|v| match v.place {
+        Place::Capture {
+            device,
+            session,
+            id,
+            value,
+        } => Some((device, session, id, value)),
+        Place::Plain => None,
+    })
+}
+
+impl State {
+    /// Records a mismatch: a known divergence taints the sessions it touched and the model goes
+    /// on; an unexplained one is a violation and the model stops judging this program.
+    fn diverged(
+        &mut self,
+        step: &Step,
+        prediction: &Prediction,
+        actual: &Observed,
+        index: usize,
+        report: &mut ModelReport,
+    ) {
+        let (rule, expected) = (prediction.rule, &prediction.expect);
+        let actual_text = actual.to_string();
+        let known = known_divergences()
+            .iter()
+            .find(|k| k.rule == rule.id && k.actual == actual_text);
+        if let Some(known) = known {
+            if !report.known.contains(&known.id) {
+                report.known.push(known.id.clone());
+            }
+            for s in step.reads() {
+                if let Some(Place::Capture { session, .. }) = self.slot(s).map(|v| v.place) {
+                    self.sessions[session].tainted = true;
+                }
+            }
+            return;
+        }
+        report.violations.push(Violation {
+            step: index,
+            class: MODEL_MISMATCH.to_string(),
+            summary: format!("{}: expected {expected}, got {actual_text}", rule.id),
+            message: format!(
+                "step {index} `{}`: the model expected {expected} ({}: {}; {}), Burn gave {actual_text}",
+                crate::program::display::step_line(step),
+                rule.id,
+                rule.contract,
+                rule.source
+            ),
+        });
+        self.lost = true;
+    }
+
+    /// The model's prediction for `step`, or `None` where the contract says nothing definite.
+    /// `outcome` is read for one fact only: whether an op handed back its operand unchanged
+    /// (`ValueInfo::same_as`), i.e. was a no-op that never reached a backend.
+    fn predict(&self, step: &Step, slots: &[Slot], outcome: &Outcome) -> Option<Prediction> {
+        let reads: Vec<Val> = slots.iter().map(|s| self.slot(*s)).collect::<Option<_>>()?;
+        if reads.iter().any(|v| v.unknown) {
+            return None;
+        }
+        match step {
+            Step::EnterScope { device } => match device {
+                DeviceRef::Capture(d) if self.open_session(*d).is_some() => {
+                    predict(&SCOPE_ALREADY_ACTIVE, error("AlreadyActive"))
+                }
+                DeviceRef::Capture(_) => predict(&SCOPE_OPENS, ok()),
+                DeviceRef::Flex | DeviceRef::FlexAutodiff => {
+                    predict(&SCOPE_NEEDS_CAPTURE_DEVICE, error("InvalidDevice"))
+                }
+                DeviceRef::Wgpu => None,
+            },
+            Step::ExitScope { inputs, outputs } => self.predict_exit(inputs, outputs),
+            Step::Create {
+                device: DeviceRef::Capture(d),
+                ..
+            } => match self.open_session(*d) {
+                Some(_) => predict(&CREATE_IN_SCOPE, ok()),
+                None => predict(
+                    &CREATE_OUTSIDE_SCOPE,
+                    panic("operation-outside-capture-scope"),
+                ),
+            },
+            Step::ToDevice { device, .. } => self.predict_move(reads[0], *device),
+            Step::Op { .. } if same_as(outcome).is_some() => predict(&NO_OP, ok()),
+            Step::Op { op, .. } => self.predict_op(op, &reads),
+            Step::Read { fallible, .. } => match reads[0].place {
+                Place::Capture { value: true, .. } => predict(&READ_VALUE, ok()),
+                Place::Capture { value: false, .. } if *fallible => {
+                    predict(&READ_PLACEHOLDER, error("ExecutionError"))
+                }
+                Place::Capture { value: false, .. } => {
+                    predict(&READ_PLACEHOLDER, panic("capture-tensor-read"))
+                }
+                Place::Plain => None,
+            },
+            Step::Clone { .. } | Step::Drop { .. } => predict(&CLONE_OR_DROP, ok()),
+            Step::Autodiff { mode, .. } => match (reads[0].place, mode, reads[0].kind?) {
+                (Place::Plain, _, _) => None,
+                (Place::Capture { .. }, AutodiffMode::Disable, _) => {
+                    predict(&WITHOUT_AUTODIFF, ok())
+                }
+                (Place::Capture { .. }, AutodiffMode::RequireGrad, Kind::Float)
+                    if !reads[0].autodiff =>
+                {
+                    predict(
+                        &REQUIRE_GRAD_WITHOUT_AUTODIFF,
+                        panic("require-grad-without-autodiff"),
+                    )
+                }
+                (Place::Capture { .. }, _, _) => {
+                    predict(&AUTODIFF_ON_CAPTURE, panic("capture-autodiff-unsupported"))
+                }
+            },
+            Step::Create { .. } | Step::Replay { .. } => None,
+        }
+    }
+
+    fn predict_move(&self, src: Val, to: DeviceRef) -> Option<Prediction> {
+        match (src.place, to) {
+            (Place::Plain, DeviceRef::Capture(_)) if src.autodiff => predict(
+                &MOVE_AUTODIFF_ONTO_CAPTURE,
+                panic("capture-autodiff-transfer"),
+            ),
+            (Place::Plain, DeviceRef::Capture(d)) => {
+                let mut p = match self.open_session(d) {
+                    Some(_) => predict(&MOVE_ONTO_CAPTURE, ok()),
+                    None => predict(
+                        &MOVE_ONTO_IDLE_CAPTURE,
+                        panic("operation-outside-capture-scope"),
+                    ),
+                }?;
+                // A bool from wgpu carries `Bool(U32)` storage that the transfer mishandles
+                // first (catalogued known bug).
+                if src.kind == Some(Kind::Bool) {
+                    p.also.push("bool-storage-transfer");
+                }
+                Some(p)
+            }
+            (Place::Plain, _) => None,
+            (
+                Place::Capture { .. },
+                DeviceRef::Flex | DeviceRef::FlexAutodiff | DeviceRef::Wgpu,
+            ) => predict(&MOVE_OFF_CAPTURE, panic("capture-tensor-not-materialized")),
+            (Place::Capture { device, .. }, DeviceRef::Capture(d)) if device == d => {
+                predict(&SAME_DEVICE_MOVE, ok())
+            }
+            (Place::Capture { value: false, .. }, DeviceRef::Capture(_)) => {
+                predict(&BRIDGE_PLACEHOLDER, panic("capture-tensor-no-value"))
+            }
+            (Place::Capture { value: true, .. }, DeviceRef::Capture(d)) => {
+                match self.open_session(d) {
+                    Some(_) => predict(&BRIDGE_VALUE, ok()),
+                    None => predict(
+                        &MOVE_ONTO_IDLE_CAPTURE,
+                        panic("operation-outside-capture-scope"),
+                    ),
+                }
+            }
+        }
+    }
+
+    fn predict_op(&self, op: &Op, operands: &[Val]) -> Option<Prediction> {
+        let caps: Vec<_> = captures(operands).collect();
+        if caps.is_empty() {
+            return None;
+        }
+        let stale = |v: &Val| matches!(v.place, Place::Capture { session, .. } if !self.sessions[session].open);
+        // `matmul(rhs.transpose())` runs the transpose on `rhs` alone first.
+        if let Op::Matmul {
+            rhs,
+            transpose_rhs: true,
+            ..
+        } = op
+        {
+            let rhs = operands.get(op.operands().iter().position(|s| s == rhs)?)?;
+            if stale(rhs) {
+                return predict(&OP_STALE_OPERAND, panic("capture-scope-complete"));
+            }
+        }
+        let any_stale = operands.iter().any(stale);
+        let mixed_backends = caps.len() < operands.len();
+        let mixed_devices = caps.iter().any(|c| c.0 != caps[0].0);
+        let mut prediction = if mixed_backends || mixed_devices {
+            let rule = if mixed_backends {
+                &OP_MIXES_BACKENDS
+            } else {
+                &OP_MIXES_CAPTURE_DEVICES
+            };
+            let mut p = predict(rule, panic("device-mismatch"))?;
+            // Ops the Tensor API checks reject the mix first; the rest reach dispatch, whose
+            // own guard (or the stale operand's closed session) rejects it there.
+            if !api_checks_devices(op) {
+                p.also.extend(WRONG_BACKEND);
+                if any_stale {
+                    p.also.push("capture-scope-complete");
+                }
+            }
+            p
+        } else if any_stale {
+            predict(&OP_STALE_OPERAND, panic("capture-scope-complete"))?
+        } else {
+            predict(&OP_IN_SCOPE, ok())?
+        };
+        if operands.iter().any(|v| v.kind != Some(Kind::Float)) {
+            prediction.also.extend(DTYPE_MIX);
+        }
+        Some(prediction)
+    }
+
+    /// `CaptureScopeGuard::complete`'s checks, in its order, over the slots' capture handles.
+    fn predict_exit(&self, inputs: &[Slot], outputs: &[Slot]) -> Option<Prediction> {
+        let session = self.sessions.get((*self.stack.last()?)?)?;
+        let ids = |slots: &[Slot]| -> Option<Vec<u32>> {
+            let mut ids = Vec::new();
+            for s in slots {
+                match self.slot(*s) {
+                    Some(Val { unknown: true, .. }) => return None,
+                    Some(Val {
+                        place: Place::Capture { id, .. },
+                        ..
+                    }) => ids.push(id),
+                    _ => {}
+                }
+            }
+            Some(ids)
+        };
+        let (inputs, outputs) = (ids(inputs)?, ids(outputs)?);
+        if session.tainted {
+            return None;
+        }
+        let known = |id: &u32| session.referenced.contains(id) || session.values.contains(id);
+        for ids in [&inputs, &outputs] {
+            let mut unique = HashSet::new();
+            if !ids.iter().all(|id| unique.insert(*id)) {
+                return predict(&EXIT_DUPLICATE, error("DuplicateBoundary"));
+            }
+            if !ids.iter().all(known) {
+                return predict(&EXIT_UNKNOWN, error("UnknownBoundary"));
+            }
+        }
+        let inferred_input =
+            |id: &u32| session.referenced.contains(id) && !session.produced.contains(id);
+        if inputs
+            .iter()
+            .any(|id| !inferred_input(id) && !session.values.contains(id))
+        {
+            return predict(&EXIT_INVALID_INPUT, error("InvalidInput"));
+        }
+        if session
+            .referenced
+            .iter()
+            .any(|id| inferred_input(id) && !inputs.contains(id) && !session.values.contains(id))
+        {
+            return predict(&EXIT_UNDECLARED_INPUT, error("UndeclaredInput"));
+        }
+        // Handles held in slots are never the last reference, so no op consumes one: every
+        // produced tensor is a graph output. A bridged value is a value like any other by
+        // contract, though no `Init` op makes it a graph input (see the known divergences).
+        let bridged = |id: &u32| session.bridged.contains(id) && !session.referenced.contains(id);
+        if outputs
+            .iter()
+            .any(|id| !inferred_input(id) && !session.produced.contains(id) && !bridged(id))
+        {
+            return predict(&EXIT_INVALID_OUTPUT, error("InvalidOutput"));
+        }
+        if outputs.iter().any(bridged) {
+            return predict(&EXIT_BRIDGED_OUTPUT, ok());
+        }
+        predict(&EXIT_COMPLETES, ok())
+    }
+
+    /// Moves the model to the state after `step`, following what Burn actually did.
+    fn apply(
+        &mut self,
+        step: &Step,
+        slots: &[Slot],
+        actual: Option<&Observed>,
+        outcome: &Outcome,
+        off: bool,
+    ) {
+        let succeeded = actual == Some(&Observed::Ok);
+        let reads: Vec<Option<Val>> = slots.iter().map(|s| self.slot(*s)).collect();
+        let tainted_input = reads.iter().flatten().any(|v| v.unknown);
+        let put = |state: &mut State, out: Slot, mut val: Val| {
+            val.unknown |= off || tainted_input;
+            state.slots[usize::from(out)] = Some(val);
+        };
+        let kind = produced_kind(outcome);
+        match step {
+            Step::EnterScope { device } => {
+                let session = match (device, succeeded) {
+                    (DeviceRef::Capture(d), true) => {
+                        self.sessions.push(Session {
+                            open: true,
+                            ..Session::default()
+                        });
+                        let k = self.sessions.len() - 1;
+                        self.open.push((*d, k));
+                        Some(k)
+                    }
+                    _ => None,
+                };
+                self.stack.push(session);
+            }
+            Step::ExitScope { .. } => {
+                if let Some(Some(k)) = self.stack.pop() {
+                    self.sessions[k].open = false;
+                    self.open.retain(|(_, s)| *s != k);
+                }
+            }
+            _ if !succeeded => {}
+            Step::Create {
+                out, kind, device, ..
+            } => {
+                let place = match device {
+                    DeviceRef::Capture(d) => self.new_value(*d),
+                    _ => Place::Plain,
+                };
+                let autodiff = produced_autodiff(outcome);
+                put(
+                    self,
+                    *out,
+                    Val {
+                        place,
+                        kind: Some(*kind),
+                        autodiff,
+                        unknown: false,
+                    },
+                );
+            }
+            Step::ToDevice { out, device, .. } => {
+                let Some(src) = reads[0] else { return };
+                let place = match (src.place, device) {
+                    (Place::Capture { device: from, .. }, DeviceRef::Capture(d)) if from == *d => {
+                        src.place
+                    }
+                    (Place::Capture { .. }, DeviceRef::Capture(d)) => self.bridged_value(*d),
+                    (_, DeviceRef::Capture(d)) => self.new_value(*d),
+                    _ => Place::Plain,
+                };
+                let autodiff = produced_autodiff(outcome);
+                put(
+                    self,
+                    *out,
+                    Val {
+                        place,
+                        autodiff,
+                        ..src
+                    },
+                );
+            }
+            Step::Op { out, .. } => {
+                // A no-op (`swap_dims(0, 0)`, a same-shape reshape) records nothing and hands
+                // the operand back: the slot then holds the operand's own handle.
+                if let Some(src) = same_as(outcome).and_then(|s| self.slot(s)) {
+                    put(self, *out, src);
+                    return;
+                }
+                let operands: Vec<Val> = reads.iter().flatten().copied().collect();
+                let recorder = captures(&operands).find(|c| self.sessions[c.1].open);
+                let place = match recorder {
+                    Some((device, session, _, _)) => {
+                        let id = self.fresh();
+                        let s = &mut self.sessions[session];
+                        s.produced.insert(id);
+                        s.referenced.insert(id);
+                        for (_, _, read, _) in captures(&operands) {
+                            s.referenced.insert(read);
+                        }
+                        Place::Capture {
+                            device,
+                            session,
+                            id,
+                            value: false,
+                        }
+                    }
+                    None => Place::Plain,
+                };
+                let autodiff = produced_autodiff(outcome);
+                put(
+                    self,
+                    *out,
+                    Val {
+                        place,
+                        kind,
+                        autodiff,
+                        unknown: false,
+                    },
+                );
+            }
+            Step::Clone { out, .. } => {
+                if let Some(src) = reads[0] {
+                    put(self, *out, src);
+                }
+            }
+            Step::Autodiff { out, .. } => {
+                if let Some(src) = reads[0] {
+                    let autodiff = produced_autodiff(outcome);
+                    put(self, *out, Val { autodiff, ..src });
+                }
+            }
+            Step::Drop { slot } => self.slots[usize::from(*slot)] = None,
+            Step::Replay { outputs, .. } => {
+                for out in outputs {
+                    let val = Val {
+                        place: Place::Plain,
+                        kind: None,
+                        autodiff: false,
+                        unknown: true,
+                    };
+                    self.slots[usize::from(*out)] = Some(val);
+                }
+            }
+            Step::Read { .. } => {}
+        }
+    }
+
+    /// A value bridged from another capture device into the session open on `d`: a value, but
+    /// one that no `Init` operation mentions.
+    fn bridged_value(&mut self, d: u8) -> Place {
+        let id = self.fresh();
+        match self.open_session(d) {
+            Some(session) => {
+                self.sessions[session].values.insert(id);
+                self.sessions[session].bridged.insert(id);
+                Place::Capture {
+                    device: d,
+                    session,
+                    id,
+                    value: true,
+                }
+            }
+            None => Place::Plain,
+        }
+    }
+
+    /// A fresh initialized value in the session open on capture device `d` (the step succeeded,
+    /// so one is open unless the model already disagrees with Burn).
+    fn new_value(&mut self, d: u8) -> Place {
+        let id = self.fresh();
+        match self.open_session(d) {
+            Some(session) => {
+                // A value enters the graph as an `Init` operation that mentions it, so it is
+                // referenced and never produced: a graph input by `GraphIr::classify`.
+                self.sessions[session].values.insert(id);
+                self.sessions[session].referenced.insert(id);
+                Place::Capture {
+                    device: d,
+                    session,
+                    id,
+                    value: true,
+                }
+            }
+            None => Place::Plain,
+        }
+    }
+}

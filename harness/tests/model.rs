@@ -1,0 +1,116 @@
+//! The reference-model oracle on the real crates: quiet and judging on thousands of random
+//! programs, firing when one of its rules is inverted, and every known divergence still shown by
+//! its reproducer (an entry Burn has fixed fails here, so it cannot go stale silently).
+
+mod common;
+
+use dispatch_fuzz::files::ProgramFile;
+use dispatch_fuzz::oracles::model::{
+    self, invert_rule_for_tests, known_divergences, MODEL_MISMATCH, RULES,
+};
+use dispatch_fuzz::program::Program;
+use dispatch_fuzz::rng::SplitMix64;
+use dispatch_fuzz::{check, check_with_oracles, interpreter::Oracles, oracles::Policy};
+
+#[test]
+fn the_model_is_quiet_on_random_programs_while_judging_their_steps() {
+    let mut rng = SplitMix64::new(2024);
+    let (mut judged, mut steps) = (0, 0);
+    for _ in 0..2000 {
+        let len = rng.below(3000) as usize;
+        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        let verdict = check(&program).unwrap();
+        for v in &verdict.trace.violations {
+            assert!(v.class != MODEL_MISMATCH, "{}\n{program}", v.message);
+        }
+        judged += model::check(&program, &verdict.trace).judged;
+        steps += program.steps.len();
+    }
+    // Silence means something only if the model predicted a good share of the steps.
+    assert!(
+        judged * 4 >= steps,
+        "the model judged only {judged} of {steps} steps"
+    );
+}
+
+#[test]
+fn an_inverted_rule_is_a_model_mismatch_at_the_step_it_governs() {
+    let program = common::corpus_program("seed-001-before");
+    assert!(check(&program).unwrap().finding.is_none());
+    invert_rule_for_tests(Some(model::CREATE_OUTSIDE_SCOPE.id));
+    let verdict = check(&program);
+    invert_rule_for_tests(None);
+    let finding = verdict.unwrap().finding.expect("the model fires");
+    assert_eq!(finding.class, MODEL_MISMATCH);
+    assert!(
+        finding
+            .signature
+            .starts_with("model-mismatch | create-outside-scope: expected ok, got panic"),
+        "{}",
+        finding.signature
+    );
+}
+
+#[test]
+fn the_model_can_be_turned_off() {
+    let program = common::corpus_program("seed-001-before");
+    invert_rule_for_tests(Some(model::CREATE_OUTSIDE_SCOPE.id));
+    let oracles = Oracles {
+        model: false,
+        ..Oracles::ALL
+    };
+    let verdict = check_with_oracles(&program, &Policy::default(), oracles);
+    invert_rule_for_tests(None);
+    assert!(verdict.unwrap().finding.is_none());
+}
+
+#[test]
+fn every_known_divergence_is_still_shown_by_its_reproducer() {
+    assert!(!known_divergences().is_empty());
+    for known in known_divergences() {
+        let path = common::repo().join(&known.reproducer);
+        let program = ProgramFile::load(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", known.id))
+            .program();
+        let verdict = check(&program).unwrap();
+        assert!(
+            verdict.trace.known_divergences.contains(&known.id),
+            "known divergence `{}` is stale: its reproducer no longer shows it (fixed in Burn? \
+             then remove the entry and let the model's rule hold). Trace: {:?}",
+            known.id,
+            verdict.trace.steps
+        );
+        assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    }
+}
+
+#[test]
+fn known_divergences_name_real_rules_and_outcomes() {
+    for known in known_divergences() {
+        assert!(
+            RULES.iter().any(|r| r.id == known.rule),
+            "{}: no rule {}",
+            known.id,
+            known.rule
+        );
+        assert!(
+            known.actual == "ok"
+                || known.actual.starts_with("panic ")
+                || known.actual.starts_with("error "),
+            "{}: actual `{}` is not an outcome",
+            known.id,
+            known.actual
+        );
+    }
+}
+
+#[test]
+fn rule_ids_are_unique_and_every_rule_cites_burn_source() {
+    let mut ids: Vec<_> = RULES.iter().map(|r| r.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), RULES.len());
+    for rule in RULES {
+        assert!(rule.source.starts_with("burn-"), "{}", rule.id);
+    }
+}
