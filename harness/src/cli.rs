@@ -6,6 +6,7 @@ mod fuzz;
 mod minimize;
 mod promote;
 mod run;
+mod seed_corpus;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,6 +91,16 @@ enum Command {
         #[arg(long, default_value = "regressions")]
         dir: PathBuf,
     },
+    /// Regenerate the fuzzer seeds made from every stored program (regression cases and
+    /// known-divergence reproducers), so each fuzz session starts from every known bug.
+    SeedCorpus {
+        /// The regression store.
+        #[arg(long, default_value = "regressions")]
+        regressions: PathBuf,
+        /// Where the seeds go (a subfolder of the fuzz target's corpus).
+        #[arg(long, default_value = "corpus/dispatch_ops/regressions")]
+        out: PathBuf,
+    },
     /// Benchmark `check`, oracle by oracle, against the bare Burn calls on a fixed seeded set.
     Bench {
         /// Programs in the set.
@@ -146,6 +157,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             root_cause,
             dir,
         }),
+        Command::SeedCorpus { regressions, out } => seed_corpus::main(&regressions, &out),
         Command::Bench {
             programs,
             seed,

@@ -5,6 +5,7 @@
 
 mod decode;
 pub(crate) mod display;
+mod encode;
 mod fixup;
 pub mod limits;
 mod rust;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use decode::STEP_KINDS;
 pub use display::step_line;
+pub use encode::EncodeError;
 pub use fixup::fixup;
 pub use rust::to_rust;
 pub use step::{

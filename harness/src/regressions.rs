@@ -90,6 +90,36 @@ pub fn load_all(dir: &Path) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
+/// The fuzzer seeds every stored program makes: `(file name, bytes)` for each case in `dir` and
+/// each known-divergence reproducer in `dir/divergences` (`divergence-<name>`), sorted by name,
+/// ignoring `REGRESSION_FILTER`. Each night then starts from every known bug. Programs with
+/// wgpu steps decode to their Flex variant unless the fuzz target runs with wgpu enabled.
+pub fn seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut seeds = Vec::new();
+    for (sub, prefix) in [("", ""), ("divergences", "divergence-")] {
+        let dir = dir.join(sub);
+        if !dir.is_dir() {
+            continue;
+        }
+        let entries =
+            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        for entry in entries {
+            let path = entry?.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            let program = ProgramFile::load(&path)?.program();
+            let bytes = program
+                .to_fuzz_bytes()
+                .with_context(|| format!("{}: cannot encode", path.display()))?;
+            seeds.push((format!("{prefix}{stem}"), bytes));
+        }
+    }
+    seeds.sort();
+    Ok(seeds)
+}
+
 /// How much of a trace to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {

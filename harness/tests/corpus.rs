@@ -41,3 +41,46 @@ fn each_corpus_input_reaches_its_class() {
         );
     }
 }
+
+#[test]
+fn regression_seeds_mirror_every_stored_program_and_decode_to_it() {
+    use dispatch_fuzz::files::ProgramFile;
+    use dispatch_fuzz::program::DeviceRef;
+    let store = common::repo().join("regressions");
+    let seeds = dispatch_fuzz::regressions::seed_inputs(&store).unwrap();
+    let dir = common::repo().join("corpus/dispatch_ops/regressions");
+    let mut on_disk: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    on_disk.sort();
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        names(&on_disk),
+        names(&seeds),
+        "corpus/dispatch_ops/regressions is out of date: run `cargo run -p dispatch-fuzz -- seed-corpus`"
+    );
+    assert_eq!(
+        on_disk, seeds,
+        "a seed's bytes are stale: run `dispatch-fuzz seed-corpus`"
+    );
+    // Each seed decodes back to its program (wgpu steps decode to Flex here: wgpu is off).
+    for (name, bytes) in &seeds {
+        let file = match name.strip_prefix("divergence-") {
+            Some(stem) => store.join("divergences").join(format!("{stem}.json")),
+            None => store.join(format!("{name}.json")),
+        };
+        let mut program = ProgramFile::load(&file).unwrap().program();
+        for step in &mut program.steps {
+            if let Some(d) = step.device_mut().filter(|d| **d == DeviceRef::Wgpu) {
+                *d = DeviceRef::Flex;
+            }
+        }
+        assert_eq!(Program::from_fuzz_bytes(bytes), program, "{name}");
+    }
+}

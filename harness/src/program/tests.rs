@@ -164,3 +164,22 @@ fn cat_never_grows_a_tensor_past_the_element_limit() {
         "[8, 4, 4] is past the limit"
     );
 }
+
+#[test]
+fn encode_round_trips_on_random_programs() {
+    // Every stored program must seed the fuzzer as itself (`dispatch-fuzz seed-corpus`).
+    let mut steps = 0;
+    for program in random_programs(17, 5000) {
+        let bytes = program.to_fuzz_bytes().expect("every program encodes");
+        let decoded = Program::from_fuzz_bytes(&bytes);
+        assert_eq!(decoded, program, "round trip changed\n{program}");
+        steps += program.steps.len();
+    }
+    assert!(steps > 50_000, "only {steps} steps round-tripped");
+}
+
+#[test]
+fn encoded_empty_program_decodes_to_an_empty_program() {
+    let bytes = Program::default().to_fuzz_bytes().unwrap();
+    assert_eq!(Program::from_fuzz_bytes(&bytes), Program::default());
+}

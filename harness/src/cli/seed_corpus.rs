@@ -1,0 +1,43 @@
+//! `dispatch-fuzz seed-corpus`: regenerates the fuzzer seeds made from stored programs.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use dispatch_fuzz::regressions::seed_inputs;
+
+/// Writes one seed per stored program into `out` and removes the seeds of programs that are no
+/// longer stored, so `out` mirrors `regressions` exactly. Files are replaced through a rename,
+/// so an interrupted run leaves each seed either old or new, never torn.
+pub fn main(regressions: &Path, out: &Path) -> Result<ExitCode> {
+    let seeds = seed_inputs(regressions)?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut changed = 0;
+    for (name, bytes) in &seeds {
+        let path = out.join(name);
+        if std::fs::read(&path).ok().as_deref() == Some(bytes.as_slice()) {
+            continue;
+        }
+        let tmp = out.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+        changed += 1;
+    }
+    let mut removed = 0;
+    for entry in std::fs::read_dir(out)? {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if path.is_file() && !seeds.iter().any(|(n, _)| *n == name) {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+            removed += 1;
+        }
+    }
+    println!(
+        "{} seeds in {} ({changed} written, {removed} removed)",
+        seeds.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
