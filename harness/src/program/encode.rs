@@ -80,7 +80,7 @@ impl Program {
 /// The variant `index` of a `count`-variant enum as the `u32` arbitrary maps back to it.
 fn variant_u32(index: u32, count: u32) -> u32 {
     // The smallest x with (x * count) >> 32 == index.
-    let x = ((u64::from(index) << 32) + u64::from(count) - 1) / u64::from(count);
+    let x = (u64::from(index) << 32).div_ceil(u64::from(count));
     x as u32
 }
 
@@ -116,7 +116,7 @@ macro_rules! unsupported {
     };
 }
 
-impl<'a> ser::Serializer for &'a mut Bytes {
+impl ser::Serializer for &mut Bytes {
     type Ok = ();
     type Error = EncodeError;
     type SerializeSeq = Self;
