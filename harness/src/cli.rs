@@ -4,6 +4,7 @@ mod bench;
 mod fmt;
 mod fuzz;
 mod minimize;
+mod nightly;
 mod promote;
 mod run;
 mod seed_corpus;
@@ -91,6 +92,38 @@ enum Command {
         #[arg(long, default_value = "regressions")]
         dir: PathBuf,
     },
+    /// Bucket a night's libFuzzer artifacts by signature, promote one minimized reproducer per
+    /// new bucket into regressions/pending, count panic classes over the corpus (ci/nightly.sh).
+    /// Exit 1 when a bucket is new.
+    Triage {
+        /// The fuzz target, for the report.
+        #[arg(long)]
+        target: String,
+        /// Folder of crash-*, timeout-*, oom-* artifacts.
+        #[arg(long)]
+        artifacts: PathBuf,
+        /// Corpus folders to count panic classes over (searched recursively).
+        #[arg(long)]
+        corpus: Vec<PathBuf>,
+        /// The regression store (its pending/ holds unreviewed cases).
+        #[arg(long, default_value = "regressions")]
+        regressions: PathBuf,
+        /// Where the triage JSON goes.
+        #[arg(long)]
+        out: PathBuf,
+        /// Minimize each new bucket's first artifact into regressions/pending/.
+        #[arg(long)]
+        promote: bool,
+    },
+    /// Write report.md, report.json and chart.svg from a nightly output folder.
+    NightlyReport {
+        /// The nightly output folder (logs/, triage-*.json, coverage/, timings.tsv).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Fuzz targets to report on.
+        #[arg(long, default_value = "dispatch_ops")]
+        targets: Vec<String>,
+    },
     /// Regenerate the fuzzer seeds made from every stored program (regression cases and
     /// known-divergence reproducers), so each fuzz session starts from every known bug.
     SeedCorpus {
@@ -158,6 +191,22 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             dir,
         }),
         Command::SeedCorpus { regressions, out } => seed_corpus::main(&regressions, &out),
+        Command::Triage {
+            target,
+            artifacts,
+            corpus,
+            regressions,
+            out,
+            promote,
+        } => nightly::triage(nightly::TriageOptions {
+            target,
+            artifacts,
+            corpus,
+            regressions,
+            out,
+            promote,
+        }),
+        Command::NightlyReport { dir, targets } => nightly::report(&dir, &targets),
         Command::Bench {
             programs,
             seed,

@@ -102,3 +102,86 @@ fn fmt_rust_prints_a_reproducer_against_the_public_api() {
         assert!(rust.contains(expected), "missing {expected:?} in:\n{rust}");
     }
 }
+
+#[test]
+fn triage_buckets_artifacts_promotes_new_ones_and_reports_them() {
+    // A night with two artifacts: one a stored case covers, one no case has.
+    let root = std::env::temp_dir().join(format!("dispatch-fuzz-night-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let (artifacts, store) = (root.join("artifacts"), root.join("regressions"));
+    std::fs::create_dir_all(&artifacts).unwrap();
+    std::fs::create_dir_all(&store).unwrap();
+    let seeds = common::repo().join("corpus/dispatch_ops");
+    std::fs::copy(
+        seeds.join("regressions/capture-tensor-created-outside-scope"),
+        artifacts.join("crash-covered"),
+    )
+    .unwrap();
+    std::fs::copy(
+        common::repo().join("regressions/capture-tensor-created-outside-scope.json"),
+        store.join("capture-tensor-created-outside-scope.json"),
+    )
+    .unwrap();
+    let new = std::fs::read_dir(&seeds)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("require-grad-without-autodiff-")
+        })
+        .expect("a require-grad corpus seed");
+    std::fs::copy(new, artifacts.join("crash-new")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
+        .args(["triage", "--target", "dispatch_ops", "--promote"])
+        .arg("--artifacts")
+        .arg(&artifacts)
+        .arg("--regressions")
+        .arg(&store)
+        .arg("--out")
+        .arg(root.join("triage-dispatch_ops.json"))
+        .env(
+            "DISPATCH_FUZZ_CRASH_ON",
+            "operation-outside-capture-scope,require-grad-without-autodiff",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let triage: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("triage-dispatch_ops.json")).unwrap())
+            .unwrap();
+    let status = |class: &str| {
+        triage["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["class"] == class)
+            .map(|b| b["status"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        status("operation-outside-capture-scope").as_deref(),
+        Some("covered")
+    );
+    assert_eq!(
+        status("require-grad-without-autodiff").as_deref(),
+        Some("new")
+    );
+    let pending: Vec<_> = std::fs::read_dir(store.join("pending"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        pending
+            .iter()
+            .any(|n| n.starts_with("require-grad-without-autodiff-")),
+        "{pending:?}"
+    );
+    let report = dispatch_fuzz(&["nightly-report", "--dir", root.to_str().unwrap()]);
+    assert_eq!(report.status.code(), Some(0), "{report:?}");
+    let md = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(
+        md.contains("| new | 1 | require-grad-without-autodiff"),
+        "{md}"
+    );
+    assert!(root.join("chart.svg").exists() && root.join("report.json").exists());
+    let _ = std::fs::remove_dir_all(&root);
+}

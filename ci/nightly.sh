@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The nightly fuzz job: build, fuzz every target in libFuzzer's fork mode on all cores, merge new
+# inputs into corpus/ (atomically), bucket every artifact by signature, minimize one reproducer
+# per new bucket into regressions/pending/, measure line coverage, and write a report.
+#
+# Usage: ci/nightly.sh [--duration SECONDS] [--jobs N] [--targets "a b"] [--out DIR]
+#                      [--no-coverage] [--no-merge]
+#
+#   --duration  seconds of fuzzing per target          (default 600; $NIGHTLY_DURATION)
+#   --jobs      parallel fuzzing processes (fork mode)  (default: all cores; $NIGHTLY_JOBS)
+#   --targets   fuzz targets, space-separated           (default: every target in fuzz/)
+#   --out       output folder; a second run on the same folder resumes: it keeps the working
+#               corpus, artifacts and earlier logs (rotated), and re-triages everything
+#                                                       (default nightly-out; $NIGHTLY_OUT)
+#   --no-coverage  skip `cargo fuzz coverage` + llvm-cov (saves a coverage build)
+#   --no-merge     leave corpus/ untouched (the merged corpus stays under OUT/merged/)
+#
+# Exit status: 0 nothing new, 1 new finding(s) (a bucket no stored case has), 2 the job failed.
+# Nothing under OUT/artifacts is ever deleted: an artifact is either promoted (minimized into
+# regressions/pending/) or listed in the report with why it was not.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+duration="${NIGHTLY_DURATION:-600}"
+jobs="${NIGHTLY_JOBS:-$(nproc)}"
+targets=""
+out="${NIGHTLY_OUT:-nightly-out}"
+coverage=1
+merge=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) duration="$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    --targets) targets="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --no-coverage) coverage=0; shift ;;
+    --no-merge) merge=0; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "nightly: unknown flag $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+fail() { echo "nightly: $*" >&2; exit 2; }
+mkdir -p "$out"/{logs,artifacts,corpus,merged,coverage,state} || fail "cannot create $out"
+out="$(cd "$out" && pwd)"
+# Logs of an earlier run on the same folder are kept, numbered, never overwritten.
+rotate() { local f="$1" n=1; [ -e "$f" ] || return 0; while [ -e "$f.$n" ]; do n=$((n + 1)); done; mv "$f" "$f.$n"; }
+timings="$out/timings.tsv"
+rotate "$timings"
+phase_start=0
+phase() { phase_start=$(date +%s); echo "== nightly: $1"; }
+phase_end() { echo -e "$1\t$(( $(date +%s) - phase_start ))" >>"$timings"; }
+
+phase "setup"
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked >>"$out/logs/setup.log" 2>&1 \
+  || fail "cannot install cargo-fuzz (see $out/logs/setup.log)"
+if [ "$coverage" = 1 ]; then
+  rustup component add llvm-tools-preview >>"$out/logs/setup.log" 2>&1 \
+    || { echo "nightly: no llvm-tools-preview: coverage skipped"; coverage=0; }
+fi
+[ -n "$targets" ] || targets="$(cargo fuzz list)"
+phase_end setup
+
+phase "build"
+rotate "$out/logs/build.log"
+# One release build of the instrumented targets (stable toolchain, no sanitizer) and one debug
+# build of the CLI: promote records snapshots as `cargo test` sees them (debug assertions on).
+cargo fuzz build -s none >"$out/logs/build.log" 2>&1 || fail "fuzz build failed (see $out/logs/build.log)"
+cargo build -p dispatch-fuzz >>"$out/logs/build.log" 2>&1 || fail "CLI build failed (see $out/logs/build.log)"
+cli=target/debug/dispatch-fuzz
+phase_end build
+
+status=0
+for target in $targets; do
+  mkdir -p "$out/corpus/$target" "$out/artifacts/$target" corpus/"$target"
+  phase "fuzz $target (${duration}s, $jobs jobs)"
+  rotate "$out/logs/fuzz-$target.log"
+  # Fork mode: $jobs child processes; crashes, timeouts and OOMs are recorded as artifacts and
+  # fuzzing goes on. New inputs land in the first corpus folder (ours, under OUT); the checked-in
+  # corpus (with its regressions/ seeds and the last merge) is read, never written.
+  cargo fuzz run -s none "$target" "$out/corpus/$target" corpus/"$target" -- \
+    -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+    -max_total_time="$duration" -timeout=30 -rss_limit_mb=4096 \
+    -artifact_prefix="$out/artifacts/$target/" -print_final_stats=1 \
+    >"$out/logs/fuzz-$target.log" 2>&1
+  rc=$?
+  # libFuzzer exits non-zero after recorded crashes; only a run that never started is a failure.
+  grep -q "cov:" "$out/logs/fuzz-$target.log" || fail "fuzzing $target never started (rc $rc, see $out/logs/fuzz-$target.log)"
+  phase_end "fuzz $target"
+
+  phase "merge $target"
+  # cmin by libFuzzer's -merge=1 into a fresh folder, resumable through its control file; the
+  # checked-in folder is swapped only once the merge has succeeded, by two renames, so a failed
+  # or interrupted merge never loses the old corpus (a leftover .old is restored on the next run).
+  dest=corpus/"$target"/nightly
+  [ -d "$dest.old" ] && [ ! -d "$dest" ] && mv "$dest.old" "$dest"
+  rm -rf "$dest.old"
+  mkdir -p "$dest"
+  fresh="$out/merged/$target"
+  [ -f "$out/state/merge-$target.ctl" ] || { rm -rf "$fresh"; mkdir -p "$fresh"; }
+  bin="target/x86_64-unknown-linux-gnu/release/$target"
+  rotate "$out/logs/merge-$target.log"
+  if "$bin" -merge=1 -merge_control_file="$out/state/merge-$target.ctl" -timeout=30 \
+      -rss_limit_mb=4096 -artifact_prefix="$out/artifacts/$target/" \
+      "$fresh" "$dest" "$out/corpus/$target" >"$out/logs/merge-$target.log" 2>&1; then
+    rm -f "$out/state/merge-$target.ctl"
+    if [ "$merge" = 1 ]; then
+      staged="$dest.new"
+      rm -rf "$staged" && cp -r "$fresh" "$staged" && mv "$dest" "$dest.old" && mv "$staged" "$dest" && rm -rf "$dest.old"
+    fi
+  else
+    echo "nightly: merge of $target failed; corpus/ left as it was (see $out/logs/merge-$target.log)"
+    status=2
+  fi
+  phase_end "merge $target"
+
+  phase "triage $target"
+  "$cli" triage --target "$target" --artifacts "$out/artifacts/$target" \
+    --corpus corpus/"$target" --corpus "$out/corpus/$target" \
+    --regressions regressions --out "$out/triage-$target.json" --promote \
+    >>"$out/logs/triage-$target.log" 2>&1
+  case $? in
+    0) ;;
+    1) [ "$status" = 0 ] && status=1 ;;
+    *) echo "nightly: triage of $target failed (see $out/logs/triage-$target.log)"; status=2 ;;
+  esac
+  tail -1 "$out/logs/triage-$target.log"
+  phase_end "minimize and triage $target"
+
+  if [ "$coverage" = 1 ]; then
+    phase "coverage $target"
+    rotate "$out/logs/coverage-$target.log"
+    if cargo fuzz coverage -s none "$target" corpus/"$target" >"$out/logs/coverage-$target.log" 2>&1; then
+      llvm_bin="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin"
+      covbin="$(find target -path "*coverage*/release/$target" -type f | head -1)"
+      profdata="fuzz/coverage/$target/coverage.profdata"
+      registry="$(dirname "$(find "${CARGO_HOME:-$HOME/.cargo}/registry/src" -maxdepth 2 -type d \
+        -name burn-capture-0.23.0-pre.1 | head -1)")"
+      files=("$registry"/burn-dispatch-0.23.0-pre.1/src/macros.rs "$registry"/burn-dispatch-0.23.0-pre.1/src/ops/*.rs
+             "$registry"/burn-capture-0.23.0-pre.1/src/capture.rs)
+      "$llvm_bin/llvm-cov" report "$covbin" -instr-profile="$profdata" "${files[@]}" \
+        >"$out/coverage/$target-report.txt" 2>>"$out/logs/coverage-$target.log"
+      "$llvm_bin/llvm-cov" show "$covbin" -instr-profile="$profdata" "${files[@]}" \
+        >"$out/coverage/$target-show.txt" 2>>"$out/logs/coverage-$target.log"
+    else
+      echo "nightly: coverage of $target failed (see $out/logs/coverage-$target.log)"
+    fi
+    phase_end "coverage $target"
+  fi
+done
+
+phase "report"
+report_args=()
+for target in $targets; do report_args+=(--targets "$target"); done
+"$cli" nightly-report --dir "$out" "${report_args[@]}" || status=2
+phase_end report
+echo "nightly: exit $status (0 nothing new, 1 new findings, 2 job failure); report in $out/report.md"
+exit "$status"
