@@ -95,26 +95,7 @@ enum Command {
     /// Bucket a night's libFuzzer artifacts by signature, promote one minimized reproducer per
     /// new bucket into regressions/pending, count panic classes over the corpus (ci/nightly.sh).
     /// Exit 1 when a bucket is new.
-    Triage {
-        /// The fuzz target, for the report.
-        #[arg(long)]
-        target: String,
-        /// Folder of crash-*, timeout-*, oom-* artifacts.
-        #[arg(long)]
-        artifacts: PathBuf,
-        /// Corpus folders to count panic classes over (searched recursively).
-        #[arg(long)]
-        corpus: Vec<PathBuf>,
-        /// The regression store (its pending/ holds unreviewed cases).
-        #[arg(long, default_value = "regressions")]
-        regressions: PathBuf,
-        /// Where the triage JSON goes.
-        #[arg(long)]
-        out: PathBuf,
-        /// Minimize each new bucket's first artifact into regressions/pending/.
-        #[arg(long)]
-        promote: bool,
-    },
+    Triage(nightly::TriageOptions),
     /// Write report.md, report.json and chart.svg from a nightly output folder.
     NightlyReport {
         /// The nightly output folder (logs/, triage-*.json, coverage/, timings.tsv).
@@ -191,21 +172,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             dir,
         }),
         Command::SeedCorpus { regressions, out } => seed_corpus::main(&regressions, &out),
-        Command::Triage {
-            target,
-            artifacts,
-            corpus,
-            regressions,
-            out,
-            promote,
-        } => nightly::triage(nightly::TriageOptions {
-            target,
-            artifacts,
-            corpus,
-            regressions,
-            out,
-            promote,
-        }),
+        Command::Triage(options) => nightly::triage(options),
         Command::NightlyReport { dir, targets } => nightly::report(&dir, &targets),
         Command::Bench {
             programs,

@@ -52,12 +52,26 @@ pub struct Triage {
     pub corpus_inputs: usize,
 }
 
+/// `dispatch-fuzz triage`'s arguments.
+#[derive(clap::Args, Debug)]
 pub struct TriageOptions {
+    /// The fuzz target, for the report.
+    #[arg(long)]
     pub target: String,
+    /// Folder of crash-*, timeout-*, oom-* artifacts.
+    #[arg(long)]
     pub artifacts: PathBuf,
+    /// Corpus folders to count panic classes over (searched recursively).
+    #[arg(long)]
     pub corpus: Vec<PathBuf>,
+    /// The regression store (its pending/ holds unreviewed cases).
+    #[arg(long, default_value = "regressions")]
     pub regressions: PathBuf,
+    /// Where the triage JSON goes.
+    #[arg(long)]
     pub out: PathBuf,
+    /// Minimize each new bucket's first artifact into regressions/pending/.
+    #[arg(long)]
     pub promote: bool,
 }
 

@@ -805,43 +805,37 @@ impl State {
         }
     }
 
-    /// A value bridged from another capture device into the session open on `d`: a value, but
-    /// one that no `Init` operation mentions.
-    fn bridged_value(&mut self, d: u8) -> Place {
-        let id = self.fresh();
-        match self.open_session(d) {
-            Some(session) => {
-                self.sessions[session].values.insert(id);
-                self.sessions[session].bridged.insert(id);
-                Place::Capture {
-                    device: d,
-                    session,
-                    id,
-                    value: true,
-                }
-            }
-            None => Place::Plain,
-        }
-    }
-
     /// A fresh initialized value in the session open on capture device `d` (the step succeeded,
     /// so one is open unless the model already disagrees with Burn).
     fn new_value(&mut self, d: u8) -> Place {
+        self.value(d, false)
+    }
+
+    /// A value bridged from another capture device into the session open on `d`.
+    fn bridged_value(&mut self, d: u8) -> Place {
+        self.value(d, true)
+    }
+
+    fn value(&mut self, d: u8, bridged: bool) -> Place {
         let id = self.fresh();
-        match self.open_session(d) {
-            Some(session) => {
-                // A value enters the graph as an `Init` operation that mentions it, so it is
-                // referenced and never produced: a graph input by `GraphIr::classify`.
-                self.sessions[session].values.insert(id);
-                self.sessions[session].referenced.insert(id);
-                Place::Capture {
-                    device: d,
-                    session,
-                    id,
-                    value: true,
-                }
-            }
-            None => Place::Plain,
+        let Some(session) = self.open_session(d) else {
+            return Place::Plain;
+        };
+        let s = &mut self.sessions[session];
+        s.values.insert(id);
+        if bridged {
+            // CaptureBridge stores the data without an `Init` operation.
+            s.bridged.insert(id);
+        } else {
+            // A value enters the graph as an `Init` operation that mentions it, so it is
+            // referenced and never produced: a graph input by `GraphIr::classify`.
+            s.referenced.insert(id);
+        }
+        Place::Capture {
+            device: d,
+            session,
+            id,
+            value: true,
         }
     }
 }

@@ -259,36 +259,29 @@ in_order! {
     SerializeTupleVariant::serialize_field;
 }
 
-impl ser::SerializeStruct for &mut Bytes {
-    type Ok = ();
-    type Error = EncodeError;
+macro_rules! named_in_order {
+    ($($trait:ident;)*) => {
+        $(impl ser::$trait for &mut Bytes {
+            type Ok = ();
+            type Error = EncodeError;
 
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), EncodeError> {
-        value.serialize(&mut **self)
-    }
+            fn serialize_field<T: ?Sized + Serialize>(
+                &mut self,
+                _: &'static str,
+                value: &T,
+            ) -> Result<(), EncodeError> {
+                value.serialize(&mut **self)
+            }
 
-    fn end(self) -> Result<(), EncodeError> {
-        Ok(())
-    }
+            fn end(self) -> Result<(), EncodeError> {
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeStructVariant for &mut Bytes {
-    type Ok = ();
-    type Error = EncodeError;
-
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), EncodeError> {
-        value.serialize(&mut **self)
-    }
-
-    fn end(self) -> Result<(), EncodeError> {
-        Ok(())
-    }
+// Field names are not encoded: arbitrary reads fields by position.
+named_in_order! {
+    SerializeStruct;
+    SerializeStructVariant;
 }
