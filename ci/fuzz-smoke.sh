@@ -14,8 +14,10 @@ target=dispatch_ops
 
 cargo fuzz build -s none "$target"
 
+# The class seeds and the regression seeds (every stored program, `dispatch-fuzz seed-corpus`):
+# none may abort the target, since every stored bug is catalogued or a known divergence.
 inputs=()
-for f in corpus/"$target"/*; do
+for f in corpus/"$target"/* corpus/"$target"/regressions/*; do
   [ -f "$f" ] && inputs+=("$f")
 done
 echo "replaying ${#inputs[@]} corpus inputs"
