@@ -26,6 +26,7 @@ fn the_model_is_quiet_on_random_programs_while_judging_their_steps() {
         judged += model::check(&program, &verdict.trace).judged;
         steps += program.steps.len();
     }
+    eprintln!("the model judged {judged} of {steps} steps");
     // Silence means something only if the model predicted a good share of the steps.
     assert!(
         judged * 4 >= steps,
