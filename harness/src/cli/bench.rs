@@ -56,6 +56,9 @@ pub fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
         steps as f64 / set.len().max(1) as f64,
         seconds
     );
+    if dispatch_fuzz::interpreter::wgpu::enabled() {
+        wgpu_costs()?;
+    }
     // Warm-up: first-touch allocations and the catalogue parse are not what we measure.
     for program in &set {
         dispatch_fuzz::check_with(program, &policy)?;
@@ -110,6 +113,53 @@ pub fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
         println!("rss: {} MiB, peak {} MiB", rss / 1024, peak / 1024);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A chain of `n` small ops, each read back, on `device`: what one op costs on a backend.
+fn op_chain(device: &str, n: usize) -> Result<Program> {
+    let mut steps = vec![format!(
+        r#"{{"create": {{"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "{device}"}}}}"#
+    )];
+    for i in 0..n {
+        let (src, out) = (i % 6, i % 6 + 1);
+        steps.push(format!(
+            r#"{{"op": {{"out": {out}, "op": {{"scalar": {{"op": "add", "src": {src}, "value": 1}}}}}}}}"#
+        ));
+        steps.push(format!(r#"{{"read": {{"src": {out}, "fallible": true}}}}"#));
+    }
+    let text = format!("{{\"steps\": [{}]}}", steps.join(","));
+    Ok(dispatch_fuzz::files::ProgramFile::parse(&text, "<bench>")?.program())
+}
+
+/// wgpu's start-up (device init, once per process) and the cost of one small op plus its read
+/// on wgpu and on Flex, through the bare interpreter.
+fn wgpu_costs() -> Result<()> {
+    let start = Instant::now();
+    let adapter = dispatch_fuzz::interpreter::wgpu::enable();
+    let init = start.elapsed().as_secs_f64();
+    println!(
+        "wgpu start-up: {init:.2} s ({})",
+        adapter.unwrap_or_else(|e| e)
+    );
+    const OPS: usize = 99;
+    for device in ["wgpu", "flex"] {
+        let chain = op_chain(device, OPS)?;
+        // The first run compiles each kernel: not the steady state.
+        let first = Instant::now();
+        run(&chain, Mode::Bare)?;
+        let first = first.elapsed().as_secs_f64();
+        let rounds = if device == "wgpu" { 5 } else { 200 };
+        let start = Instant::now();
+        for _ in 0..rounds {
+            run(&chain, Mode::Bare)?;
+        }
+        let per_op = start.elapsed().as_secs_f64() / (rounds * OPS) as f64;
+        println!(
+            "{device}: {:.1} us per small op + read ({first:.2} s for the first chain, kernels compiling)",
+            per_op * 1e6
+        );
+    }
+    Ok(())
 }
 
 /// Classes minimized by `bench --minimize` when `DISPATCH_FUZZ_CRASH_ON` names none.
