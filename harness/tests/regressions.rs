@@ -50,15 +50,17 @@ fn main() -> ExitCode {
     // queue serves them all, and a CPU adapter costs ~1 ms per op.
     let (wgpu_cases, cpu_cases): (Vec<&Case>, Vec<&Case>) =
         cases.iter().partition(|c| c.uses_wgpu());
+    // wgpu is enabled only after the parallel pass: with it on, every case would also run on
+    // wgpu (the differential oracle) and see a different trace.
+    let mut results: Vec<(&Case, Result<(), String>)> = cpu_cases
+        .par_iter()
+        .map(|case| (*case, run(case, &settings)))
+        .collect();
     if !wgpu_cases.is_empty() {
         if let Err(reason) = dispatch_fuzz::interpreter::wgpu::enable() {
             eprintln!("{} wgpu case(s) will fail: {reason}", wgpu_cases.len());
         }
     }
-    let mut results: Vec<(&Case, Result<(), String>)> = cpu_cases
-        .par_iter()
-        .map(|case| (*case, run(case, &settings)))
-        .collect();
     results.extend(wgpu_cases.iter().map(|case| (*case, run(case, &settings))));
     let mut failed = 0;
     for (case, result) in &results {

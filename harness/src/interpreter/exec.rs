@@ -401,9 +401,16 @@ impl Run<'_> {
             }
         }
         if !found.is_empty() {
+            // Name the op behind the first differing output, so mismatches of different ops
+            // are different signatures.
+            let first = outputs
+                .iter()
+                .map(|(slot, _)| *slot)
+                .find(|slot| found.iter().any(|f| f.contains(&format!("(t{slot})"))));
+            let what = first.map_or_else(|| "output".to_string(), |s| self.producer(s, exit));
             self.violations.push(violation(
                 REPLAY_MISMATCH,
-                "a replayed graph output differs from the eager Flex run".into(),
+                format!("the replayed {what} differs from the eager Flex run"),
                 found.join("; "),
             ));
         }
@@ -515,8 +522,8 @@ impl Run<'_> {
                     }
                     Err(panic) => Err(panic),
                 };
-                let tie = self.argmax_tie(op).then_some(Poison::ArgmaxTie);
-                self.put_twin(index, *out, twin, poisoned_in.or(tie));
+                let unspecified = self.unspecified(op);
+                self.put_twin(index, *out, twin, poisoned_in.or(unspecified));
             }
             Step::ToDevice { out, src, .. }
             | Step::Clone { out, src }
@@ -583,18 +590,25 @@ impl Run<'_> {
         }
     }
 
-    /// Whether `op` is an `argmax` whose Flex operand has a tie for the maximum in some lane.
-    fn argmax_tie(&self, op: &Op) -> bool {
-        let Op::ArgMax { src, dim } = op else {
-            return false;
+    /// Why `op`'s result is not pinned down by Burn on its Flex operand, if it is not: an
+    /// `argmax` over a tie, a float-to-int cast out of range.
+    fn unspecified(&self, op: &Op) -> Option<Poison> {
+        let (src, poison) = match op {
+            Op::ArgMax { src, .. } => (*src, Poison::ArgmaxTie),
+            Op::Cast { src, to: Kind::Int } => (*src, Poison::OutOfRangeCast),
+            _ => return None,
         };
-        let Some(t) = self.shadow(*src) else {
-            return true;
+        let data = self
+            .shadow(src)
+            .and_then(|t| catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok());
+        let Some(data) = data else {
+            return Some(poison);
         };
-        catch(|| on_any!(t, x => x.try_into_data()))
-            .ok()
-            .and_then(Result::ok)
-            .is_none_or(|data| differential::argmax_has_tie(&data, usize::from(*dim)))
+        let unspecified = match op {
+            Op::ArgMax { dim, .. } => differential::argmax_has_tie(&data, usize::from(*dim)),
+            _ => differential::cast_out_of_range(&data),
+        };
+        unspecified.then_some(poison)
     }
 
     /// Stores a twin and compares it with the slot's Flex value. A wgpu panic where Flex
@@ -688,6 +702,21 @@ impl Run<'_> {
             summary: summary.to_string(),
             message: format!("t{out}: {details}"),
         });
+    }
+
+    /// The name of the last step before `before` that wrote `slot` (`unary exp`, `to_device`).
+    fn producer(&self, slot: Slot, before: usize) -> String {
+        self.program.steps[..before]
+            .iter()
+            .rev()
+            .find(|s| s.writes().contains(&slot))
+            .map_or_else(
+                || "output".to_string(),
+                |step| match step {
+                    Step::Op { op, .. } => op.name(),
+                    other => other.name().to_string(),
+                },
+            )
     }
 
     /// The operand slot holding the very capture tensor `t` (same id), if any.

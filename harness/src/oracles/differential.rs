@@ -27,6 +27,10 @@ pub enum Poison {
     /// `argmax` over a lane holding equal maxima (or a NaN): which index wins is a kernel detail
     /// (Flex takes the first, a parallel GPU reduction may not).
     ArgmaxTie,
+    /// A float cast to int where a value is NaN or outside the `i32` range: Burn does not say
+    /// what it becomes (Flex saturates to `i32::MAX`, WGSL clamps to the largest `f32` below
+    /// 2^31, 2147483520).
+    OutOfRangeCast,
     /// A Flex value holding wgpu's `Bool(U32)` storage: the catalogued `bool-storage-transfer`
     /// bug, which makes Flex misread it (a wgpu `[true, true]` casts to `[1.0, 0.0]` on Flex).
     BoolU32OnFlex,
@@ -110,6 +114,14 @@ fn values(data: &TensorData) -> Vec<f64> {
     data.iter::<f64>().collect()
 }
 
+/// Whether casting `data` (a float tensor) to int meets a NaN or a value outside `i32`.
+pub fn cast_out_of_range(data: &TensorData) -> bool {
+    data.dtype().is_float()
+        && values(data)
+            .iter()
+            .any(|v| v.is_nan() || *v >= 2_147_483_648.0 || *v < -2_147_483_648.0)
+}
+
 /// Whether `argmax` over `dim` of `data` meets a tie for the maximum in some lane.
 pub fn argmax_has_tie(data: &TensorData, dim: usize) -> bool {
     let shape = data.shape().to_vec();
@@ -167,6 +179,15 @@ mod tests {
             compare(&a, &b, poisoned),
             DiffEq::Poisoned(Poison::ArgmaxTie)
         );
+    }
+
+    #[test]
+    fn float_to_int_casts_out_of_i32_range_are_found() {
+        let inside = TensorData::new(vec![2_147_483_520.0f32, -5.0], [2]);
+        let outside = TensorData::new(vec![1.0f32, 8.66e16], [2]);
+        let nan = TensorData::new(vec![f32::NAN], [1]);
+        assert!(!cast_out_of_range(&inside));
+        assert!(cast_out_of_range(&outside) && cast_out_of_range(&nan));
     }
 
     #[test]

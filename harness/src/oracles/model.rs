@@ -752,6 +752,9 @@ impl State {
                     Some((device, session, _, _)) => {
                         let id = self.fresh();
                         let s = &mut self.sessions[session];
+                        // An op the model did not judge, over a value it no longer follows,
+                        // may record anything: the session's exit is not judged either.
+                        s.tainted |= off || tainted_input;
                         s.produced.insert(id);
                         s.referenced.insert(id);
                         for (_, _, read, _) in captures(&operands) {
