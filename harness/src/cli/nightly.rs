@@ -14,6 +14,9 @@ use dispatch_fuzz::files::ProgramFile;
 use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::Program;
 
+/// The message part of the signature of an artifact that gives no finding in-process.
+const NOT_REPRODUCED: &str = "not reproduced in-process";
+
 /// One crash, timeout or OOM artifact libFuzzer wrote.
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Artifact {
@@ -31,7 +34,8 @@ pub struct Bucket {
     pub signature: String,
     pub class: String,
     /// `new` (no stored case has this signature), `known` (a pending case from an earlier night
-    /// has it) or `covered` (a reviewed regression case has it).
+    /// has it), `covered` (a reviewed regression case has it) or `unreproduced` (the harness
+    /// gets no finding from the artifact any more).
     pub status: String,
     pub count: usize,
     pub example: String,
@@ -129,7 +133,7 @@ pub fn triage(options: TriageOptions) -> Result<ExitCode> {
         let program = Program::from_fuzz_bytes(&bytes);
         let verdict = dispatch_fuzz::check_with(&program, policy)?;
         let signature = verdict.finding.map_or_else(
-            || format!("{kind} | not reproduced in-process | libfuzzer"),
+            || format!("{kind} | {NOT_REPRODUCED} | libfuzzer"),
             |f| f.signature,
         );
         triage.artifacts.push(Artifact {
@@ -160,7 +164,10 @@ pub fn triage(options: TriageOptions) -> Result<ExitCode> {
                 .find(|(s, _)| *s == signature)
                 .map(|c| c.1.clone())
         };
+        // An artifact the harness no longer reproduces (a fixed harness bug, a flaky crash)
+        // is listed, kept on disk, and neither promoted nor counted as new.
         let (status, case) = match (find(&reviewed), find(&pending)) {
+            _ if signature.contains(NOT_REPRODUCED) => ("unreproduced", None),
             (Some(case), _) => ("covered", Some(case)),
             (None, Some(case)) => ("known", Some(case)),
             (None, None) => ("new", None),
