@@ -66,17 +66,29 @@ pub fn fuzz_one(data: &[u8]) {
         Ok(Verdict {
             finding: Some(finding),
             ..
-        }) => abort_with(&finding.signature, &finding.message, &program),
+        }) => report_finding(&finding.signature, &finding.message, &program),
         Ok(_) => {}
-        Err(error) => abort_with("harness-error", &format!("{error:#}"), &program),
+        Err(error) => report_finding("harness-error", &format!("{error:#}"), &program),
     }
 }
 
-fn abort_with(signature: &str, message: &str, program: &Program) -> ! {
+/// Environment variable: report findings in the fuzz target without aborting. For runs that
+/// must execute every input to the end, such as `cargo fuzz coverage` over a corpus that holds a
+/// known finding (an aborted process writes no coverage profile).
+pub const NO_ABORT_VAR: &str = "DISPATCH_FUZZ_NO_ABORT";
+
+fn no_abort() -> bool {
+    static NO_ABORT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NO_ABORT.get_or_init(|| std::env::var_os(NO_ABORT_VAR).is_some_and(|v| v != "0"))
+}
+
+fn report_finding(signature: &str, message: &str, program: &Program) {
     eprintln!("==dispatch-fuzz== finding: {message}");
     eprintln!("==dispatch-fuzz== program:\n{program}");
     eprintln!("DEDUP_TOKEN: {signature}");
-    std::process::abort()
+    if !no_abort() {
+        std::process::abort()
+    }
 }
 
 /// Installs the panic hook the fuzz target needs: catalogued panics inside a step unwind into
@@ -93,7 +105,9 @@ pub fn fuzz_init() {
                 panic.message
             );
             eprintln!("DEDUP_TOKEN: {}", oracles::signature(&panic));
-            std::process::abort();
+            if !no_abort() {
+                std::process::abort();
+            }
         }
     }
     interpreter::install_panic_hook(Some(policy));

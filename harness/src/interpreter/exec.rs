@@ -704,12 +704,16 @@ impl Run<'_> {
         });
     }
 
-    /// The name of the last step before `before` that wrote `slot` (`unary exp`, `to_device`).
+    /// The name of the last step before `before` that wrote `slot` and succeeded (`unary exp`,
+    /// `to_device`).
     fn producer(&self, slot: Slot, before: usize) -> String {
+        let succeeded = |i: usize| matches!(self.outcomes[i], Some(Outcome::Ok { .. }));
         self.program.steps[..before]
             .iter()
+            .enumerate()
             .rev()
-            .find(|s| s.writes().contains(&slot))
+            .find(|(i, s)| s.writes().contains(&slot) && succeeded(*i))
+            .map(|(_, step)| step)
             .map_or_else(
                 || "output".to_string(),
                 |step| match step {
