@@ -704,23 +704,29 @@ impl Run<'_> {
         });
     }
 
-    /// The name of the last step before `before` that wrote `slot` and succeeded (`unary exp`,
-    /// `to_device`).
-    fn producer(&self, slot: Slot, before: usize) -> String {
+    /// The name of the op that computed `slot`'s value before step `before` (`unary exp`,
+    /// `cast`), looking through steps that only pass a value on (clone, `to_device`, autodiff
+    /// conversions), so one bug reached through different hand-offs keeps one signature.
+    fn producer(&self, mut slot: Slot, mut before: usize) -> String {
         let succeeded = |i: usize| matches!(self.outcomes[i], Some(Outcome::Ok { .. }));
-        self.program.steps[..before]
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(i, s)| s.writes().contains(&slot) && succeeded(*i))
-            .map(|(_, step)| step)
-            .map_or_else(
-                || "output".to_string(),
-                |step| match step {
-                    Step::Op { op, .. } => op.name(),
-                    other => other.name().to_string(),
-                },
-            )
+        loop {
+            let found = self.program.steps[..before]
+                .iter()
+                .enumerate()
+                .rev()
+                .find(|(i, s)| s.writes().contains(&slot) && succeeded(*i));
+            match found {
+                Some((
+                    i,
+                    Step::Clone { src, .. }
+                    | Step::ToDevice { src, .. }
+                    | Step::Autodiff { src, .. },
+                )) => (slot, before) = (*src, i),
+                Some((_, Step::Op { op, .. })) => return op.name(),
+                Some((_, step)) => return step.name().to_string(),
+                None => return "output".to_string(),
+            }
+        }
     }
 
     /// The operand slot holding the very capture tensor `t` (same id), if any.
