@@ -66,9 +66,18 @@ pub fn fuzz_one(data: &[u8]) {
         Ok(Verdict {
             finding: Some(finding),
             ..
-        }) => report_finding(&finding.signature, &finding.message, &program),
+        }) => {
+            report(&finding.signature, &finding.message, &program);
+            if !no_abort() {
+                std::process::abort();
+            }
+        }
         Ok(_) => {}
-        Err(error) => report_finding("harness-error", &format!("{error:#}"), &program),
+        // The harness's own failure always stops the run, whatever DISPATCH_FUZZ_NO_ABORT says.
+        Err(error) => {
+            report("harness-error", &format!("{error:#}"), &program);
+            std::process::abort();
+        }
     }
 }
 
@@ -82,13 +91,10 @@ fn no_abort() -> bool {
     *NO_ABORT.get_or_init(|| std::env::var_os(NO_ABORT_VAR).is_some_and(|v| v != "0"))
 }
 
-fn report_finding(signature: &str, message: &str, program: &Program) {
+fn report(signature: &str, message: &str, program: &Program) {
     eprintln!("==dispatch-fuzz== finding: {message}");
     eprintln!("==dispatch-fuzz== program:\n{program}");
     eprintln!("DEDUP_TOKEN: {signature}");
-    if !no_abort() {
-        std::process::abort()
-    }
 }
 
 /// Installs the panic hook the fuzz target needs: catalogued panics inside a step unwind into
