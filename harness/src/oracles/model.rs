@@ -285,6 +285,7 @@ struct Val {
 
 #[derive(Debug, Default)]
 struct Session {
+    device: u8,
     open: bool,
     values: HashSet<u32>,
     /// Values that came from another capture device through the bridge.
@@ -299,7 +300,6 @@ struct Session {
 struct State {
     slots: Vec<Option<Val>>,
     sessions: Vec<Session>,
-    open: Vec<(u8, usize)>,
     /// The open sessions' stack, innermost last, one per `EnterScope` (`None` when it failed).
     stack: Vec<Option<usize>>,
     next_id: u32,
@@ -312,7 +312,11 @@ impl State {
     }
 
     fn open_session(&self, device: u8) -> Option<usize> {
-        self.open.iter().find(|(d, _)| *d == device).map(|p| p.1)
+        self.stack
+            .iter()
+            .flatten()
+            .copied()
+            .find(|k| self.sessions[*k].device == device)
     }
 
     fn fresh(&mut self) -> u32 {
@@ -681,12 +685,11 @@ impl State {
                 let session = match (device, succeeded) {
                     (DeviceRef::Capture(d), true) => {
                         self.sessions.push(Session {
+                            device: *d,
                             open: true,
                             ..Session::default()
                         });
-                        let k = self.sessions.len() - 1;
-                        self.open.push((*d, k));
-                        Some(k)
+                        Some(self.sessions.len() - 1)
                     }
                     _ => None,
                 };
@@ -695,7 +698,6 @@ impl State {
             Step::ExitScope { .. } => {
                 if let Some(Some(k)) = self.stack.pop() {
                     self.sessions[k].open = false;
-                    self.open.retain(|(_, s)| *s != k);
                 }
             }
             _ if !succeeded => {}
