@@ -325,10 +325,7 @@ impl Run<'_> {
     ) {
         use crate::oracles::eager_replay::{difference, REPLAY_FAILURE, REPLAY_MISMATCH};
         let corrupt = CORRUPT_REPLAY_FEED.with(std::cell::Cell::get);
-        let eager_data = |run: &Self, s: Slot| -> Option<TensorData> {
-            let t = run.shadow(s)?;
-            catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok()
-        };
+        let eager_data = |run: &Self, s: Slot| run.shadow(s).and_then(read_data);
         let feed: Vec<Option<TensorData>> = inputs
             .iter()
             .map(|(s, _)| {
@@ -565,10 +562,7 @@ impl Run<'_> {
             .then_some(Poison::FromPoisoned);
         let feed: Vec<Option<TensorData>> = feed
             .iter()
-            .map(|s| {
-                let t = self.twins[usize::from(*s)].clone()?;
-                catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok()
-            })
+            .map(|s| self.twins[usize::from(*s)].clone().and_then(read_data))
             .collect();
         let datas = match catch(|| replay_on_device(&captured, &feed, wgpu)) {
             Ok(Ok(datas)) => datas,
@@ -598,10 +592,7 @@ impl Run<'_> {
             Op::Cast { src, to: Kind::Int } => (*src, Poison::OutOfRangeCast),
             _ => return None,
         };
-        let data = self
-            .shadow(src)
-            .and_then(|t| catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok());
-        let Some(data) = data else {
+        let Some(data) = self.shadow(src).and_then(read_data) else {
             return Some(poison);
         };
         let unspecified = match op {
@@ -621,17 +612,16 @@ impl Run<'_> {
         poisoned: Option<Poison>,
     ) {
         let o = usize::from(out);
-        self.poisoned[o] = poisoned;
-        let flex = self
-            .shadow(out)
-            .and_then(|t| catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok());
-        // The known bool storage bug makes Flex misread the value: stop comparing from here.
-        let misread = flex
+        let shadow = self.shadow(out);
+        let on_flex = shadow
             .as_ref()
-            .is_some_and(|d| d.dtype() == DType::Bool(BoolStore::U32))
-            && self
-                .shadow(out)
-                .is_some_and(|t| pool::name(&t.device()) == "flex");
+            .is_some_and(|t| pool::name(&t.device()) == "flex");
+        let flex = shadow.and_then(read_data);
+        // The known bool storage bug makes Flex misread the value: stop comparing from here.
+        let misread = on_flex
+            && flex
+                .as_ref()
+                .is_some_and(|d| d.dtype() == DType::Bool(BoolStore::U32));
         let poisoned = poisoned.or(misread.then_some(Poison::BoolU32OnFlex));
         self.poisoned[o] = poisoned;
         let twin = match twin {
@@ -671,11 +661,10 @@ impl Run<'_> {
             on_wgpu
         };
         let verdict = differential::compare(&flex, &on_wgpu, poisoned);
-        if verdict == DiffEq::Equal {
+        if !matches!(verdict, DiffEq::Poisoned(_)) {
             self.compared += 1;
         }
         if let DiffEq::Differ(diff) = verdict {
-            self.compared += 1;
             let both = format!(
                 "{diff}; flex {:?} = {:?}; wgpu {:?} = {:?}",
                 flex.dtype(),
@@ -683,11 +672,11 @@ impl Run<'_> {
                 on_wgpu.dtype(),
                 short(&on_wgpu)
             );
-            let what = match self.program.steps.get(index) {
-                Some(Step::Op { op, .. }) => op.name(),
-                Some(step) => step.name().to_string(),
-                None => "a step".to_string(),
-            };
+            let what = self
+                .program
+                .steps
+                .get(index)
+                .map_or_else(|| "a step".into(), what);
             let summary = format!("the result of {what} differs between Flex and wgpu");
             self.diverge(index, out, &summary, both);
         }
@@ -722,8 +711,7 @@ impl Run<'_> {
                     | Step::ToDevice { src, .. }
                     | Step::Autodiff { src, .. },
                 )) => (slot, before) = (*src, i),
-                Some((_, Step::Op { op, .. })) => return op.name(),
-                Some((_, step)) => return step.name().to_string(),
+                Some((_, step)) => return what(step),
                 None => return "output".to_string(),
             }
         }
@@ -851,12 +839,7 @@ impl Run<'_> {
                 // recorded value. Reads are tested by `Read` steps, not here.
                 let feed: Vec<Option<TensorData>> = feed
                     .iter()
-                    .map(|s| {
-                        let t = self.slot(*s)?;
-                        catch(|| on_any!(t, x => x.try_into_data()))
-                            .ok()
-                            .and_then(|r| r.ok())
-                    })
+                    .map(|s| self.slot(*s).and_then(read_data))
                     .collect();
                 let datas = match caught!(replay_on_flex(&captured, &feed)) {
                     Ok(datas) => datas,
@@ -959,15 +942,11 @@ fn native_bools(data: TensorData) -> TensorData {
     if !data.dtype().is_bool() || data.dtype() == DType::Bool(BoolStore::Native) {
         return data;
     }
-    let shape = data.shape().clone();
-    let n = data.num_elements().max(1);
-    let width = (data.as_bytes().len() / n).max(1);
-    let bools: Vec<bool> = data
-        .as_bytes()
-        .chunks(width)
-        .map(|c| c.iter().any(|b| *b != 0))
+    let bools: Vec<bool> = differential::values(&data)
+        .iter()
+        .map(|v| *v != 0.0)
         .collect();
-    TensorData::new(bools, shape)
+    TensorData::new(bools, data.shape().clone())
 }
 
 /// A failure message reduced to what stays the same from run to run: its first line and its
@@ -1003,14 +982,21 @@ fn stable_summary(message: &str) -> String {
 
 /// Up to eight values of `data`, for a divergence message.
 fn short(data: &TensorData) -> Vec<f64> {
-    if data.dtype().is_bool() {
-        return data
-            .iter::<bool>()
-            .take(8)
-            .map(|b| f64::from(u8::from(b)))
-            .collect();
+    differential::values(data).into_iter().take(8).collect()
+}
+
+/// The data of `t`, or `None` when reading it panics or errs (the oracles read values to judge
+/// them; failing reads are judged by `Read` steps).
+fn read_data(t: AnyTensor) -> Option<TensorData> {
+    catch(|| on_any!(t, x => x.try_into_data())).ok()?.ok()
+}
+
+/// A step's name in signatures: the op's (`unary exp`, `cast`) or the step kind's.
+fn what(step: &Step) -> String {
+    match step {
+        Step::Op { op, .. } => op.name(),
+        step => step.name().to_string(),
     }
-    data.iter::<f64>().take(8).collect()
 }
 
 /// `data` with one added to every element (bools flipped): wrong input data for the

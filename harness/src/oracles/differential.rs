@@ -101,7 +101,7 @@ pub fn difference_with(
 
 /// Every element as `f64`; bools read from their storage whatever its width (Flex stores bools
 /// as bytes, wgpu as `u32`), so both backends' bools compare as 0 and 1.
-fn values(data: &TensorData) -> Vec<f64> {
+pub fn values(data: &TensorData) -> Vec<f64> {
     if data.dtype().is_bool() {
         let n = data.num_elements().max(1);
         let bytes = data.as_bytes();
