@@ -68,26 +68,31 @@ pub fn default_dir() -> PathBuf {
 pub fn load_all(dir: &Path) -> Result<Vec<Case>> {
     let filter = std::env::var(FILTER_VAR).unwrap_or_default();
     let mut cases = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    for entry in entries {
-        let path = entry?.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let name = path
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+    for (name, path) in program_files(dir)? {
         if !name.contains(&filter) {
             continue;
         }
         let file = ProgramFile::load(&path)?;
         cases.push(Case { name, path, file });
     }
-    cases.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(cases)
+}
+
+/// `(file stem, path)` of every program file (`*.json`) directly in `dir`, sorted by name.
+pub fn program_files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let name = path.file_stem().unwrap_or_default().to_string_lossy();
+        files.push((name.into_owned(), path));
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// The fuzzer seeds every stored program makes: `(file name, bytes)` for each case in `dir` and
@@ -101,14 +106,7 @@ pub fn seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
         if !dir.is_dir() {
             continue;
         }
-        let entries =
-            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
-        for entry in entries {
-            let path = entry?.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+        for (stem, path) in program_files(&dir)? {
             let program = ProgramFile::load(&path)?.program();
             let bytes = program
                 .to_fuzz_bytes()

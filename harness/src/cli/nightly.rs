@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use dispatch_fuzz::files::ProgramFile;
 use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::Program;
+use dispatch_fuzz::regressions::program_files;
 
 /// The message part of the signature of an artifact that gives no finding in-process.
 const NOT_REPRODUCED: &str = "not reproduced in-process";
@@ -95,21 +96,15 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// `(signature, case path)` of every stored case directly in `dir`.
 fn case_signatures(dir: &Path) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for path in entries.flatten().map(|e| e.path()) {
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        if let Ok(file) = ProgramFile::load(&path) {
-            if let Some(signature) = file.signature {
-                found.push((signature, path.display().to_string()));
-            }
-        }
-    }
-    found
+    // A store without a pending/ folder yet simply has no pending cases.
+    let files = program_files(dir).unwrap_or_default();
+    files
+        .into_iter()
+        .filter_map(|(_, path)| {
+            let signature = ProgramFile::load(&path).ok()?.signature?;
+            Some((signature, path.display().to_string()))
+        })
+        .collect()
 }
 
 pub fn triage(options: TriageOptions) -> Result<ExitCode> {
