@@ -3,11 +3,11 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use dispatch_fuzz::check_with;
 use dispatch_fuzz::files::ProgramFile;
-use dispatch_fuzz::program::{to_rust, Program};
+use dispatch_fuzz::program::to_rust;
 
 /// `fmt --rust`: runs the program (artifact or program file) and prints the Rust reproducer.
 pub fn rust(path: &Path) -> Result<ExitCode> {
@@ -20,25 +20,18 @@ pub fn rust(path: &Path) -> Result<ExitCode> {
 }
 
 pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let is_program_file = std::str::from_utf8(&bytes)
-        .is_ok_and(|text| ProgramFile::parse(text, &path.display().to_string()).is_ok());
-    if is_program_file {
+    let input = super::minimize::load_input(path)?;
+    let (bytes, program) = (&input.bytes, input.program);
+    if input.program_file {
         // A program file is already structured text: print it, or its steps, as they are.
-        let input = super::minimize::load_input(path)?;
         if as_json {
-            print!("{}", String::from_utf8_lossy(&bytes));
+            print!("{}", String::from_utf8_lossy(bytes));
         } else {
-            println!(
-                "// {} steps from {}",
-                input.program.steps.len(),
-                path.display()
-            );
-            print!("{}", input.program);
+            println!("// {} steps from {}", program.steps.len(), path.display());
+            print!("{program}");
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let program = Program::from_fuzz_bytes(&bytes);
     if as_json {
         let file = ProgramFile {
             origin: Some(format!(
@@ -47,7 +40,7 @@ pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
                 bytes.len(),
-                dispatch_fuzz::interpreter::fnv1a(&[&bytes])
+                dispatch_fuzz::interpreter::fnv1a(&[bytes])
             )),
             steps: program.steps,
             ..ProgramFile::default()

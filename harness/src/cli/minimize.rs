@@ -20,6 +20,10 @@ pub struct Input {
     pub origin: String,
     /// The class a saved finding names, if the input is such a program file.
     pub class: Option<String>,
+    /// Whether the input was a program file (else a libFuzzer artifact).
+    pub program_file: bool,
+    /// The file's bytes as read.
+    pub bytes: Vec<u8>,
 }
 
 impl Input {
@@ -49,6 +53,8 @@ pub fn load_input(path: &Path) -> Result<Input> {
                 program: file.program(),
                 origin,
                 class: file.class,
+                program_file: true,
+                bytes,
             });
         }
     }
@@ -61,6 +67,8 @@ pub fn load_input(path: &Path) -> Result<Input> {
         program: Program::from_fuzz_bytes(&bytes),
         origin,
         class: None,
+        program_file: false,
+        bytes,
     })
 }
 
