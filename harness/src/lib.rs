@@ -47,9 +47,8 @@ pub fn check_with_oracles(
 ) -> Result<Verdict> {
     let mut trace = interpreter::run_with(program, Mode::Full, oracles)?;
     if oracles.model {
-        for panic in trace.panics_mut() {
-            panic.class = oracles::class_of(panic);
-        }
+        // The model compares classes of panics, so they are assigned first.
+        oracles::assign_classes(&mut trace);
         let report = oracles::model::check(program, &trace);
         trace.violations.extend(report.violations);
         trace.known_divergences = report.known;

@@ -12,6 +12,6 @@ pub mod eager_replay;
 pub mod model;
 
 pub use classify::{
-    class_of, classify, normalize_message, signature, Finding, Policy, CRASH_ON_VAR, STATE_LEAK,
-    UNKNOWN,
+    assign_classes, class_of, classify, normalize_message, signature, Finding, Policy,
+    CRASH_ON_VAR, STATE_LEAK, UNKNOWN,
 };

@@ -11,7 +11,6 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use dispatch_fuzz::files::ProgramFile;
-use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::Program;
 use dispatch_fuzz::regressions::program_files;
 
@@ -108,7 +107,6 @@ fn case_signatures(dir: &Path) -> Vec<(String, String)> {
 }
 
 pub fn triage(options: TriageOptions) -> Result<ExitCode> {
-    let policy = Policy::from_env();
     let mut triage = Triage {
         target: options.target.clone(),
         ..Triage::default()
@@ -126,7 +124,7 @@ pub fn triage(options: TriageOptions) -> Result<ExitCode> {
         };
         let bytes = std::fs::read(&path).with_context(|| format!("{}", path.display()))?;
         let program = Program::from_fuzz_bytes(&bytes);
-        let verdict = dispatch_fuzz::check_with(&program, policy)?;
+        let verdict = dispatch_fuzz::check(&program)?;
         let signature = verdict.finding.map_or_else(
             || format!("{kind} | {NOT_REPRODUCED} | libfuzzer"),
             |f| f.signature,

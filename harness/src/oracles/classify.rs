@@ -173,11 +173,16 @@ fn oracle_name(class: &str) -> &'static str {
     }
 }
 
-/// Sets every panic's class and returns the first finding under `policy`.
-pub fn classify(trace: &mut Trace, policy: &Policy) -> Option<Finding> {
+/// Gives every panic of the trace that has none its class.
+pub fn assign_classes(trace: &mut Trace) {
     for panic in trace.panics_mut().filter(|p| p.class.is_empty()) {
         panic.class = class_of(panic);
     }
+}
+
+/// Sets every panic's class and returns the first finding under `policy`.
+pub fn classify(trace: &mut Trace, policy: &Policy) -> Option<Finding> {
+    assign_classes(trace);
     let panic = trace
         .panics()
         .find(|(_, p)| policy.is_finding(&p.class))
