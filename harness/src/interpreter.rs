@@ -1,10 +1,13 @@
 //! The interpreter: runs a [`Program`](crate::program::Program) against the real Burn crates
-//! (burn-dispatch, burn-capture, Flex) and returns a [`Trace`] with one outcome per step. Every
-//! Burn call runs under `catch_unwind`; the interpreter's own failures are `Err`s, never panics,
-//! so nothing it does can be mistaken for a Burn bug.
+//! (burn-dispatch, burn-capture, Flex, wgpu) and returns a [`Trace`] with one outcome per step.
+//! Every Burn call runs under `catch_unwind`; the interpreter's own failures are `Err`s, never
+//! panics. It judges nothing: checks follow a run through the [`Lockstep`] hook, and a
+//! [`Mirror`] runs the same steps again on another device for them.
 
 mod catch;
 mod exec;
+mod lockstep;
+mod mirror;
 mod ops;
 pub mod pool;
 mod replay;
@@ -13,9 +16,9 @@ mod value;
 pub mod wgpu;
 
 pub use catch::{catch, install as install_panic_hook, StepPanicPolicy};
-pub use exec::{
-    corrupt_replay_feed_for_tests, perturb_wgpu_values_for_tests, run, run_with, Mode, Oracles,
-};
+pub use exec::{run, run_in_lockstep, Mode};
+pub use lockstep::{CompletedScope, Lockstep, Unobserved, World};
+pub use mirror::{kind_of, non_native_bools, on_capture, read_data, Computed, Mirror};
 pub use replay::{replay_on_device, replay_on_flex, ReplayError};
-pub use trace::{fnv1a, GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo};
-pub use value::{fill_data, AnyTensor, Ranked};
+pub use trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo};
+pub use value::{AnyTensor, Ranked};

@@ -7,6 +7,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // A malformed DISPATCH_FUZZ_* switch is a usage error, reported before anything runs.
+    if let Err(error) = dispatch_fuzz::config::try_get() {
+        eprintln!("error: {error}");
+        return ExitCode::from(2);
+    }
     let args = cli::Cli::parse();
     match cli::dispatch(args) {
         Ok(code) => code,

@@ -1,17 +1,188 @@
-//! Oracles and classification: decide whether a [`Trace`](crate::interpreter::Trace) shows a
-//! bug. Panics are classified against a catalogue of known signatures kept as data
-//! (`harness/signatures.json`); a panic no record matches, a class the policy promotes, a
-//! capture device left unusable for the next program, or a violated oracle (a replayed graph
-//! that disagrees with the eager run, [`eager_replay`]; a step the reference model of the capture
-//! lifecycle did not predict, [`model`]) is a [`Finding`].
+//! The oracles decide whether a run shows a bug. Panics are classified against a catalogue of
+//! known signatures kept as data ([`catalogue`], [`classify`]); the oracles in [`ORACLES`] follow
+//! the run in lockstep through mirrors on other devices ([`eager_replay`], [`differential`]) or
+//! judge its trace afterwards ([`model`]), and each broken invariant is a [`Violation`].
+//!
+//! Adding an oracle: a module implementing [`Oracle`], one [`ORACLES`] entry, one arm in
+//! [`OracleId::build`].
 
 pub mod catalogue;
 mod classify;
+pub mod compare;
 pub mod differential;
 pub mod eager_replay;
+pub mod faults;
+mod lockstep;
 pub mod model;
 
+use serde::{Deserialize, Serialize};
+
+use crate::interpreter::{Computed, Outcome, Trace, World};
+use crate::program::Program;
+
 pub use classify::{
-    assign_classes, class_of, classify, normalize_message, signature, Finding, Policy,
-    CRASH_ON_VAR, STATE_LEAK, UNKNOWN,
+    assign_classes, class_of, classify, normalize_message, signature, Finding, Policy, STATE_LEAK,
+    UNKNOWN,
 };
+pub use lockstep::{run, Judged, Shared};
+
+/// A broken oracle invariant, found at a step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// The step where the oracle saw it (a scope exit for a replay).
+    pub step: usize,
+    /// One of the classes in [`ORACLES`].
+    pub class: String,
+    /// What is stable about it, for the signature.
+    pub summary: String,
+    /// The details: both values, or the failure.
+    pub message: String,
+}
+
+/// Class of a replayed output that differs from the eager run ([`eager_replay`]).
+pub const REPLAY_MISMATCH: &str = "replay-mismatch";
+/// Class of a cleanly captured graph whose replay panics or errors ([`eager_replay`]).
+pub const REPLAY_FAILURE: &str = "replay-failure";
+/// Class of a value that differs between Flex and wgpu, or that only one of them computed
+/// ([`differential`]).
+pub const DIVERGENCE: &str = "flex-wgpu-divergence";
+/// Class of a step whose real outcome is not the one the model predicted ([`model`]).
+pub const MODEL_MISMATCH: &str = "model-mismatch";
+
+/// Which oracle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OracleId {
+    /// [`eager_replay`].
+    EagerReplay,
+    /// [`differential`].
+    Differential,
+    /// [`model`].
+    Model,
+}
+
+/// One oracle: its name in signatures, the violation classes it reports (always findings) and
+/// what it compares.
+#[derive(Debug)]
+pub struct OracleSpec {
+    /// Which one.
+    pub id: OracleId,
+    /// The name signatures and `bench` use.
+    pub name: &'static str,
+    /// The violation classes it reports.
+    pub classes: &'static [&'static str],
+    /// What it compares, for people.
+    pub compares: &'static str,
+}
+
+/// Every oracle.
+pub const ORACLES: &[OracleSpec] = &[
+    OracleSpec {
+        id: OracleId::EagerReplay,
+        name: "eager-replay",
+        classes: &[REPLAY_MISMATCH, REPLAY_FAILURE],
+        compares: "each cleanly captured graph replayed on Flex (and wgpu) vs the same steps run \
+                   eagerly on Flex",
+    },
+    OracleSpec {
+        id: OracleId::Model,
+        name: "reference-model",
+        classes: &[MODEL_MISMATCH],
+        compares: "each step's outcome vs the reference model of the capture lifecycle",
+    },
+    OracleSpec {
+        id: OracleId::Differential,
+        name: "flex-vs-wgpu",
+        classes: &[DIVERGENCE],
+        compares: "each value computed on Flex vs the same steps run on wgpu",
+    },
+];
+
+impl OracleId {
+    /// A fresh instance for one run, or `None` when it cannot run in this one (the
+    /// differential without wgpu).
+    fn build(self, shared: &Shared) -> Option<Box<dyn Oracle>> {
+        match self {
+            OracleId::EagerReplay => Some(Box::new(eager_replay::EagerReplay)),
+            OracleId::Differential => shared
+                .wgpu
+                .is_some()
+                .then(|| Box::new(differential::Differential) as Box<dyn Oracle>),
+            OracleId::Model => Some(Box::new(model::Model)),
+        }
+    }
+
+    /// Its entry in [`ORACLES`].
+    pub fn spec(self) -> &'static OracleSpec {
+        ORACLES
+            .iter()
+            .find(|s| s.id == self)
+            .expect("every oracle has an entry in ORACLES")
+    }
+}
+
+/// The oracle that reports violation class `class`, if any.
+pub fn oracle_of(class: &str) -> Option<&'static OracleSpec> {
+    ORACLES.iter().find(|s| s.classes.contains(&class))
+}
+
+/// A set of oracles to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Oracles(u8);
+
+impl Oracles {
+    /// Every oracle.
+    pub const ALL: Oracles = Oracles(u8::MAX);
+    /// None: the run is only classified.
+    pub const NONE: Oracles = Oracles(0);
+
+    fn bit(id: OracleId) -> u8 {
+        1 << ORACLES.iter().position(|s| s.id == id).unwrap_or(0)
+    }
+
+    /// `id` alone.
+    pub fn only(id: OracleId) -> Oracles {
+        Oracles(Self::bit(id))
+    }
+
+    /// This set without `id`.
+    pub fn without(self, id: OracleId) -> Oracles {
+        Oracles(self.0 & !Self::bit(id))
+    }
+
+    /// Whether `id` is in the set.
+    pub fn has(self, id: OracleId) -> bool {
+        self.0 & Self::bit(id) != 0
+    }
+}
+
+/// What one step gave the mirrors, for the oracles to judge.
+pub struct StepFacts<'a> {
+    /// The step's index.
+    pub index: usize,
+    /// Its outcome.
+    pub outcome: &'a Outcome,
+    /// The values the wgpu mirror computed itself.
+    pub on_wgpu: &'a [Computed],
+    /// Why Burn does not pin the step's result down, read from its eager operands before the
+    /// mirrors moved on (an `argmax` over a tie, an out-of-range cast), if it does not.
+    pub unspecified: Option<compare::Poison>,
+}
+
+/// An oracle. Lockstep oracles implement the step and scope hooks, trace oracles `after_run`;
+/// all of them read the [`Shared`] mirrors and push [`Violation`]s.
+pub trait Oracle {
+    /// After a step ran and the mirrors followed it.
+    fn after_step(&mut self, _shared: &mut Shared, _world: &World<'_>, _facts: &StepFacts<'_>) {}
+
+    /// After a scope completed with a graph.
+    fn scope_completed(
+        &mut self,
+        _shared: &mut Shared,
+        _world: &World<'_>,
+        _scope: &crate::interpreter::CompletedScope<'_>,
+    ) {
+    }
+
+    /// After the run, over its trace (panics classified).
+    fn after_run(&mut self, _program: &Program, _trace: &Trace, _judged: &mut Judged) {}
+}

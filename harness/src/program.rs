@@ -6,19 +6,21 @@
 mod decode;
 pub(crate) mod display;
 mod encode;
+mod file;
+mod fill;
 mod fixup;
 pub mod limits;
-mod rust;
 mod step;
 mod typing;
 
 use serde::{Deserialize, Serialize};
 
-pub use decode::STEP_KINDS;
+pub use decode::{Backends, STEP_KINDS};
 pub use display::step_line;
 pub use encode::EncodeError;
+pub use file::{Input, LoadError, ProgramFile};
+pub use fill::fill_data;
 pub use fixup::fixup;
-pub use rust::to_rust;
 pub use step::{
     AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, Op, ScalarOp, Slot, Step,
     UnaryOp,

@@ -3,20 +3,20 @@
 //! minimized reproducer with a header (name, signature, class, found, origin, root cause); its
 //! snapshot is the trace with process-global counters and machine paths normalized away.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::files::ProgramFile;
-use crate::interpreter::{Outcome, PanicInfo, ValueInfo};
-use crate::oracles::catalogue::burn_file;
-use crate::oracles::{normalize_message, Policy};
-use crate::program::{step_line, Kind, Program};
+use anyhow::{bail, Context, Result};
+
+use crate::config;
+use crate::minimize::{minimize_finding, Minimized, Minimizer, Reproduction};
+use crate::oracles::catalogue::catalogue;
+use crate::oracles::Policy;
+use crate::program::Input;
+use crate::program::ProgramFile;
+use crate::report::{render, Style};
 use crate::{check_with, Verdict};
-
-/// Environment variable: only cases whose name contains this text run.
-pub const FILTER_VAR: &str = "REGRESSION_FILTER";
 
 /// One stored case.
 #[derive(Clone, Debug)]
@@ -63,15 +63,10 @@ pub fn default_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../regressions")
 }
 
-/// Every case in `dir` (files ending in `.json`), sorted by name, filtered by
-/// `REGRESSION_FILTER` when it is set.
+/// Every case in `dir` (files ending in `.json`), sorted by name.
 pub fn load_all(dir: &Path) -> Result<Vec<Case>> {
-    let filter = std::env::var(FILTER_VAR).unwrap_or_default();
     let mut cases = Vec::new();
     for (name, path) in program_files(dir)? {
-        if !name.contains(&filter) {
-            continue;
-        }
         let file = ProgramFile::load(&path)?;
         cases.push(Case { name, path, file });
     }
@@ -96,9 +91,8 @@ pub fn program_files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
 }
 
 /// The fuzzer seeds every stored program makes: `(file name, bytes)` for each case in `dir` and
-/// each known-divergence reproducer in `dir/divergences` (`divergence-<name>`), sorted by name,
-/// ignoring `REGRESSION_FILTER`. Each night then starts from every known bug. Programs with
-/// wgpu steps decode to their Flex variant unless the fuzz target runs with wgpu enabled.
+/// each known-divergence reproducer in `dir/divergences` (`divergence-<name>`), sorted by name.
+/// Each night then starts from every known bug. Programs with wgpu steps decode to their Flex variant unless the fuzz target runs with wgpu enabled.
 pub fn seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     let mut seeds = Vec::new();
     for (sub, prefix) in [("", ""), ("divergences", "divergence-")] {
@@ -118,109 +112,146 @@ pub fn seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     Ok(seeds)
 }
 
-/// How much of a trace to show.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
-    /// Everything, as the run produced it (for `dispatch-fuzz run`).
-    Raw,
-    /// Stable across runs, processes and machines (for snapshots): digits in messages become
-    /// `N` (tensor and device ids), locations become `crate/src/file.rs:line`, the panicking
-    /// thread is left out, and float digests are left out (Flex's SIMD paths may round
-    /// differently on other CPUs; int and bool digests are exact).
-    Normalized,
+/// A finding to store as a case.
+#[derive(Clone, Debug)]
+pub struct Promotion {
+    /// The finding: a program file or a libFuzzer artifact.
+    pub input: PathBuf,
+    /// Case name (lowercase, '-' and '_'), named after the bug; default: the class.
+    pub name: Option<String>,
+    /// Root-cause paragraph; default: the catalogue record's documentation.
+    pub root_cause: Option<String>,
+    /// The store.
+    pub dir: PathBuf,
 }
 
-fn location(panic: &PanicInfo, style: Style) -> String {
-    let raw = panic.location.clone().unwrap_or_else(|| "?".into());
-    match style {
-        Style::Raw => raw,
-        Style::Normalized => {
-            let line = raw.split(':').nth(1).unwrap_or("?");
-            format!("{}:{line}", burn_file(&raw).unwrap_or_else(|| "?".into()))
-        }
+/// A stored case.
+#[derive(Debug)]
+pub struct Promoted {
+    /// The case file.
+    pub path: PathBuf,
+    /// Its snapshot.
+    pub snapshot: PathBuf,
+    /// How minimization went.
+    pub minimized: Minimized,
+}
+
+/// The insta settings of every regression snapshot: one place, so the suite and `promote`
+/// write the same header.
+pub fn snapshot_settings(dir: &Path, case: &Case) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(case.file.signature.clone().unwrap_or_default());
+    settings
+}
+
+/// Asserts `text` against `case`'s snapshot in `dir` (the one snapshot-assertion site).
+pub fn assert_snapshot(case: &Case, dir: &Path, text: &str) {
+    snapshot_settings(dir, case).bind(|| insta::assert_snapshot!(case.name.as_str(), text));
+}
+
+/// Minimizes a finding under `policy` (plus its own class) and stores it in `request.dir` with
+/// its snapshot. Must run with debug assertions, as `cargo test` does.
+pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
+    // Snapshots must be recorded as `cargo test` runs: with debug assertions, which change
+    // which of Burn's checks fires first (Flex asserts dtypes per op only in debug builds).
+    if !cfg!(debug_assertions) {
+        bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
     }
-}
-
-fn value(v: &ValueInfo, style: Style) -> String {
-    let mut s = format!("{:?} {} {:?} on {}", v.kind, v.dtype, v.shape, v.device);
-    let exact = v.kind != Kind::Float;
-    if let Some(d) = v.digest.as_ref().filter(|_| style == Style::Raw || exact) {
-        let _ = write!(s, " #{d}");
+    let input = Input::load(&options.input, config::get().backends)?;
+    let policy = policy.with_class(input.class.as_deref());
+    let origin = input.origin;
+    let (signature, minimized, reproduction) =
+        minimize_finding(input.program, &policy, Minimizer::new())?;
+    if let Reproduction::Flaky { reproduced, runs } = reproduction {
+        bail!("the minimized program reproduced {reproduced} of {runs} re-runs: not a reproducer");
     }
-    s
-}
-
-/// One outcome on one line.
-pub fn describe(outcome: &Outcome, style: Style) -> String {
-    let message = |m: &str| match style {
-        Style::Raw => m.to_string(),
-        Style::Normalized => normalize_message(m),
+    let class = signature
+        .split(" | ")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let name = options.name.unwrap_or_else(|| class.clone());
+    if !valid_name(&name) {
+        bail!("case name {name:?}: use lowercase letters, digits, '-' and '_' (it names a file)");
+    }
+    let documented = catalogue()
+        .iter()
+        .find(|r| r.background_tag == class)
+        .and_then(|r| r.documentation.clone());
+    let Some(root_cause) = options.root_cause.or(documented) else {
+        bail!("class {class} is not catalogued: say why it fails with --root-cause \"...\"");
     };
-    match outcome {
-        Outcome::Ok {
-            value: v,
-            graph,
-            outputs,
-        } => {
-            let mut s = "ok".to_string();
-            if let Some(v) = v {
-                let _ = write!(s, " {}", value(v, style));
-            }
-            if let Some(g) = graph {
-                let _ = write!(
-                    s,
-                    " graph: {} ops, {} inputs, {} outputs, {} values",
-                    g.operations, g.inputs, g.outputs, g.values
-                );
-            }
-            for v in outputs {
-                let _ = write!(s, " [{}]", value(v, style));
-            }
-            s
-        }
-        Outcome::Error { error, message: m } => format!("error {error}: {}", message(m)),
-        Outcome::Panic(p) => format!(
-            "PANIC [{}] {} at {}",
-            p.class,
-            message(&p.message),
-            location(p, style)
-        ),
-        Outcome::Skipped { reason } => format!("skipped: {reason}"),
+    let path = options.dir.join(format!("{name}.json"));
+    let snapshot = options.dir.join("snapshots").join(format!("{name}.snap"));
+    if path.exists() || snapshot.exists() {
+        bail!("{} exists: choose another --name", path.display());
     }
+    let file = ProgramFile {
+        name: Some(name.clone()),
+        signature: Some(signature),
+        class: Some(class),
+        origin: Some(if origin.contains("minimized by") {
+            origin
+        } else {
+            format!("{origin}, minimized by dispatch-fuzz promote")
+        }),
+        found: Some(today()),
+        root_cause: Some(root_cause),
+        steps: minimized.program.steps.clone(),
+    };
+    std::fs::create_dir_all(&options.dir)
+        .with_context(|| format!("cannot create {}", options.dir.display()))?;
+    // insta resolves a relative snapshot path against the source file of the assertion.
+    let dir = options.dir.canonicalize()?;
+    std::fs::write(&path, file.to_text())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let case = Case {
+        name: name.clone(),
+        path: path.clone(),
+        file,
+    };
+    write_snapshot(&case, &dir.join("snapshots"))?;
+    Ok(Promoted {
+        path,
+        snapshot,
+        minimized,
+    })
 }
 
-/// The listing `dispatch-fuzz run` prints and snapshots store: each step's code and outcome,
-/// then the verdict.
-pub fn render(program: &Program, verdict: &Verdict, style: Style) -> String {
-    let mut out = String::new();
-    for record in &verdict.trace.steps {
-        let line = program
-            .steps
-            .get(record.index)
-            .map(step_line)
-            .unwrap_or_default();
-        let _ = writeln!(out, "{:>3}  {line}", record.index);
-        let _ = writeln!(out, "     -> {}", describe(&record.outcome, style));
-    }
-    if let Some(panic) = &verdict.trace.teardown {
-        let _ = writeln!(
-            out,
-            "teardown -> {}",
-            describe(&Outcome::Panic(panic.clone()), style)
-        );
-    }
-    if !verdict.trace.known_divergences.is_empty() {
-        let _ = writeln!(
-            out,
-            "known divergences: {}",
-            verdict.trace.known_divergences.join(", ")
-        );
-    }
-    match &verdict.finding {
-        Some(f) => {
-            let _ = writeln!(out, "finding: {}", f.signature);
-        }
-        None => out.push_str("finding: none\n"),
-    }
-    out
+/// Today's date as `YYYY-MM-DD` (UTC), from the civil-from-days algorithm.
+fn today() -> String {
+    let days = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// Writes the case's snapshot through insta itself, so the file is exactly what the suite
+/// compares against.
+fn write_snapshot(case: &Case, dir: &Path) -> Result<()> {
+    let text = case.snapshot_text()?;
+    // Read by insta at its first assertion in this process: accept this one snapshot.
+    std::env::set_var("INSTA_UPDATE", "always");
+    std::env::set_var("INSTA_OUTPUT", "none");
+    assert_snapshot(case, dir, &text);
+    Ok(())
 }

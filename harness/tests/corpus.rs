@@ -4,7 +4,7 @@
 mod common;
 
 use dispatch_fuzz::check;
-use dispatch_fuzz::program::Program;
+use dispatch_fuzz::program::{Backends, Program};
 
 #[test]
 fn each_corpus_input_reaches_its_class() {
@@ -21,7 +21,8 @@ fn each_corpus_input_reaches_its_class() {
         let Some((class, _hash)) = name.rsplit_once('-') else {
             continue;
         };
-        let program = Program::from_fuzz_bytes(&std::fs::read(&path).unwrap());
+        let program =
+            Program::from_fuzz_bytes(&std::fs::read(&path).unwrap(), Backends::FLEX_CAPTURE);
         let verdict = check(&program).unwrap();
         assert!(
             verdict.trace.panics().any(|(_, p)| p.class == class),
@@ -44,8 +45,8 @@ fn each_corpus_input_reaches_its_class() {
 
 #[test]
 fn regression_seeds_mirror_every_stored_program_and_decode_to_it() {
-    use dispatch_fuzz::files::ProgramFile;
     use dispatch_fuzz::program::DeviceRef;
+    use dispatch_fuzz::program::ProgramFile;
     let store = common::repo().join("regressions");
     let seeds = dispatch_fuzz::regressions::seed_inputs(&store).unwrap();
     let dir = common::repo().join("corpus/dispatch_ops/regressions");
@@ -81,6 +82,10 @@ fn regression_seeds_mirror_every_stored_program_and_decode_to_it() {
                 *d = DeviceRef::Flex;
             }
         }
-        assert_eq!(Program::from_fuzz_bytes(bytes), program, "{name}");
+        assert_eq!(
+            Program::from_fuzz_bytes(bytes, Backends::FLEX_CAPTURE),
+            program,
+            "{name}"
+        );
     }
 }

@@ -6,7 +6,7 @@ mod common;
 use dispatch_fuzz::check;
 use dispatch_fuzz::interpreter::{pool, Outcome};
 use dispatch_fuzz::oracles::STATE_LEAK;
-use dispatch_fuzz::program::Program;
+use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
 
 #[test]
@@ -16,7 +16,7 @@ fn thousands_of_random_programs_run_without_harness_failure() {
     let mut panics = 0;
     for _ in 0..2000 {
         let len = rng.below(2048) as usize;
-        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
         let verdict =
             check(&program).unwrap_or_else(|e| panic!("harness failure {e:#} on\n{program}"));
         assert_eq!(verdict.trace.steps.len(), program.steps.len());

@@ -6,7 +6,7 @@ mod common;
 use dispatch_fuzz::check_with;
 use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
 use dispatch_fuzz::oracles::Policy;
-use dispatch_fuzz::program::Program;
+use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
 
 fn policy() -> Policy {
@@ -23,7 +23,7 @@ fn crashing_programs(seed: u64, count: usize, min_steps: usize) -> Vec<Program> 
     let mut found = Vec::new();
     while found.len() < count {
         let len = 200 + rng.below(3000) as usize;
-        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
         if program.steps.len() >= min_steps
             && check_with(&program, &policy).unwrap().finding.is_some()
         {
@@ -81,7 +81,8 @@ fn seed_classes_minimize_to_a_handful_of_steps() {
             .map(|e| e.unwrap().path())
             .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(class))
             .unwrap();
-        let program = Program::from_fuzz_bytes(&std::fs::read(&input).unwrap());
+        let program =
+            Program::from_fuzz_bytes(&std::fs::read(&input).unwrap(), Backends::FLEX_CAPTURE);
         let policy = Policy::parse(class);
         let (signature, minimized, _) =
             minimize_finding(program, &policy, Minimizer::new()).unwrap();

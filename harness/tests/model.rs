@@ -4,13 +4,14 @@
 
 mod common;
 
-use dispatch_fuzz::files::ProgramFile;
 use dispatch_fuzz::oracles::model::{
     self, invert_rule_for_tests, known_divergences, MODEL_MISMATCH, RULES,
 };
-use dispatch_fuzz::program::Program;
+use dispatch_fuzz::oracles::{OracleId, Oracles, Policy};
+use dispatch_fuzz::program::ProgramFile;
+use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
-use dispatch_fuzz::{check, check_with_oracles, interpreter::Oracles, oracles::Policy};
+use dispatch_fuzz::{check, check_with_oracles};
 
 #[test]
 fn the_model_is_quiet_on_random_programs_while_judging_their_steps() {
@@ -18,9 +19,9 @@ fn the_model_is_quiet_on_random_programs_while_judging_their_steps() {
     let (mut judged, mut steps) = (0, 0);
     for _ in 0..2000 {
         let len = rng.below(3000) as usize;
-        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
         let verdict = check(&program).unwrap();
-        for v in &verdict.trace.violations {
+        for v in &verdict.violations {
             assert!(v.class != MODEL_MISMATCH, "{}\n{program}", v.message);
         }
         judged += model::check(&program, &verdict.trace).judged;
@@ -56,10 +57,7 @@ fn an_inverted_rule_is_a_model_mismatch_at_the_step_it_governs() {
 fn the_model_can_be_turned_off() {
     let program = common::corpus_program("seed-001-before");
     invert_rule_for_tests(Some(model::CREATE_OUTSIDE_SCOPE.id));
-    let oracles = Oracles {
-        model: false,
-        ..Oracles::ALL
-    };
+    let oracles = Oracles::ALL.without(OracleId::Model);
     let verdict = check_with_oracles(&program, &Policy::default(), oracles);
     invert_rule_for_tests(None);
     assert!(verdict.unwrap().finding.is_none());
@@ -75,7 +73,7 @@ fn every_known_divergence_is_still_shown_by_its_reproducer() {
             .program();
         let verdict = check(&program).unwrap();
         assert!(
-            verdict.trace.known_divergences.contains(&known.id),
+            verdict.known_divergences.contains(&known.id),
             "known divergence `{}` is stale: its reproducer no longer shows it (fixed in Burn? \
              then remove the entry and let the model's rule hold). Trace: {:?}",
             known.id,

@@ -4,9 +4,11 @@
 mod common;
 
 use dispatch_fuzz::check;
-use dispatch_fuzz::interpreter::{corrupt_replay_feed_for_tests, run_with, Mode, Oracles, Outcome};
+use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
-use dispatch_fuzz::program::Program;
+use dispatch_fuzz::oracles::faults::corrupt_replay_feed_for_tests;
+use dispatch_fuzz::oracles::{self, Oracles};
+use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
 
 fn captured_exp() -> Program {
@@ -40,9 +42,9 @@ fn replay_given_wrong_input_data_is_a_replay_mismatch() {
 #[test]
 fn the_oracle_can_be_turned_off() {
     corrupt_replay_feed_for_tests(true);
-    let trace = run_with(&captured_exp(), Mode::Full, Oracles::NONE);
+    let judged = oracles::run(&captured_exp(), Oracles::NONE);
     corrupt_replay_feed_for_tests(false);
-    assert!(trace.unwrap().violations.is_empty());
+    assert!(judged.unwrap().violations.is_empty());
 }
 
 #[test]
@@ -51,9 +53,9 @@ fn eager_replay_is_quiet_on_random_programs_while_judging_real_graphs() {
     let mut judged = 0;
     for _ in 0..2000 {
         let len = rng.below(3000) as usize;
-        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
         let verdict = check(&program).unwrap();
-        for v in &verdict.trace.violations {
+        for v in &verdict.violations {
             assert!(
                 v.class != REPLAY_MISMATCH && v.class != REPLAY_FAILURE,
                 "{}: {}\n{program}",

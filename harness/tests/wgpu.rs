@@ -62,10 +62,11 @@ mod differential {
 
     use super::common;
     use dispatch_fuzz::check;
-    use dispatch_fuzz::interpreter::{perturb_wgpu_values_for_tests, wgpu};
+    use dispatch_fuzz::interpreter::wgpu;
     use dispatch_fuzz::oracles::differential::DIVERGENCE;
     use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
-    use dispatch_fuzz::program::Program;
+    use dispatch_fuzz::oracles::faults::perturb_wgpu_values_for_tests;
+    use dispatch_fuzz::program::{Backends, Program};
     use dispatch_fuzz::rng::SplitMix64;
 
     fn argmax_of(fill: &str) -> Program {
@@ -82,7 +83,6 @@ mod differential {
         perturb_wgpu_values_for_tests(None);
         verdict
             .unwrap()
-            .trace
             .violations
             .iter()
             .filter(|v| v.class == DIVERGENCE)
@@ -119,7 +119,7 @@ mod differential {
         let mut compared = 0;
         for _ in 0..150 {
             let len = rng.below(1500) as usize;
-            let program = Program::from_fuzz_bytes(&rng.bytes(len));
+            let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::WITH_WGPU);
             let verdict = check(&program).unwrap();
             // Violations the catalogue explains (a known bug met through replay) are classified
             // as that bug; only what is left is a finding.
@@ -131,7 +131,7 @@ mod differential {
                     f.message
                 );
             }
-            compared += verdict.trace.compared;
+            compared += verdict.compared;
         }
         assert!(compared > 200, "only {compared} values compared");
     }

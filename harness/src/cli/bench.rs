@@ -10,20 +10,21 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use dispatch_fuzz::interpreter::{run, Mode, Oracles};
-use dispatch_fuzz::oracles::Policy;
-use dispatch_fuzz::program::Program;
+use dispatch_fuzz::config;
+use dispatch_fuzz::interpreter::{run, Mode};
+use dispatch_fuzz::oracles::{OracleId, Oracles, Policy, ORACLES};
+use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
 
 /// Steps per benchmark program: the size the harness core's speed target is stated for.
 const BENCH_MAX_STEPS: usize = 32;
 
-pub fn programs(count: usize, seed: u64) -> Vec<Program> {
+fn programs(count: usize, seed: u64, backends: Backends) -> Vec<Program> {
     let mut rng = SplitMix64::new(seed);
     (0..count)
         .map(|_| {
             let len = 64 + rng.below(2048) as usize;
-            let mut steps = Program::from_fuzz_bytes(&rng.bytes(len)).steps;
+            let mut steps = Program::from_fuzz_bytes(&rng.bytes(len), backends).steps;
             steps.truncate(BENCH_MAX_STEPS);
             Program::new(steps)
         })
@@ -46,8 +47,36 @@ fn measure(
     Ok((execs, start.elapsed().as_secs_f64()))
 }
 
-pub fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
-    let set = programs(count, seed);
+/// Benchmark `check`, oracle by oracle, against the bare Burn calls on a fixed seeded set.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Programs in the set.
+    #[arg(long, default_value_t = 500)]
+    programs: usize,
+    /// Seed of the set.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Seconds to spend on each path (bare, then each oracle alone and all together; the
+    /// Flex-vs-wgpu path needs DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu).
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Instead: minimize this many seeded crashing programs of 50-200 steps and print the
+    /// figures (classes from DISPATCH_FUZZ_CRASH_ON, or the seed and known-bug classes).
+    #[arg(long, conflicts_with_all = ["programs", "seconds"])]
+    minimize: Option<usize>,
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        match self.minimize {
+            Some(count) => minimization(count, self.seed),
+            None => main(self.programs, self.seed, self.seconds),
+        }
+    }
+}
+
+fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
+    let set = programs(count, seed, config::get().backends);
     let steps: usize = set.iter().map(|p| p.steps.len()).sum();
     let policy = Policy::default();
     println!(
@@ -69,33 +98,14 @@ pub fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
     println!("bare (Burn calls only):      {bare:>9.0} execs/s ({bare_execs} in {bare_secs:.2} s)");
     // Each oracle alone, then all of them: what each one costs on top of `check`.
     let differential = dispatch_fuzz::interpreter::wgpu::enabled();
-    let paths = [
-        ("check, oracles off", Oracles::NONE),
-        (
-            "check, eager-replay only",
-            Oracles {
-                eager_replay: true,
-                ..Oracles::NONE
-            },
-        ),
-        (
-            "check, reference model only",
-            Oracles {
-                model: true,
-                ..Oracles::NONE
-            },
-        ),
-        (
-            "check, flex-vs-wgpu only",
-            Oracles {
-                differential: true,
-                ..Oracles::NONE
-            },
-        ),
-        ("check, all oracles", Oracles::ALL),
-    ];
-    for (name, oracles) in paths {
-        if oracles.differential && !oracles.eager_replay && !differential {
+    let mut paths = vec![("check, oracles off".to_string(), Oracles::NONE, None)];
+    for spec in ORACLES {
+        let name = format!("check, {} only", spec.name);
+        paths.push((name, Oracles::only(spec.id), Some(spec.id)));
+    }
+    paths.push(("check, all oracles".to_string(), Oracles::ALL, None));
+    for (name, oracles, alone) in paths {
+        if alone == Some(OracleId::Differential) && !differential {
             println!("{name:<28} skipped: wgpu is off (--backends flex,capture,wgpu)");
             continue;
         }
@@ -128,7 +138,7 @@ fn op_chain(device: &str, n: usize) -> Result<Program> {
         steps.push(format!(r#"{{"read": {{"src": {out}, "fallible": true}}}}"#));
     }
     let text = format!("{{\"steps\": [{}]}}", steps.join(","));
-    Ok(dispatch_fuzz::files::ProgramFile::parse(&text, "<bench>")?.program())
+    Ok(dispatch_fuzz::program::ProgramFile::parse(&text, "<bench>")?.program())
 }
 
 /// wgpu's start-up (device init, once per process) and the cost of one small op plus its read
@@ -168,10 +178,10 @@ const MINIMIZE_CLASSES: &str = "capture-tensor-not-materialized,operation-outsid
 
 /// Minimizes `count` seeded crashing programs of 50 to 200 steps and prints the figures. The
 /// classes take turns, so the easiest one does not fill the whole set.
-pub fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
+fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
     use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
 
-    let mut classes: Vec<String> = Policy::from_env().crash_on.iter().cloned().collect();
+    let mut classes: Vec<String> = config::get().policy().crash_on.iter().cloned().collect();
     if classes.is_empty() {
         classes = Policy::parse(MINIMIZE_CLASSES)
             .crash_on
@@ -185,7 +195,7 @@ pub fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
         let policy = Policy::parse(&classes[rows.len() % classes.len()]);
         tried += 1;
         let len = 1500 + rng.below(2600) as usize;
-        let program = Program::from_fuzz_bytes(&rng.bytes(len));
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), config::get().backends);
         if !(50..=200).contains(&program.steps.len()) {
             continue;
         }

@@ -1,26 +1,49 @@
 //! `dispatch-fuzz fmt FILE`: a libFuzzer artifact or program file printed as a readable program.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use dispatch_fuzz::check_with;
-use dispatch_fuzz::files::ProgramFile;
-use dispatch_fuzz::program::to_rust;
+use dispatch_fuzz::program::{Input, ProgramFile};
+use dispatch_fuzz::report::to_rust;
+use dispatch_fuzz::{check_with, config};
+
+/// Print a libFuzzer artifact (raw bytes) or a program file as a readable program.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Artifact file (or, with --rust, a program file too).
+    file: PathBuf,
+    /// Print the program file (JSON) instead of the listing.
+    #[arg(long, conflicts_with = "rust")]
+    json: bool,
+    /// Run it and print a paste-ready Rust reproducer against Burn's public API.
+    #[arg(long)]
+    rust: bool,
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        let input = Input::load(&self.file, config::get().backends)?;
+        if self.rust {
+            rust(input)
+        } else {
+            main(&self.file, input, self.json)
+        }
+    }
+}
 
 /// `fmt --rust`: runs the program (artifact or program file) and prints the Rust reproducer.
-pub fn rust(path: &Path) -> Result<ExitCode> {
-    let input = super::minimize::load_input(path)?;
+fn rust(input: Input) -> Result<ExitCode> {
     let program = &input.program;
-    let verdict = check_with(program, &input.policy())?;
+    let policy = config::get().policy().with_class(input.class.as_deref());
+    let verdict = check_with(program, &policy)?;
     let signature = verdict.finding.as_ref().map(|f| f.signature.as_str());
     print!("{}", to_rust(program, &verdict.trace, signature));
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
-    let input = super::minimize::load_input(path)?;
+fn main(path: &Path, input: Input, as_json: bool) -> Result<ExitCode> {
     let (bytes, program) = (&input.bytes, input.program);
     if input.program_file {
         // A program file is already structured text: print it, or its steps, as they are.
@@ -40,7 +63,7 @@ pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
                 bytes.len(),
-                dispatch_fuzz::interpreter::fnv1a(&[bytes])
+                dispatch_fuzz::hash::fnv1a(&[bytes])
             )),
             steps: program.steps,
             ..ProgramFile::default()

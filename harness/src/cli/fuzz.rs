@@ -14,33 +14,59 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use dispatch_fuzz::files::ProgramFile;
-use dispatch_fuzz::interpreter::fnv1a;
-use dispatch_fuzz::program::Program;
+use dispatch_fuzz::config;
+use dispatch_fuzz::hash::fnv1a;
+use dispatch_fuzz::program::ProgramFile;
+use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
 use dispatch_fuzz::{check, Verdict};
 
 /// Longest random input. Past about 2 KiB a decoded program hits `MAX_STEPS` anyway.
 const MAX_INPUT_LEN: u64 = 4096;
 
-pub struct Options {
-    pub seconds: u64,
-    pub seed: u64,
-    pub out: PathBuf,
-    pub json: bool,
-    pub runs: u64,
-    pub corpus_out: Option<PathBuf>,
-    pub backends: Option<String>,
+/// In-process fuzz session on the stable toolchain: seeded random bytes -> program -> check.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// How long to run.
+    #[arg(long, default_value_t = 60)]
+    seconds: u64,
+    /// Seed of the byte source; a session is reproducible from it.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Where findings are saved, one program file per signature.
+    #[arg(long, default_value = "fuzz-findings")]
+    out: PathBuf,
+    /// End with one JSON summary line (progress still goes to stderr).
+    #[arg(long)]
+    json: bool,
+    /// Stop after this many inputs (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    runs: u64,
+    /// Save the first raw input that reaches each panic class here (libFuzzer corpus form).
+    #[arg(long)]
+    corpus_out: Option<PathBuf>,
+    /// Backends to fuzz: `flex,capture`, or `flex,capture,wgpu` to add wgpu (adapter from
+    /// DISPATCH_FUZZ_WGPU: auto, gpu or cpu).
+    #[arg(long, env = config::BACKENDS_VAR, default_value = "flex,capture",
+          value_parser = parse_backends)]
+    backends: Backends,
+}
+
+fn parse_backends(list: &str) -> Result<Backends, String> {
+    Backends::parse(list)
+        .map_err(|name| format!("unknown backend `{name}` (allowed: flex, capture, wgpu)"))
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        main(self)
+    }
 }
 
 /// Turns the backends on and says which are in use, before the first program runs.
-fn start_backends(choice: Option<&str>) -> Result<String> {
+fn start_backends(backends: Backends) -> Result<String> {
     use dispatch_fuzz::interpreter::wgpu;
-    let wants_wgpu = match choice {
-        Some(list) => list.split(',').any(|b| b.trim() == "wgpu"),
-        None => wgpu::enabled(),
-    };
-    if !wants_wgpu {
+    if !backends.wgpu {
         return Ok("flex + capture".into());
     }
     // wgpu costs ~1 ms per op on a CPU adapter: opt-in only, and it must come up before fuzzing.
@@ -61,8 +87,9 @@ struct Stats {
     signatures: BTreeSet<String>,
 }
 
-pub fn main(options: Options) -> Result<ExitCode> {
-    let backends = start_backends(options.backends.as_deref())?;
+fn main(options: Args) -> Result<ExitCode> {
+    let chosen = options.backends;
+    let backends = start_backends(chosen)?;
     let start = Instant::now();
     let deadline = start + Duration::from_secs(options.seconds);
     let mut rng = SplitMix64::new(options.seed);
@@ -79,7 +106,7 @@ pub fn main(options: Options) -> Result<ExitCode> {
     while Instant::now() < deadline && (options.runs == 0 || stats.execs < options.runs) {
         let len = rng.below(MAX_INPUT_LEN + 1) as usize;
         let bytes = rng.bytes(len);
-        let program = Program::from_fuzz_bytes(&bytes);
+        let program = Program::from_fuzz_bytes(&bytes, chosen);
         let verdict = check(&program)?;
         stats.execs += 1;
         let new_classes = record(&mut stats, &verdict, start.elapsed().as_secs_f64());
@@ -161,7 +188,7 @@ fn progress(stats: &Stats, elapsed: Duration, interactive: bool) {
 }
 
 fn save(
-    options: &Options,
+    options: &Args,
     program: &Program,
     verdict: &Verdict,
     bytes: &[u8],

@@ -6,77 +6,16 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use dispatch_fuzz::files::ProgramFile;
-use dispatch_fuzz::interpreter::fnv1a;
+use dispatch_fuzz::config;
+use dispatch_fuzz::hash::fnv1a;
 use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
-use dispatch_fuzz::oracles::Policy;
-use dispatch_fuzz::program::Program;
-
-/// A program read by `load_input`, with where it came from.
-pub struct Input {
-    /// The program.
-    pub program: Program,
-    /// Its origin, for the header of a stored case.
-    pub origin: String,
-    /// The class a saved finding names, if the input is such a program file.
-    pub class: Option<String>,
-    /// Whether the input was a program file (else a libFuzzer artifact).
-    pub program_file: bool,
-    /// The file's bytes as read.
-    pub bytes: Vec<u8>,
-}
-
-impl Input {
-    /// This process's policy, plus the input's own class: a saved finding is treated as a
-    /// finding even if its class is catalogued.
-    pub fn policy(&self) -> Policy {
-        let mut policy = Policy::from_env().clone();
-        policy.crash_on.extend(self.class.clone());
-        policy
-    }
-}
-
-/// Reads a program file, or failing that decodes the file as a libFuzzer artifact.
-pub fn load_input(path: &Path) -> Result<Input> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let shown = path.display().to_string();
-    if let Ok(text) = std::str::from_utf8(&bytes) {
-        if let Ok(file) = ProgramFile::parse(text, &shown) {
-            // Keep where the case really came from (a fuzz session's seed and input), never a
-            // local path: origins are committed with the case.
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let origin = file
-                .origin
-                .clone()
-                .unwrap_or_else(|| format!("program file {name}"));
-            return Ok(Input {
-                program: file.program(),
-                origin,
-                class: file.class,
-                program_file: true,
-                bytes,
-            });
-        }
-    }
-    let origin = format!(
-        "libFuzzer artifact fnv1a {:016x} ({} bytes)",
-        fnv1a(&[&bytes]),
-        bytes.len()
-    );
-    Ok(Input {
-        program: Program::from_fuzz_bytes(&bytes),
-        origin,
-        class: None,
-        program_file: false,
-        bytes,
-    })
-}
+use dispatch_fuzz::program::{Input, ProgramFile};
 
 /// Minimizes `path` under this process's policy; returns the minimized file and where it went.
-pub fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
+fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
     let Input {
         program, origin, ..
-    } = load_input(path)?;
+    } = Input::load(path, config::get().backends)?;
     let interactive = std::io::stderr().is_terminal() && !quiet;
     let minimizer = Minimizer::new().on_progress(move |p| {
         if interactive {
@@ -91,7 +30,7 @@ pub fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>>
         }
     });
     let (signature, minimized, reproduction) =
-        minimize_finding(program, Policy::from_env(), minimizer)?;
+        minimize_finding(program, config::get().policy(), minimizer)?;
     if interactive {
         eprintln!();
     }
@@ -124,7 +63,23 @@ pub fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>>
     }))
 }
 
-pub fn main(input: &Path, out: Option<&PathBuf>) -> Result<ExitCode> {
+/// Shrink a finding (libFuzzer artifact or program file) keeping its signature.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Artifact or program file.
+    input: PathBuf,
+    /// Write the minimized program file into this directory instead of printing it.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        main(&self.input, self.out.as_ref())
+    }
+}
+
+fn main(input: &Path, out: Option<&PathBuf>) -> Result<ExitCode> {
     let Some(file) = minimize_to_file(input, false)? else {
         return Ok(ExitCode::from(1));
     };

@@ -1,131 +1,48 @@
 //! `dispatch-fuzz promote FINDING`: a finding becomes a regression case plus its snapshot.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 
-use dispatch_fuzz::files::ProgramFile;
-use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
-use dispatch_fuzz::oracles::catalogue::catalogue;
-use dispatch_fuzz::regressions::Case;
+use dispatch_fuzz::config;
+use dispatch_fuzz::regressions::{promote, Promotion};
 
-pub struct Options {
-    pub input: PathBuf,
-    pub name: Option<String>,
-    pub root_cause: Option<String>,
-    pub dir: PathBuf,
+/// Minimize a finding and store it as a regression case with its snapshot.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Finding: a program file saved by `fuzz` or a libFuzzer artifact.
+    input: PathBuf,
+    /// Case name (lowercase, '-' and '_'), named after the bug; default: the class.
+    #[arg(long)]
+    name: Option<String>,
+    /// Root-cause paragraph; defaults to the catalogue record's documentation.
+    #[arg(long)]
+    root_cause: Option<String>,
+    /// The regression store.
+    #[arg(long, default_value = "regressions")]
+    dir: PathBuf,
 }
 
-/// Today's date as `YYYY-MM-DD` (UTC), from the civil-from-days algorithm.
-fn today() -> String {
-    let days = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-}
-
-pub fn main(options: Options) -> Result<ExitCode> {
-    // Snapshots must be recorded as `cargo test` runs: with debug assertions, which change
-    // which of Burn's checks fires first (Flex asserts dtypes per op only in debug builds).
-    if !cfg!(debug_assertions) {
-        bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        let request = Promotion {
+            input: self.input,
+            name: self.name,
+            root_cause: self.root_cause,
+            dir: self.dir,
+        };
+        let done = promote(request, config::get().policy())?;
+        let m = &done.minimized;
+        println!(
+            "{}: {} -> {} steps, {} runs, {:.2} s; snapshot {}",
+            done.path.display(),
+            m.steps_before,
+            m.steps_after,
+            m.attempts,
+            m.elapsed.as_secs_f64(),
+            done.snapshot.display()
+        );
+        Ok(ExitCode::SUCCESS)
     }
-    let input = super::minimize::load_input(&options.input)?;
-    let policy = input.policy();
-    let origin = input.origin;
-    let (signature, minimized, reproduction) =
-        minimize_finding(input.program, &policy, Minimizer::new())?;
-    if let Reproduction::Flaky { reproduced, runs } = reproduction {
-        bail!("the minimized program reproduced {reproduced} of {runs} re-runs: not a reproducer");
-    }
-    let class = signature
-        .split(" | ")
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let name = options.name.unwrap_or_else(|| class.clone());
-    if !valid_name(&name) {
-        bail!("case name {name:?}: use lowercase letters, digits, '-' and '_' (it names a file)");
-    }
-    let documented = catalogue()
-        .iter()
-        .find(|r| r.background_tag == class)
-        .and_then(|r| r.documentation.clone());
-    let Some(root_cause) = options.root_cause.or(documented) else {
-        bail!("class {class} is not catalogued: say why it fails with --root-cause \"...\"");
-    };
-    let path = options.dir.join(format!("{name}.json"));
-    let snapshot = options.dir.join("snapshots").join(format!("{name}.snap"));
-    if path.exists() || snapshot.exists() {
-        bail!("{} exists: choose another --name", path.display());
-    }
-    let file = ProgramFile {
-        name: Some(name.clone()),
-        signature: Some(signature),
-        class: Some(class),
-        origin: Some(if origin.contains("minimized by") {
-            origin
-        } else {
-            format!("{origin}, minimized by dispatch-fuzz promote")
-        }),
-        found: Some(today()),
-        root_cause: Some(root_cause),
-        steps: minimized.program.steps,
-    };
-    std::fs::create_dir_all(&options.dir)
-        .with_context(|| format!("cannot create {}", options.dir.display()))?;
-    // insta resolves a relative snapshot path against the source file of the assertion.
-    let dir = options.dir.canonicalize()?;
-    std::fs::write(&path, file.to_text())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    let case = Case {
-        name: name.clone(),
-        path: path.clone(),
-        file,
-    };
-    write_snapshot(&case, &dir.join("snapshots"))?;
-    println!(
-        "{}: {} -> {} steps, {} runs, {:.2} s; snapshot {}",
-        path.display(),
-        minimized.steps_before,
-        minimized.steps_after,
-        minimized.attempts,
-        minimized.elapsed.as_secs_f64(),
-        snapshot.display()
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Writes the case's snapshot through insta itself, so the file is exactly what the suite
-/// compares against.
-fn write_snapshot(case: &Case, dir: &Path) -> Result<()> {
-    let text = case.snapshot_text()?;
-    // Read by insta at its first assertion in this process: accept this one snapshot.
-    std::env::set_var("INSTA_UPDATE", "always");
-    std::env::set_var("INSTA_OUTPUT", "none");
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(dir);
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    settings.set_description(case.file.signature.clone().unwrap_or_default());
-    settings.bind(|| insta::assert_snapshot!(case.name.as_str(), text));
-    Ok(())
 }

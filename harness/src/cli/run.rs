@@ -1,18 +1,34 @@
 //! `dispatch-fuzz run FILE`: execute one program file and print its trace.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
 use serde_json::json;
 
-use dispatch_fuzz::files::ProgramFile;
 use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::program::Program;
-use dispatch_fuzz::regressions::{render, Style};
+use dispatch_fuzz::program::ProgramFile;
+use dispatch_fuzz::report::{render, Style};
 use dispatch_fuzz::{check, Verdict};
 
-pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
+/// Run one program file and print its trace. Exit 0: no finding, 1: finding, 2: bad input.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Program file (JSON).
+    file: PathBuf,
+    /// Print one JSON object instead of the listing.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        main(&self.file, self.json)
+    }
+}
+
+fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
     let file = match ProgramFile::load(path) {
         Ok(file) => file,
         Err(error) => {
@@ -35,7 +51,7 @@ pub fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
 }
 
 /// The `--json` form: `{"finding", "known_divergences", "steps": [{"index", "step", "outcome"}]}`.
-pub fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
+fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
     let steps: Vec<_> = verdict
         .trace
         .steps
@@ -64,7 +80,7 @@ pub fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
         .map(|f| json!({"signature": f.signature, "class": f.class, "step": f.step, "message": f.message}));
     json!({
         "finding": finding,
-        "known_divergences": verdict.trace.known_divergences,
+        "known_divergences": verdict.known_divergences,
         "steps": steps
     })
 }

@@ -1,6 +1,6 @@
 //! `dispatch-fuzz seed-corpus`: regenerates the fuzzer seeds made from stored programs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -10,7 +10,25 @@ use dispatch_fuzz::regressions::seed_inputs;
 /// Writes one seed per stored program into `out` and removes the seeds of programs that are no
 /// longer stored, so `out` mirrors `regressions` exactly. Files are replaced through a rename,
 /// so an interrupted run leaves each seed either old or new, never torn.
-pub fn main(regressions: &Path, out: &Path) -> Result<ExitCode> {
+/// Regenerate the fuzzer seeds made from every stored program (regression cases and
+/// known-divergence reproducers), so each fuzz session starts from every known bug.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The regression store.
+    #[arg(long, default_value = "regressions")]
+    regressions: PathBuf,
+    /// Where the seeds go (a subfolder of the fuzz target's corpus).
+    #[arg(long, default_value = "corpus/dispatch_ops/regressions")]
+    out: PathBuf,
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        main(&self.regressions, &self.out)
+    }
+}
+
+fn main(regressions: &Path, out: &Path) -> Result<ExitCode> {
     let seeds = seed_inputs(regressions)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut changed = 0;

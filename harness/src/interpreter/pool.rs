@@ -25,10 +25,10 @@ pub fn device(device: DeviceRef) -> Result<Device, String> {
         DeviceRef::Capture(k) => capture(usize::from(k)),
         DeviceRef::Wgpu if super::wgpu::enabled() => super::wgpu::device()?,
         DeviceRef::Wgpu => {
-            return Err(format!(
-                "wgpu is not enabled in this session ({}=flex,capture,wgpu)",
-                super::wgpu::BACKENDS_VAR
-            ))
+            return Err(
+                "wgpu is not enabled in this session (DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu)"
+                    .to_string(),
+            )
         }
     })
 }

@@ -120,15 +120,6 @@ pub struct StepRecord {
 pub struct Trace {
     /// One record per step, in program order.
     pub steps: Vec<StepRecord>,
-    /// Oracle invariants the run broke (see `oracles::eager_replay`).
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub violations: Vec<crate::oracles::eager_replay::Violation>,
-    /// How many values the Flex vs wgpu differential oracle compared (0 when it did not run).
-    #[serde(skip_serializing_if = "is_zero", default)]
-    pub compared: usize,
-    /// Ids of the known divergences (`harness/known-divergences.json`) the run showed.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub known_divergences: Vec<String>,
     /// A panic raised while the program's remaining tensors were dropped at the end.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub teardown: Option<PanicInfo>,
@@ -155,20 +146,4 @@ impl Trace {
         });
         steps.chain(self.teardown.iter_mut())
     }
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-/// 64-bit FNV-1a: stable across processes, platforms and Rust versions, unlike `DefaultHasher`.
-pub fn fnv1a(chunks: &[&[u8]]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for chunk in chunks {
-        for byte in *chunk {
-            hash ^= u64::from(*byte);
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    hash
 }

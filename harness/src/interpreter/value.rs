@@ -3,8 +3,9 @@
 
 use burn::tensor::kind::Basic;
 use burn::tensor::{Bool, Device, Float, Int, Tensor, TensorData};
+use burn_backend::ExecutionError;
 
-use crate::program::{Fill, Kind, Ty};
+use crate::program::{Kind, Ty};
 
 /// A tensor of kind `K` and rank 1 to 4 (`program::limits::MAX_RANK`).
 #[derive(Clone, Debug)]
@@ -180,6 +181,11 @@ impl AnyTensor {
         on_any!(self, t => t.device())
     }
 
+    /// `Tensor::try_into_data`, any kind and rank.
+    pub fn try_into_data(self) -> Result<TensorData, ExecutionError> {
+        on_any!(self, t => t.try_into_data())
+    }
+
     /// `reshape`, any kind.
     pub fn reshape(self, dims: &[usize]) -> Self {
         match self {
@@ -187,26 +193,5 @@ impl AnyTensor {
             AnyTensor::Int(r) => AnyTensor::Int(r.reshape(dims)),
             AnyTensor::Bool(r) => AnyTensor::Bool(r.reshape(dims)),
         }
-    }
-}
-
-/// The host data of a deterministic fill.
-pub fn fill_data(kind: Kind, shape: &[usize], fill: Fill) -> TensorData {
-    let n: usize = shape.iter().product();
-    let value = |i: usize| -> i64 {
-        match fill {
-            Fill::Zeros => 0,
-            Fill::Ones => 1,
-            Fill::Arange => i as i64,
-            Fill::Value(v) => i64::from(v),
-        }
-    };
-    match kind {
-        Kind::Float => TensorData::new((0..n).map(|i| value(i) as f32).collect(), shape.to_vec()),
-        Kind::Int => TensorData::new((0..n).map(value).collect::<Vec<i64>>(), shape.to_vec()),
-        Kind::Bool => TensorData::new(
-            (0..n).map(|i| value(i) % 2 != 0).collect::<Vec<bool>>(),
-            shape.to_vec(),
-        ),
     }
 }

@@ -1,42 +1,55 @@
-//! The wgpu device: opt-in per process (`DISPATCH_FUZZ_BACKENDS` or `--backends`), initialized
-//! once with Burn's fallible `Device::wgpu_options().init()`, so a machine without an adapter
-//! gets a clear reason on every wgpu step instead of a panic on a device thread.
+//! The wgpu device: off unless the session turns it on (`config` does, from
+//! `DISPATCH_FUZZ_BACKENDS`, or `--backends`), initialized once with Burn's fallible
+//! `Device::wgpu_options().init()`, so a machine without an adapter gets a clear reason on every
+//! wgpu step instead of a panic on a device thread.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use burn::tensor::{Device, DeviceKind};
 
-/// Environment variable listing the backends a session uses, e.g. `flex,capture,wgpu`.
-pub const BACKENDS_VAR: &str = "DISPATCH_FUZZ_BACKENDS";
-/// Environment variable choosing the wgpu adapter: `auto` (default: wgpu's own choice, a GPU
-/// where one exists), `gpu` (the first discrete GPU) or `cpu` (the CPU adapter, e.g. Mesa's
-/// llvmpipe Vulkan driver).
-pub const ADAPTER_VAR: &str = "DISPATCH_FUZZ_WGPU";
-
-static FROM_ENV: OnceLock<bool> = OnceLock::new();
-static ENABLED: AtomicBool = AtomicBool::new(false);
-static DEVICE: OnceLock<Result<Device, String>> = OnceLock::new();
-
-/// Whether this process fuzzes on wgpu: set once, by [`enable`] or from `DISPATCH_FUZZ_BACKENDS`.
-pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
-        || *FROM_ENV.get_or_init(|| {
-            std::env::var(BACKENDS_VAR).is_ok_and(|v| v.split(',').any(|b| b.trim() == "wgpu"))
-        })
+/// Which adapter wgpu is initialized on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Adapter {
+    /// wgpu's own choice: a GPU where one exists.
+    #[default]
+    Auto,
+    /// The first discrete GPU.
+    Gpu,
+    /// The CPU adapter (e.g. Mesa's llvmpipe Vulkan driver).
+    Cpu,
 }
 
-/// Turns wgpu on for this process and initializes it; returns the
-/// adapter's description or why it is unavailable.
-pub fn enable() -> Result<String, String> {
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static ADAPTER: AtomicU8 = AtomicU8::new(0);
+static DEVICE: OnceLock<Result<Device, String>> = OnceLock::new();
+
+/// Whether this process fuzzes on wgpu.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Turns wgpu on for this process without initializing it yet.
+pub fn turn_on() {
     ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Chooses the adapter; only the choice made before the device is first used counts.
+pub fn set_adapter(adapter: Adapter) {
+    ADAPTER.store(adapter as u8, Ordering::Relaxed);
+}
+
+/// Turns wgpu on for this process and initializes it; returns the adapter's description or why
+/// it is unavailable.
+pub fn enable() -> Result<String, String> {
+    turn_on();
     device().map(|d| format!("{d:?}"))
 }
 
-fn adapter() -> DeviceKind {
-    match std::env::var(ADAPTER_VAR).as_deref() {
-        Ok("cpu") => DeviceKind::Cpu,
-        Ok("gpu") => DeviceKind::DiscreteGpu(0),
+fn device_kind() -> DeviceKind {
+    match ADAPTER.load(Ordering::Relaxed) {
+        x if x == Adapter::Cpu as u8 => DeviceKind::Cpu,
+        x if x == Adapter::Gpu as u8 => DeviceKind::DiscreteGpu(0),
         _ => DeviceKind::DefaultDevice,
     }
 }
@@ -46,7 +59,7 @@ pub fn device() -> Result<Device, String> {
     DEVICE
         .get_or_init(|| {
             Device::wgpu_options()
-                .device_kind(adapter())
+                .device_kind(device_kind())
                 .init()
                 .map_err(|e| format!("wgpu is unavailable: {e}"))
         })

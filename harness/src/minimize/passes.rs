@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 
 use anyhow::Result;
 
-use super::shrink::Search;
 use crate::program::{AutodiffMode, DeviceRef, Fill, Op, Program, Slot, Step, UnaryOp};
 
 /// The order candidates are judged by: fewer steps first, then shorter text, then smaller
@@ -25,25 +24,37 @@ fn size(p: &Program) -> (usize, usize, u64) {
     (p.steps.len(), text.len(), digits)
 }
 
-pub(super) fn run_all(search: &mut Search<'_, '_>, failing_step: Option<usize>) -> Result<()> {
-    if let Some(step) = failing_step.filter(|s| *s < search.best.steps.len()) {
+/// What the passes search over: the smallest program that still fails, and a way to try a
+/// smaller one. The minimizer's search implements it, so the passes know nothing of its
+/// bookkeeping.
+pub(super) trait Search {
+    /// The smallest failing program so far.
+    fn best(&self) -> &Program;
+    /// Tries `candidate`; whether it still failed and so became the best.
+    fn try_candidate(&mut self, candidate: Program) -> Result<bool>;
+    /// Names the pass that runs from now on, for progress reports.
+    fn enter(&mut self, pass: &'static str);
+}
+
+pub(super) fn run_all(search: &mut impl Search, failing_step: Option<usize>) -> Result<()> {
+    if let Some(step) = failing_step.filter(|s| *s < search.best().steps.len()) {
         search.enter("cut after the failing step");
-        let prefix = search.best.steps[..=step].to_vec();
+        let prefix = search.best().steps[..=step].to_vec();
         search.try_candidate(Program::new(prefix))?;
         search.enter("dependency closure");
-        let closure = dependency_closure(&search.best, step);
+        let closure = dependency_closure(search.best(), step);
         search.try_candidate(closure)?;
     }
     loop {
-        let before = search.best.clone();
+        let before = search.best().clone();
         search.enter("delta debugging");
         ddmin(search)?;
         search.enter("simplify steps");
         simplify(search)?;
         search.enter("rename slots and devices");
-        search.try_candidate(renamed(&search.best))?;
-        search.try_candidate(devices_renamed(&search.best))?;
-        if search.best == before {
+        search.try_candidate(renamed(search.best()))?;
+        search.try_candidate(devices_renamed(search.best()))?;
+        if *search.best() == before {
             return Ok(());
         }
     }
@@ -93,10 +104,10 @@ fn dependency_closure(program: &Program, failing: usize) -> Program {
 }
 
 /// Zeller's ddmin over the step list: remove chunks, halving their size when none can go.
-fn ddmin(search: &mut Search<'_, '_>) -> Result<()> {
+fn ddmin(search: &mut impl Search) -> Result<()> {
     let mut n = 2usize;
     loop {
-        let steps = search.best.steps.clone();
+        let steps = search.best().steps.clone();
         let len = steps.len();
         if len == 0 {
             return Ok(());
@@ -122,11 +133,11 @@ fn ddmin(search: &mut Search<'_, '_>) -> Result<()> {
 }
 
 /// Tries simpler forms of each step, one at a time.
-fn simplify(search: &mut Search<'_, '_>) -> Result<()> {
+fn simplify(search: &mut impl Search) -> Result<()> {
     let mut i = 0;
-    while i < search.best.steps.len() {
-        for variant in simpler(&search.best.steps[i]) {
-            let mut steps = search.best.steps.clone();
+    while i < search.best().steps.len() {
+        for variant in simpler(&search.best().steps[i]) {
+            let mut steps = search.best().steps.clone();
             steps[i] = variant;
             if search.try_candidate(Program::new(steps))? {
                 break;

@@ -62,11 +62,11 @@ impl Default for Minimizer<'_> {
 }
 
 /// The memoized predicate and the smallest program so far, shared by the passes.
-pub(super) struct Search<'a, 'p> {
+struct Search<'a, 'p> {
     predicate: &'p mut dyn FnMut(&Program) -> Result<bool>,
     memo: HashMap<Program, bool>,
-    pub(super) best: Program,
-    pub(super) attempts: usize,
+    best: Program,
+    attempts: usize,
     cache_hits: usize,
     max_attempts: usize,
     pass: &'static str,
@@ -75,10 +75,14 @@ pub(super) struct Search<'a, 'p> {
     minimizer: &'p mut Minimizer<'a>,
 }
 
-impl Search<'_, '_> {
+impl passes::Search for Search<'_, '_> {
+    fn best(&self) -> &Program {
+        &self.best
+    }
+
     /// Runs `candidate` if it is smaller than the best; returns whether it kept the property
     /// and so became the new best.
-    pub(super) fn try_candidate(&mut self, candidate: Program) -> Result<bool> {
+    fn try_candidate(&mut self, candidate: Program) -> Result<bool> {
         if !passes::smaller(&candidate, &self.best) || self.attempts >= self.max_attempts {
             return Ok(false);
         }
@@ -104,11 +108,13 @@ impl Search<'_, '_> {
         Ok(keeps)
     }
 
-    pub(super) fn enter(&mut self, pass: &'static str) {
+    fn enter(&mut self, pass: &'static str) {
         self.pass = pass;
         self.report(true);
     }
+}
 
+impl Search<'_, '_> {
     fn report(&mut self, force: bool) {
         if !force && self.last_progress.elapsed() < Duration::from_millis(500) {
             return;
@@ -217,7 +223,7 @@ pub fn minimize_finding<'a>(
     let Some(finding) = verdict.finding else {
         bail!(
             "the program has no finding to preserve (a catalogued class needs {}=<class>)",
-            crate::oracles::CRASH_ON_VAR
+            crate::config::CRASH_ON_VAR
         );
     };
     let signature = finding.signature;

@@ -63,7 +63,10 @@ pub fn parse(json: &str) -> Result<Vec<Record>, serde_json::Error> {
 /// `cargo test`, not a fuzz run.
 pub fn catalogue() -> &'static [Record] {
     static CATALOGUE: OnceLock<Vec<Record>> = OnceLock::new();
-    CATALOGUE.get_or_init(|| parse(CATALOGUE_JSON).unwrap_or_default())
+    CATALOGUE.get_or_init(|| {
+        parse(CATALOGUE_JSON)
+            .unwrap_or_else(|e| panic!("harness/signatures.json does not parse: {e}"))
+    })
 }
 
 /// Whether `message` contains `pattern`, where each `{}` in the pattern matches any run of

@@ -4,22 +4,17 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::catalogue::{burn_file, catalogue, lookup};
-use super::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
-use super::model::MODEL_MISMATCH;
+use super::{oracle_of, Violation, REPLAY_FAILURE};
 use crate::interpreter::{PanicInfo, Trace};
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
 /// Class of a program after which a pooled capture device refused a fresh scope.
 pub const STATE_LEAK: &str = "state-leak";
-/// Environment variable naming catalogued classes to treat as findings (comma-separated).
-pub const CRASH_ON_VAR: &str = "DISPATCH_FUZZ_CRASH_ON";
-
 /// Which catalogued classes count as findings in this run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Policy {
@@ -40,10 +35,12 @@ impl Policy {
         }
     }
 
-    /// The policy of this process, read once from `DISPATCH_FUZZ_CRASH_ON`.
-    pub fn from_env() -> &'static Policy {
-        static POLICY: OnceLock<Policy> = OnceLock::new();
-        POLICY.get_or_init(|| Policy::parse(&std::env::var(CRASH_ON_VAR).unwrap_or_default()))
+    /// This policy plus `class`: a saved finding is treated as a finding even if its class is
+    /// catalogued.
+    pub fn with_class(&self, class: Option<&str>) -> Policy {
+        let mut policy = self.clone();
+        policy.crash_on.extend(class.map(str::to_string));
+        policy
     }
 
     /// Whether a panic of class `class` is a finding.
@@ -156,23 +153,6 @@ pub fn signature(panic: &PanicInfo) -> String {
     )
 }
 
-/// Violation classes that are always findings.
-const ORACLE_CLASSES: &[&str] = &[
-    REPLAY_MISMATCH,
-    REPLAY_FAILURE,
-    MODEL_MISMATCH,
-    super::differential::DIVERGENCE,
-];
-
-/// The oracle a violation class comes from, as signatures name it.
-fn oracle_name(class: &str) -> &'static str {
-    match class {
-        MODEL_MISMATCH => "reference-model",
-        super::differential::DIVERGENCE => "flex-vs-wgpu",
-        _ => "eager-replay",
-    }
-}
-
 /// Gives every panic of the trace that has none its class.
 pub fn assign_classes(trace: &mut Trace) {
     for panic in trace.panics_mut().filter(|p| p.class.is_empty()) {
@@ -180,11 +160,23 @@ pub fn assign_classes(trace: &mut Trace) {
     }
 }
 
-/// Sets every panic's class and returns the first finding under `policy`.
-pub fn classify(trace: &mut Trace, policy: &Policy) -> Option<Finding> {
+/// Sets every panic's class and returns the first finding under `policy`: a panic of the run,
+/// one raised dropping the oracles' mirrors (`mirror_teardown`, one step past the end), an
+/// oracle's violation, or a state leak.
+pub fn classify(
+    trace: &mut Trace,
+    mirror_teardown: &mut [PanicInfo],
+    violations: &[Violation],
+    policy: &Policy,
+) -> Option<Finding> {
     assign_classes(trace);
+    for panic in mirror_teardown.iter_mut().filter(|p| p.class.is_empty()) {
+        panic.class = class_of(panic);
+    }
+    let end = trace.steps.len();
     let panic = trace
         .panics()
+        .chain(mirror_teardown.iter().map(|p| (end, p)))
         .find(|(_, p)| policy.is_finding(&p.class))
         .map(|(step, p)| Finding {
             signature: signature(p),
@@ -195,22 +187,22 @@ pub fn classify(trace: &mut Trace, policy: &Policy) -> Option<Finding> {
     // A replay that fails with a catalogued panic takes that record's class (a known Burn bug
     // met again through replay is not a new finding); any other violation is a finding. The
     // earliest step wins.
-    let violation = trace
-        .violations
+    let violation = violations
         .iter()
         .map(|v| {
             let known = (v.class == REPLAY_FAILURE)
                 .then(|| lookup(catalogue(), &v.message, None))
                 .flatten();
             let class = known.map_or(v.class.as_str(), |r| r.background_tag.as_str());
+            let oracle = oracle_of(&v.class).map_or("unknown-oracle", |o| o.name);
             Finding {
-                signature: format!("{class} | {} | {}", v.summary, oracle_name(&v.class)),
+                signature: format!("{class} | {} | {oracle}", v.summary),
                 class: class.to_string(),
                 step: Some(v.step),
                 message: v.message.clone(),
             }
         })
-        .filter(|f| policy.is_finding(&f.class) || ORACLE_CLASSES.contains(&f.class.as_str()));
+        .filter(|f| policy.is_finding(&f.class) || oracle_of(&f.class).is_some());
     let panic = panic.into_iter().chain(violation).min_by_key(|f| f.step);
     panic.or_else(|| {
         (!trace.leaked_devices.is_empty()).then(|| Finding {

@@ -1,199 +1,145 @@
-//! The Flex vs wgpu differential oracle: the interpreter runs every value-producing step a second
-//! time on wgpu (a "twin" of each slot) and every materialized value must match its Flex
-//! counterpart within the per-dtype tolerance below; a value whose computation is declared
-//! non-deterministic is poisoned and never compared, like wasmtime's `DiffEqResult::Poisoned`.
+//! The Flex vs wgpu differential oracle: every value-producing step runs a second time on wgpu
+//! (the wgpu mirror) and every value it computes must match the eager Flex value of the same
+//! slot within `compare`'s per-dtype tolerance; a poisoned value is never compared.
 
-use burn::tensor::{TensorData, Tolerance};
+use burn::tensor::TensorData;
 
-/// Class of a value that differs between Flex and wgpu, or that only one of them computed.
-pub const DIVERGENCE: &str = "flex-wgpu-divergence";
+use super::compare::{self, DiffEq, Poison};
+use super::{class_of, faults, Oracle, Shared, StepFacts, Violation, UNKNOWN};
+use crate::interpreter::{on_capture, pool, Outcome, World};
+use crate::program::{Slot, Step};
 
-/// The comparison of one value on both backends.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DiffEq {
-    /// Equal within the dtype's tolerance.
-    Equal,
-    /// Not comparable: the value depends on behaviour Burn leaves unspecified or on a catalogued
-    /// bug (see [`Poison`]); the comparison stops there, and nothing is reported.
-    Poisoned(Poison),
-    /// A real difference, described with both values.
-    Differ(String),
-}
+pub use super::DIVERGENCE;
 
-/// Why a value is not compared: results Burn does not pin down (so backends may legitimately
-/// disagree), or results of a bug that is already catalogued and stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Poison {
-    /// `argmax` over a lane holding equal maxima (or a NaN): which index wins is a kernel detail
-    /// (Flex takes the first, a parallel GPU reduction may not).
-    ArgmaxTie,
-    /// A float cast to int where a value is NaN or outside the `i32` range: Burn does not say
-    /// what it becomes (Flex saturates to `i32::MAX`, WGSL clamps to the largest `f32` below
-    /// 2^31, 2147483520).
-    OutOfRangeCast,
-    /// A Flex value holding wgpu's `Bool(U32)` storage: the catalogued `bool-storage-transfer`
-    /// bug, which makes Flex misread it (a wgpu `[true, true]` casts to `[1.0, 0.0]` on Flex).
-    BoolU32OnFlex,
-    /// The value was computed from a poisoned or already diverged value.
-    FromPoisoned,
-}
+/// The differential oracle for one run.
+pub struct Differential;
 
-/// The tolerance for one dtype, from Burn's own `Tolerance` presets: floats use
-/// `Tolerance::balanced()` (Burn's default: 0.5% relative, 1e-5 absolute), which absorbs the
-/// few-ulp differences between Flex's and a GPU's `exp`/`tanh` and summation order; ints and bools
-/// must be exact.
-pub fn tolerance_for(data: &TensorData) -> Option<Tolerance<f64>> {
-    data.dtype().is_float().then(Tolerance::<f64>::balanced)
-}
-
-/// Compares `wgpu` with `flex`, unless the value is `poisoned`. Shapes must match; dtypes may
-/// differ (each backend has its own default int and bool storage), values may not. NaN equals NaN
-/// and same-signed infinities are equal, explicitly: anything else against a NaN or an infinity
-/// is a difference.
-pub fn compare(flex: &TensorData, wgpu: &TensorData, poisoned: Option<Poison>) -> DiffEq {
-    if let Some(why) = poisoned {
-        return DiffEq::Poisoned(why);
-    }
-    match difference_with(wgpu, flex, tolerance_for(flex), ("wgpu", "flex")) {
-        None => DiffEq::Equal,
-        Some(d) => DiffEq::Differ(d),
-    }
-}
-
-/// Where `a` and `b` differ beyond `tolerance` (exactly, when `None`), naming them `names`.
-pub fn difference_with(
-    a: &TensorData,
-    b: &TensorData,
-    tolerance: Option<Tolerance<f64>>,
-    names: (&str, &str),
-) -> Option<String> {
-    if a.shape() != b.shape() {
-        return Some(format!(
-            "shape {:?} on {}, {:?} on {}",
-            a.shape(),
-            names.0,
-            b.shape(),
-            names.1
-        ));
-    }
-    let (xs, ys) = (values(a), values(b));
-    let mut first = None;
-    let mut count = 0;
-    for (i, (x, y)) in xs.iter().zip(&ys).enumerate() {
-        let (x, y) = (*x, *y);
-        let both_nan = x.is_nan() && y.is_nan();
-        let same_inf = x.is_infinite() && y.is_infinite() && (x > 0.0) == (y > 0.0);
-        let close = match &tolerance {
-            Some(t) => x.is_finite() && y.is_finite() && t.approx_eq(x, y),
-            None => x == y,
-        };
-        if both_nan || same_inf || close {
-            continue;
+impl Oracle for Differential {
+    fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
+        if !matches!(facts.outcome, Outcome::Ok { .. }) {
+            return;
         }
-        count += 1;
-        first.get_or_insert(format!(
-            "position {i}: {x} on {}, {y} on {}",
-            names.0, names.1
-        ));
-    }
-    first.map(|first| format!("{count} value(s) differ, first at {first}"))
-}
-
-/// Every element as `f64`; bools read from their storage whatever its width (Flex stores bools
-/// as bytes, wgpu as `u32`), so both backends' bools compare as 0 and 1.
-pub fn values(data: &TensorData) -> Vec<f64> {
-    if data.dtype().is_bool() {
-        let n = data.num_elements().max(1);
-        let bytes = data.as_bytes();
-        let width = (bytes.len() / n).max(1);
-        return bytes
-            .chunks(width)
-            .map(|c| f64::from(u8::from(c.iter().any(|b| *b != 0))))
-            .collect();
-    }
-    data.iter::<f64>().collect()
-}
-
-/// Whether casting `data` (a float tensor) to int meets a NaN or a value outside `i32`.
-pub fn cast_out_of_range(data: &TensorData) -> bool {
-    data.dtype().is_float()
-        && values(data)
+        let step = &world.program().steps[facts.index];
+        let poisoned_in = step
+            .reads()
             .iter()
-            .any(|v| v.is_nan() || *v >= 2_147_483_648.0 || *v < -2_147_483_648.0)
+            .any(|s| shared.poison[usize::from(*s)].is_some())
+            .then_some(Poison::FromPoisoned);
+        match step {
+            Step::ToDevice { out, src, .. }
+            | Step::Clone { out, src }
+            | Step::Autodiff { out, src, .. } => {
+                shared.poison[usize::from(*out)] = shared.poison[usize::from(*src)];
+                return;
+            }
+            Step::Op { .. } | Step::Replay { .. } | Step::Create { .. } => {}
+            _ => return,
+        }
+        let poisoned = match step {
+            Step::Op { .. } => poisoned_in.or(facts.unspecified),
+            Step::Replay { .. } => poisoned_in,
+            _ => None,
+        };
+        for computed in facts.on_wgpu {
+            judge(shared, world, facts.index, computed, poisoned);
+        }
+    }
 }
 
-/// Whether `argmax` over `dim` of `data` meets a tie for the maximum in some lane.
-pub fn argmax_has_tie(data: &TensorData, dim: usize) -> bool {
-    let shape = data.shape().to_vec();
-    let Some(&len) = shape.get(dim) else {
-        return false;
+/// Compares one value the wgpu mirror computed with the slot's eager Flex value. A wgpu panic
+/// where Flex computed a value is a divergence unless the catalogue knows it.
+fn judge(
+    shared: &mut Shared,
+    world: &World<'_>,
+    index: usize,
+    computed: &crate::interpreter::Computed,
+    poisoned: Option<Poison>,
+) {
+    let out = computed.slot;
+    let o = usize::from(out);
+    let eager = shared.flex.as_ref().and_then(|m| m.get(out));
+    let on_flex = eager
+        .as_ref()
+        .is_some_and(|t| !on_capture(t) && pool::name(&t.device()) == "flex");
+    let flex = eager.and_then(crate::interpreter::read_data);
+    // The known bool storage bug makes Flex misread the value: stop comparing from here.
+    let misread = on_flex && flex.as_ref().is_some_and(compare::bool_u32);
+    let poisoned = poisoned.or(misread.then_some(Poison::BoolU32OnFlex));
+    shared.poison[o] = poisoned;
+    let twin = match &computed.value {
+        Ok(t) => t.clone(),
+        Err(panic) => {
+            if flex.is_some() && class_of(panic) == UNKNOWN {
+                let message = panic.message.clone();
+                diverge(
+                    shared,
+                    index,
+                    out,
+                    "wgpu panicked where Flex computed",
+                    message,
+                );
+            }
+            return;
+        }
     };
-    let stride: usize = shape[dim + 1..].iter().product();
-    let xs = values(data);
-    let lanes = xs.len() / len.max(1);
-    (0..lanes).any(|lane| {
-        let base = (lane / stride) * stride * len + lane % stride;
-        let lane: Vec<f64> = (0..len).map(|k| xs[base + k * stride]).collect();
-        let max = lane.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        lane.iter()
-            .filter(|v| **v == max || (v.is_nan() && max.is_nan()))
-            .count()
-            > 1
-            || lane.iter().any(|v| v.is_nan())
-    })
+    let Some(flex) = flex else {
+        return;
+    };
+    let on_wgpu = match crate::interpreter::catch(|| twin.try_into_data()) {
+        Ok(Ok(data)) => data,
+        Ok(Err(e)) => {
+            return diverge(shared, index, out, "wgpu failed to read", e.to_string());
+        }
+        Err(panic) => {
+            if class_of(&panic) == UNKNOWN {
+                diverge(shared, index, out, "wgpu panicked reading", panic.message);
+            }
+            return;
+        }
+    };
+    let on_wgpu = faults::wgpu_value(index, on_wgpu);
+    let verdict = compare::compare(&flex, &on_wgpu, poisoned);
+    if !matches!(verdict, DiffEq::Poisoned(_)) {
+        shared.compared += 1;
+    }
+    if let DiffEq::Differ(diff) = verdict {
+        let both = format!(
+            "{diff}; flex {:?} = {:?}; wgpu {:?} = {:?}",
+            flex.dtype(),
+            short(&flex),
+            on_wgpu.dtype(),
+            short(&on_wgpu)
+        );
+        let what = world
+            .program()
+            .steps
+            .get(index)
+            .map_or_else(|| "a step".into(), step_name);
+        let summary = format!("the result of {what} differs between Flex and wgpu");
+        diverge(shared, index, out, &summary, both);
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn diverge(shared: &mut Shared, index: usize, out: Slot, summary: &str, details: String) {
+    // What is computed from a diverged value would only repeat the report.
+    shared.poison[usize::from(out)] = Some(Poison::FromPoisoned);
+    shared.violations.push(Violation {
+        step: index,
+        class: DIVERGENCE.to_string(),
+        summary: summary.to_string(),
+        message: format!("t{out}: {details}"),
+    });
+}
 
-    #[test]
-    fn float_values_within_balanced_tolerance_are_equal() {
-        let a = TensorData::new(vec![1.0f32, 2.0, f32::NAN, f32::INFINITY], [4]);
-        let b = TensorData::new(vec![1.000_001f32, 2.0, f32::NAN, f32::INFINITY], [4]);
-        assert_eq!(compare(&a, &b, None), DiffEq::Equal);
-    }
+/// Up to eight values of `data`, for a divergence message.
+fn short(data: &TensorData) -> Vec<f64> {
+    compare::values(data).into_iter().take(8).collect()
+}
 
-    #[test]
-    fn nan_against_a_number_and_opposite_infinities_differ() {
-        let a = TensorData::new(vec![f32::NAN, f32::INFINITY], [2]);
-        let b = TensorData::new(vec![0.0f32, f32::NEG_INFINITY], [2]);
-        assert!(matches!(compare(&a, &b, None), DiffEq::Differ(d) if d.starts_with("2 value(s)")));
-    }
-
-    #[test]
-    fn ints_must_match_exactly_whatever_their_width() {
-        let a = TensorData::new(vec![1i32, 2], [2]);
-        let b = TensorData::new(vec![1i64, 2], [2]);
-        assert_eq!(compare(&a, &b, None), DiffEq::Equal);
-        let c = TensorData::new(vec![1i64, 3], [2]);
-        assert!(matches!(compare(&a, &c, None), DiffEq::Differ(_)));
-    }
-
-    #[test]
-    fn a_poisoned_value_is_never_compared() {
-        let a = TensorData::new(vec![0i64], [1]);
-        let b = TensorData::new(vec![1i64], [1]);
-        let poisoned = Some(Poison::ArgmaxTie);
-        assert_eq!(
-            compare(&a, &b, poisoned),
-            DiffEq::Poisoned(Poison::ArgmaxTie)
-        );
-    }
-
-    #[test]
-    fn float_to_int_casts_out_of_i32_range_are_found() {
-        let inside = TensorData::new(vec![2_147_483_520.0f32, -5.0], [2]);
-        let outside = TensorData::new(vec![1.0f32, 8.66e16], [2]);
-        let nan = TensorData::new(vec![f32::NAN], [1]);
-        assert!(!cast_out_of_range(&inside));
-        assert!(cast_out_of_range(&outside) && cast_out_of_range(&nan));
-    }
-
-    #[test]
-    fn ties_are_found_per_lane() {
-        let data = TensorData::new(vec![1.0f32, 2.0, 3.0, 3.0], [2, 2]);
-        assert!(!argmax_has_tie(&data, 0));
-        assert!(argmax_has_tie(&data, 1));
+/// A step's name in signatures: the op's (`unary exp`, `cast`) or the step kind's.
+pub fn step_name(step: &Step) -> String {
+    match step {
+        Step::Op { op, .. } => op.name(),
+        step => step.name().to_string(),
     }
 }

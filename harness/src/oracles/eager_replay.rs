@@ -1,33 +1,181 @@
-//! The eager vs capture-replay oracle: a graph that captured cleanly, replayed on Flex with the
-//! data its inputs had, must compute what the same steps computed eagerly on Flex (the
-//! interpreter's shadow run). A replay that fails, or an output that differs beyond Burn's
-//! `Tolerance::default()`, is a violation.
+//! The eager vs capture-replay oracle: a graph that captured cleanly, replayed on Flex (and on
+//! wgpu, when it runs) with the data its inputs had, must compute what the same steps computed
+//! eagerly on Flex (the eager mirror). A replay that fails, or an output that differs beyond
+//! Burn's `Tolerance::default()`, is a violation.
 
 use burn::tensor::{TensorData, Tolerance};
-use serde::{Deserialize, Serialize};
 
-/// Class of a replayed output that differs from the eager run.
-pub const REPLAY_MISMATCH: &str = "replay-mismatch";
-/// Class of a cleanly captured graph whose replay panics or errors.
-pub const REPLAY_FAILURE: &str = "replay-failure";
+use super::compare::{self, native_bools, DiffEq};
+use super::differential::step_name;
+use super::{class_of, faults, normalize_message, Oracle, Shared, Violation, UNKNOWN};
+use crate::interpreter::{
+    catch, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
+};
+use crate::program::{Slot, Step};
 
-/// A broken oracle invariant, found at a step.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
-    /// The step (a scope exit) where the oracle ran.
-    pub step: usize,
-    /// [`REPLAY_MISMATCH`] or [`REPLAY_FAILURE`].
-    pub class: String,
-    /// What is stable about it, for the signature.
-    pub summary: String,
-    /// The details: both values, or the failure.
-    pub message: String,
-}
+pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 
 /// Where `replayed` and `eager` differ, as Burn's `assert_approx_eq` would report it, without
 /// panicking (a panic here would be taken for Burn's): NaN equals NaN, same-signed infinities
 /// are equal, everything else must be within `Tolerance::default()`; shapes must match.
 pub fn difference(replayed: &TensorData, eager: &TensorData) -> Option<String> {
     let tolerance = Some(Tolerance::<f64>::default());
-    super::differential::difference_with(replayed, eager, tolerance, ("replayed", "eager"))
+    compare::difference_with(replayed, eager, tolerance, ("replayed", "eager"))
+}
+
+/// The eager-replay oracle for one run.
+pub struct EagerReplay;
+
+impl Oracle for EagerReplay {
+    fn scope_completed(
+        &mut self,
+        shared: &mut Shared,
+        world: &World<'_>,
+        scope: &CompletedScope<'_>,
+    ) {
+        let Some(flex) = shared.flex.as_ref() else {
+            return;
+        };
+        let exit = scope.exit;
+        let feed: Vec<Option<TensorData>> = scope
+            .inputs
+            .iter()
+            .map(|(s, _)| Some(faults::replay_feed(native_bools(flex.data(*s)?))))
+            .collect();
+        let violation = |class: &str, summary: String, message: String| Violation {
+            step: exit,
+            class: class.to_string(),
+            summary,
+            message,
+        };
+        let replayed = match catch(|| replay_on_flex(scope.graph, &feed)) {
+            Err(panic) => {
+                let summary = normalize_message(&panic.message);
+                let at = panic.location.unwrap_or_default();
+                let message = format!("{} at {at}", panic.message);
+                shared
+                    .violations
+                    .push(violation(REPLAY_FAILURE, summary, message));
+                return;
+            }
+            // An input without eager data (its step never ran eagerly) cannot be judged.
+            Ok(Err(ReplayError::MissingInput(_))) => return,
+            Ok(Err(e)) => {
+                let summary = normalize_message(&e.to_string());
+                shared
+                    .violations
+                    .push(violation(REPLAY_FAILURE, summary, e.to_string()));
+                return;
+            }
+            Ok(Ok(datas)) => datas,
+        };
+        let mut found = Vec::new();
+        for (k, ((slot, _), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
+            let Some(eager) = flex.data(*slot) else {
+                continue;
+            };
+            if let Some(diff) = difference(data, &eager) {
+                found.push(format!("output {k} (t{slot}): {diff}"));
+            }
+        }
+        // The same graph replayed on wgpu must agree with the eager Flex run as well.
+        if let Some(wgpu) = shared.wgpu.as_ref().map(|m| m.device().clone()) {
+            match catch(|| replay_on_device(scope.graph, &feed, &wgpu)) {
+                Ok(Ok(on_wgpu)) => {
+                    for (k, ((slot, _), data)) in scope.outputs.iter().zip(&on_wgpu).enumerate() {
+                        let Some(eager) = flex.data(*slot) else {
+                            continue;
+                        };
+                        let poisoned = shared.poison[usize::from(*slot)];
+                        if let DiffEq::Differ(diff) = compare::compare(&eager, data, poisoned) {
+                            found.push(format!("output {k} (t{slot}) replayed on wgpu: {diff}"));
+                        }
+                    }
+                }
+                Ok(Err(ReplayError::MissingInput(_))) => {}
+                Ok(Err(e)) => {
+                    let message = e.to_string();
+                    let summary = format!("replay on wgpu: {}", stable_summary(&message));
+                    shared
+                        .violations
+                        .push(violation(REPLAY_FAILURE, summary, message));
+                }
+                Err(panic) if class_of(&panic) == UNKNOWN => {
+                    let summary = format!("replay on wgpu: {}", stable_summary(&panic.message));
+                    shared
+                        .violations
+                        .push(violation(REPLAY_FAILURE, summary, panic.message));
+                }
+                Err(_) => {}
+            }
+        }
+        if !found.is_empty() {
+            // Name the op behind the first differing output, so mismatches of different ops
+            // are different signatures.
+            let first = scope
+                .outputs
+                .iter()
+                .map(|(slot, _)| *slot)
+                .find(|slot| found.iter().any(|f| f.contains(&format!("(t{slot})"))));
+            let what = first.map_or_else(|| "output".to_string(), |s| producer(world, s, exit));
+            shared.violations.push(violation(
+                REPLAY_MISMATCH,
+                format!("the replayed {what} differs from the eager Flex run"),
+                found.join("; "),
+            ));
+        }
+    }
+}
+
+/// The name of the op that computed `slot`'s value before step `before` (`unary exp`, `cast`),
+/// looking through steps that only pass a value on (clone, `to_device`, autodiff conversions),
+/// so one bug reached through different hand-offs keeps one signature.
+fn producer(world: &World<'_>, mut slot: Slot, mut before: usize) -> String {
+    let succeeded = |i: usize| matches!(world.outcome(i), Some(Outcome::Ok { .. }));
+    loop {
+        let found = world.program().steps[..before]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(i, s)| s.writes().contains(&slot) && succeeded(*i));
+        match found {
+            Some((
+                i,
+                Step::Clone { src, .. } | Step::ToDevice { src, .. } | Step::Autodiff { src, .. },
+            )) => (slot, before) = (*src, i),
+            Some((_, step)) => return step_name(step),
+            None => return "output".to_string(),
+        }
+    }
+}
+
+/// A failure message reduced to what stays the same from run to run: its first line and its
+/// last line that names an error, with hash-like tokens (six or more characters with a digit,
+/// such as kernel names) replaced by `N`.
+fn stable_summary(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let first = lines.first().copied().unwrap_or_default();
+    let cause = lines
+        .iter()
+        .skip(1)
+        .rev()
+        .find(|l| l.to_lowercase().contains("error") && !l.starts_with("Caused by"));
+    let text = match cause {
+        Some(cause) => format!("{first}: {cause}"),
+        None => first.to_string(),
+    };
+    text.split(' ')
+        .map(|w| {
+            if w.len() >= 6 && w.chars().any(|c| c.is_ascii_digit()) {
+                "N"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

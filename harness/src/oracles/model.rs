@@ -16,13 +16,11 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::classify::class_of;
-use super::eager_replay::Violation;
+use super::{class_of, Judged, Oracle, Violation};
 use crate::interpreter::{Outcome, Trace};
 use crate::program::{AutodiffMode, DeviceRef, Kind, Op, Program, Slot, Step};
 
-/// Class of a step whose real outcome is not the one the model predicted.
-pub const MODEL_MISMATCH: &str = "model-mismatch";
+pub use super::MODEL_MISMATCH;
 
 /// One rule of the model: the contract it states and the Burn source it encodes.
 #[derive(Debug, PartialEq, Eq)]
@@ -244,7 +242,8 @@ pub fn known_divergences() -> &'static [KnownDivergence] {
     static KNOWN: OnceLock<Vec<KnownDivergence>> = OnceLock::new();
     KNOWN.get_or_init(|| {
         // Embedded and parsed by a test, so a malformed file fails `cargo test`, not a fuzz run.
-        serde_json::from_str(include_str!("../../known-divergences.json")).unwrap_or_default()
+        serde_json::from_str(include_str!("../../known-divergences.json"))
+            .unwrap_or_else(|e| panic!("harness/known-divergences.json does not parse: {e}"))
     })
 }
 
@@ -355,6 +354,17 @@ fn produced_kind(outcome: &Outcome) -> Option<Kind> {
     match outcome {
         Outcome::Ok { value: Some(v), .. } => Some(v.kind),
         _ => None,
+    }
+}
+
+/// The model as an oracle: judges the trace once the run is over.
+pub struct Model;
+
+impl Oracle for Model {
+    fn after_run(&mut self, program: &Program, trace: &Trace, judged: &mut Judged) {
+        let report = check(program, trace);
+        judged.violations.extend(report.violations);
+        judged.known_divergences = report.known;
     }
 }
 

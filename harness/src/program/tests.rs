@@ -3,14 +3,14 @@
 use arbitrary::Unstructured;
 
 use super::limits::{MAX_ELEMENTS, MAX_RANK, MAX_STEPS};
-use super::{fixup, op_output, Program, Step};
+use super::{fixup, op_output, Backends, Program, Step};
 use crate::rng::SplitMix64;
 
 fn random_programs(seed: u64, count: usize) -> impl Iterator<Item = Program> {
     let mut rng = SplitMix64::new(seed);
     (0..count).map(move |_| {
         let len = rng.below(3000) as usize;
-        Program::from_fuzz_bytes(&rng.bytes(len))
+        Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE)
     })
 }
 
@@ -123,7 +123,10 @@ fn all_step_kinds_are_generated() {
 
 #[test]
 fn empty_input_decodes_to_an_empty_program() {
-    assert_eq!(Program::from_fuzz_bytes(&[]), Program::default());
+    assert_eq!(
+        Program::from_fuzz_bytes(&[], Backends::FLEX_CAPTURE),
+        Program::default()
+    );
     let mut u = Unstructured::new(&[0xff; 3]);
     let _ = <Program as arbitrary::Arbitrary>::arbitrary(&mut u);
 }
@@ -171,7 +174,7 @@ fn encode_round_trips_on_random_programs() {
     let mut steps = 0;
     for program in random_programs(17, 5000) {
         let bytes = program.to_fuzz_bytes().expect("every program encodes");
-        let decoded = Program::from_fuzz_bytes(&bytes);
+        let decoded = Program::from_fuzz_bytes(&bytes, Backends::FLEX_CAPTURE);
         assert_eq!(decoded, program, "round trip changed\n{program}");
         steps += program.steps.len();
     }
@@ -181,5 +184,8 @@ fn encode_round_trips_on_random_programs() {
 #[test]
 fn encoded_empty_program_decodes_to_an_empty_program() {
     let bytes = Program::default().to_fuzz_bytes().unwrap();
-    assert_eq!(Program::from_fuzz_bytes(&bytes), Program::default());
+    assert_eq!(
+        Program::from_fuzz_bytes(&bytes, Backends::FLEX_CAPTURE),
+        Program::default()
+    );
 }

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use dispatch_fuzz::files::ProgramFile;
 use dispatch_fuzz::program::Program;
+use dispatch_fuzz::program::ProgramFile;
 
 /// The repository root (the workspace above `harness/`).
 pub fn repo() -> PathBuf {

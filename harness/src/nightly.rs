@@ -1,18 +1,17 @@
 //! The Rust half of `ci/nightly.sh`: `triage` buckets a night's crash artifacts by signature
 //! (promoting one minimized reproducer per new bucket) and counts panic classes over the corpus;
-//! `nightly-report` turns the night's logs and triage into `report.md`, `report.json` and an SVG.
+//! the parsers read libFuzzer's fork-mode logs and llvm-cov's reports for the night's report.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use dispatch_fuzz::files::ProgramFile;
-use dispatch_fuzz::program::Program;
-use dispatch_fuzz::regressions::program_files;
+use crate::config;
+use crate::program::{Program, ProgramFile};
+use crate::regressions::{program_files, promote, Promotion};
 
 /// The message part of the signature of an artifact that gives no finding in-process.
 const NOT_REPRODUCED: &str = "not reproduced in-process";
@@ -20,6 +19,7 @@ const NOT_REPRODUCED: &str = "not reproduced in-process";
 /// One crash, timeout or OOM artifact libFuzzer wrote.
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Artifact {
+    /// Where it is.
     pub path: String,
     /// `crash`, `timeout`, `oom`, `leak` or `slow-unit`: libFuzzer's file prefix.
     pub kind: String,
@@ -31,13 +31,17 @@ pub struct Artifact {
 /// Artifacts that share a signature.
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Bucket {
+    /// The shared signature.
     pub signature: String,
+    /// Its class.
     pub class: String,
     /// `new` (no stored case has this signature), `known` (a pending case from an earlier night
     /// has it), `covered` (a reviewed regression case has it) or `unreproduced` (the harness
     /// gets no finding from the artifact any more).
     pub status: String,
+    /// Artifacts in it.
     pub count: usize,
+    /// The first of them.
     pub example: String,
     /// The case that covers it, or the pending case promoted from it tonight.
     pub case: Option<String>,
@@ -48,17 +52,22 @@ pub struct Bucket {
 /// What `triage` found for one target.
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct Triage {
+    /// The fuzz target.
     pub target: String,
+    /// Every artifact read.
     pub artifacts: Vec<Artifact>,
+    /// The artifacts by signature.
     pub buckets: Vec<Bucket>,
     /// Panics per class over every corpus input (each input counts each class once).
     pub classes: BTreeMap<String, usize>,
+    /// Corpus inputs counted.
     pub corpus_inputs: usize,
 }
 
 /// `dispatch-fuzz triage`'s arguments.
-#[derive(clap::Args, Debug)]
-pub struct TriageOptions {
+/// What `triage` reads and where it writes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Options {
     /// The fuzz target, for the report.
     #[arg(long)]
     pub target: String,
@@ -106,7 +115,9 @@ fn case_signatures(dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-pub fn triage(options: TriageOptions) -> Result<ExitCode> {
+/// Buckets a night's artifacts by signature (promoting one minimized reproducer per new bucket
+/// when asked) and counts panic classes over the corpus; exit 1 when a bucket is new.
+pub fn triage(options: Options) -> Result<ExitCode> {
     let mut triage = Triage {
         target: options.target.clone(),
         ..Triage::default()
@@ -123,8 +134,8 @@ pub fn triage(options: TriageOptions) -> Result<ExitCode> {
             continue;
         };
         let bytes = std::fs::read(&path).with_context(|| format!("{}", path.display()))?;
-        let program = Program::from_fuzz_bytes(&bytes);
-        let verdict = dispatch_fuzz::check(&program)?;
+        let program = Program::from_fuzz_bytes(&bytes, config::get().backends);
+        let verdict = crate::check(&program)?;
         let signature = verdict.finding.map_or_else(
             || format!("{kind} | {NOT_REPRODUCED} | libfuzzer"),
             |f| f.signature,
@@ -188,7 +199,7 @@ pub fn triage(options: TriageOptions) -> Result<ExitCode> {
         let Ok(bytes) = std::fs::read(input) else {
             continue;
         };
-        let verdict = dispatch_fuzz::check(&Program::from_fuzz_bytes(&bytes))?;
+        let verdict = crate::check(&Program::from_fuzz_bytes(&bytes, config::get().backends))?;
         let classes: std::collections::BTreeSet<_> = verdict
             .trace
             .panics()
@@ -222,7 +233,7 @@ pub fn triage(options: TriageOptions) -> Result<ExitCode> {
 /// regression suite runs only reviewed cases). A failure is recorded, never fatal: the artifact
 /// stays on disk either way.
 fn promote_pending(bucket: &mut Bucket, dir: &Path) {
-    let hash = dispatch_fuzz::interpreter::fnv1a(&[bucket.signature.as_bytes()]);
+    let hash = crate::hash::fnv1a(&[bucket.signature.as_bytes()]);
     let name = format!("{}-{:08x}", bucket.class, hash as u32);
     let root_cause = format!(
         "Pending review: found by the nightly fuzz job with signature `{}`; root cause not yet \
@@ -230,13 +241,13 @@ fn promote_pending(bucket: &mut Bucket, dir: &Path) {
          move it up to regressions/.",
         bucket.signature
     );
-    let options = super::promote::Options {
+    let request = Promotion {
         input: PathBuf::from(&bucket.example),
         name: Some(name.clone()),
         root_cause: Some(root_cause),
         dir: dir.to_path_buf(),
     };
-    match super::promote::main(options) {
+    match promote(request, config::get().policy()) {
         Ok(_) => bucket.case = Some(dir.join(format!("{name}.json")).display().to_string()),
         Err(e) => bucket.promote_error = Some(format!("{e:#}")),
     }
@@ -245,6 +256,7 @@ fn promote_pending(bucket: &mut Bucket, dir: &Path) {
 /// One status line of libFuzzer's fork mode: `#runs: cov: N ft: N corp: N exec/s: N ...
 /// time: Ns`.
 #[derive(Serialize, Clone, Debug, Default, PartialEq)]
+#[allow(missing_docs)] // libFuzzer's own status fields, named as it prints them.
 pub struct Sample {
     pub time_s: f64,
     pub runs: u64,
@@ -300,9 +312,13 @@ pub fn parse_log(text: &str) -> Vec<Sample> {
 /// Line coverage of one source file, from `llvm-cov report`.
 #[derive(Serialize, Clone, Debug)]
 pub struct FileCoverage {
+    /// The file, shortened.
     pub file: String,
+    /// Lines with code.
     pub lines: u64,
+    /// Of them, never run.
     pub missed: u64,
+    /// Percent run.
     pub percent: f64,
 }
 
@@ -336,7 +352,7 @@ pub fn parse_coverage_report(text: &str, wanted: &[&str]) -> Vec<FileCoverage> {
 }
 
 /// `.../burn-capture-0.23.0-pre.1/src/capture.rs` as `burn-capture/src/capture.rs`.
-fn short_path(file: &str) -> String {
+pub fn short_path(file: &str) -> String {
     const VERSION: &str = "-0.23.0-pre.1/";
     match file.find(VERSION) {
         Some(i) => {
@@ -372,7 +388,7 @@ pub fn line_count(show: &str, file: &str, line: u32) -> Option<String> {
 }
 
 /// The seed guards whose hit counts the report shows: (file suffix, line, what it is).
-const SEED_GUARDS: &[(&str, u32, &str)] = &[
+pub const SEED_GUARDS: &[(&str, u32, &str)] = &[
     (
         "burn-dispatch-0.23.0-pre.1/src/macros.rs",
         240,
@@ -395,7 +411,8 @@ const SEED_GUARDS: &[(&str, u32, &str)] = &[
     ),
 ];
 
-const COVERED_FILES: &[&str] = &[
+/// The Burn files whose line coverage the report shows.
+pub const COVERED_FILES: &[&str] = &[
     "burn-dispatch-0.23.0-pre.1/src/macros.rs",
     "burn-dispatch-0.23.0-pre.1/src/ops/activation.rs",
     "burn-dispatch-0.23.0-pre.1/src/ops/bool_tensor.rs",
@@ -407,223 +424,6 @@ const COVERED_FILES: &[&str] = &[
     "burn-dispatch-0.23.0-pre.1/src/ops/transfer.rs",
     "burn-capture-0.23.0-pre.1/src/capture.rs",
 ];
-
-#[derive(Serialize)]
-struct TargetReport {
-    target: String,
-    samples: Vec<Sample>,
-    final_cov: u64,
-    final_ft: u64,
-    runs: u64,
-    execs_per_s: f64,
-    triage: Option<Triage>,
-    coverage: Vec<FileCoverage>,
-    guards: Vec<(String, u32, String, Option<String>)>,
-}
-
-/// Reads the night's files under `dir` and writes `report.md`, `report.json`, `chart.svg`.
-pub fn report(dir: &Path, targets: &[String]) -> Result<ExitCode> {
-    let mut reports = Vec::new();
-    for target in targets {
-        let log = std::fs::read_to_string(dir.join(format!("logs/fuzz-{target}.log")))
-            .unwrap_or_default();
-        let samples = parse_log(&log);
-        let last = samples.last().cloned().unwrap_or_default();
-        let triage = std::fs::read_to_string(dir.join(format!("triage-{target}.json")))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        let cov_report = std::fs::read_to_string(dir.join(format!("coverage/{target}-report.txt")))
-            .unwrap_or_default();
-        let show = std::fs::read_to_string(dir.join(format!("coverage/{target}-show.txt")))
-            .unwrap_or_default();
-        let guards = SEED_GUARDS
-            .iter()
-            .map(|(file, line, what)| {
-                (
-                    short_path(file),
-                    *line,
-                    what.to_string(),
-                    line_count(&show, file, *line),
-                )
-            })
-            .collect();
-        reports.push(TargetReport {
-            target: target.clone(),
-            final_cov: last.cov,
-            final_ft: last.ft,
-            runs: last.runs,
-            execs_per_s: if last.time_s > 0.0 {
-                last.runs as f64 / last.time_s
-            } else {
-                last.execs_per_s as f64
-            },
-            samples,
-            triage,
-            coverage: parse_coverage_report(&cov_report, COVERED_FILES),
-            guards,
-        });
-    }
-    let timings = std::fs::read_to_string(dir.join("timings.tsv")).unwrap_or_default();
-    let timings: Vec<(String, f64)> = timings
-        .lines()
-        .filter_map(|l| {
-            let (phase, secs) = l.split_once('\t')?;
-            Some((phase.to_string(), secs.trim().parse().ok()?))
-        })
-        .collect();
-    let json = serde_json::json!({ "targets": reports, "timings_s": timings });
-    std::fs::write(
-        dir.join("report.json"),
-        serde_json::to_string_pretty(&json)? + "\n",
-    )?;
-    std::fs::write(dir.join("chart.svg"), chart(&reports))?;
-    std::fs::write(dir.join("report.md"), markdown(&reports, &timings))?;
-    println!("report: {}", dir.join("report.md").display());
-    Ok(ExitCode::SUCCESS)
-}
-
-fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
-    let mut md =
-        String::from("# Nightly fuzz report\n\n![coverage and execs over time](chart.svg)\n\n");
-    let _ = writeln!(
-        md,
-        "| target | runs | execs/s | edges (cov) | features (ft) | corpus inputs |"
-    );
-    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | ---: |");
-    for r in reports {
-        let corpus = r.triage.as_ref().map_or(0, |t| t.corpus_inputs);
-        let _ = writeln!(
-            md,
-            "| {} | {} | {:.0} | {} | {} | {corpus} |",
-            r.target, r.runs, r.execs_per_s, r.final_cov, r.final_ft
-        );
-    }
-    if !timings.is_empty() {
-        md.push_str("\n## Wall time\n\n| phase | seconds |\n| --- | ---: |\n");
-        for (phase, secs) in timings {
-            let _ = writeln!(md, "| {phase} | {secs:.0} |");
-        }
-    }
-    for r in reports {
-        let _ = writeln!(md, "\n## {}\n", r.target);
-        match &r.triage {
-            Some(t) => {
-                let _ = writeln!(md, "### Buckets ({} artifacts)\n", t.artifacts.len());
-                if t.buckets.is_empty() {
-                    md.push_str("No crash, timeout or OOM artifacts.\n");
-                } else {
-                    md.push_str("| status | count | signature | case / example |\n| --- | ---: | --- | --- |\n");
-                    for b in &t.buckets {
-                        let case = b.case.clone().unwrap_or_else(|| b.example.clone());
-                        let error = b
-                            .promote_error
-                            .as_ref()
-                            .map(|e| format!(" (not promoted: {})", e.lines().next().unwrap_or("")))
-                            .unwrap_or_default();
-                        let _ = writeln!(
-                            md,
-                            "| {} | {} | {} | {case}{error} |",
-                            b.status,
-                            b.count,
-                            cell(&b.signature)
-                        );
-                    }
-                }
-                let _ = writeln!(
-                    md,
-                    "\n### Panic classes over the corpus ({} inputs; an input counts each class once)\n",
-                    t.corpus_inputs
-                );
-                md.push_str("| class | inputs |\n| --- | ---: |\n");
-                for (class, n) in &t.classes {
-                    let _ = writeln!(md, "| {class} | {n} |");
-                }
-            }
-            None => md.push_str("No triage ran (the job stopped before it).\n"),
-        }
-        md.push_str("\n### Line coverage reached by the corpus\n\n");
-        if r.coverage.is_empty() {
-            md.push_str("Not measured (run with coverage: `cargo fuzz coverage` and llvm-cov).\n");
-        } else {
-            md.push_str("| file | lines | missed | covered |\n| --- | ---: | ---: | ---: |\n");
-            for c in &r.coverage {
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {:.1}% |",
-                    c.file, c.lines, c.missed, c.percent
-                );
-            }
-            md.push_str("\n| seed guard | line | hits |\n| --- | ---: | ---: |\n");
-            for (file, line, what, hits) in &r.guards {
-                let hits = hits.clone().unwrap_or_else(|| "not instrumented".into());
-                let _ = writeln!(md, "| {what} ({file}) | {line} | {hits} |");
-            }
-        }
-    }
-    md
-}
-
-/// `text` safe inside a Markdown table cell (signatures contain ` | `).
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
-/// Edges and execs/s over time, one polyline per target and measure, as a self-contained SVG.
-fn chart(reports: &[TargetReport]) -> String {
-    let (w, h, pad) = (720.0, 320.0, 48.0);
-    let t_max = reports
-        .iter()
-        .flat_map(|r| r.samples.iter().map(|s| s.time_s))
-        .fold(1.0, f64::max);
-    let cov_max = reports
-        .iter()
-        .flat_map(|r| r.samples.iter().map(|s| s.cov as f64))
-        .fold(1.0, f64::max);
-    let eps_max = reports
-        .iter()
-        .flat_map(|r| r.samples.iter().map(|s| s.execs_per_s as f64))
-        .fold(1.0, f64::max);
-    let x = |t: f64| pad + (w - 2.0 * pad) * t / t_max;
-    let y = |v: f64, max: f64| h - pad - (h - 2.0 * pad) * v / max;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"11\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <line x1=\"{pad}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n\
-         <line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{}\" stroke=\"black\"/>\n\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time (s), 0 to {t_max:.0}</text>\n\
-         <text x=\"4\" y=\"{}\">edges (blue, max {cov_max:.0}) and execs/s (orange, max {eps_max:.0})</text>\n",
-        h - pad,
-        w - pad,
-        h - pad,
-        h - pad,
-        w / 2.0,
-        h - 12.0,
-        pad - 16.0
-    );
-    for r in reports {
-        let line = |value: &dyn Fn(&Sample) -> f64, max: f64| {
-            r.samples
-                .iter()
-                .map(|s| format!("{:.1},{:.1}", x(s.time_s), y(value(s), max)))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let _ = writeln!(
-            svg,
-            "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"{}\"><title>{} edges</title></polyline>",
-            line(&|s| s.cov as f64, cov_max),
-            r.target
-        );
-        let _ = writeln!(
-            svg,
-            "<polyline fill=\"none\" stroke=\"#ff7f0e\" stroke-width=\"1.5\" points=\"{}\"><title>{} execs/s</title></polyline>",
-            line(&|s| s.execs_per_s as f64, eps_max),
-            r.target
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
-}
 
 #[cfg(test)]
 mod tests {

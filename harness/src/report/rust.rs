@@ -7,16 +7,15 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::display::op_expr;
-use super::step::{AutodiffMode, DeviceRef, Kind, Op, Slot, Step};
-use super::Program;
-use crate::interpreter::{fill_data, Outcome, Trace};
+use crate::interpreter::{Outcome, Trace};
+use crate::program::display::op_expr;
+use crate::program::{fill_data, AutodiffMode, DeviceRef, Fill, Kind, Op, Program, Slot, Step};
 
 fn device(d: DeviceRef) -> String {
     d.to_string()
 }
 
-fn data_literal(kind: Kind, shape: &[u8], fill: super::Fill) -> String {
+fn data_literal(kind: Kind, shape: &[u8], fill: Fill) -> String {
     let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
     let data = fill_data(kind, &shape, fill);
     let values: Vec<String> = match kind {

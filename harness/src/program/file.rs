@@ -13,7 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::program::{fixup, Program, Step};
+use super::{fixup, Backends, Program, Step};
+use crate::hash::fnv1a;
 
 /// A program file with its metadata.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
@@ -114,5 +115,60 @@ impl ProgramFile {
             .collect();
         out.push_str(&format!("  \"steps\": [\n{}\n  ]\n}}\n", steps.join(",\n")));
         out
+    }
+}
+
+/// A finding or program read by [`Input::load`], with where it came from.
+pub struct Input {
+    /// The program.
+    pub program: Program,
+    /// Its origin, for the header of a stored case.
+    pub origin: String,
+    /// The class a saved finding names, if the input is such a program file.
+    pub class: Option<String>,
+    /// Whether the input was a program file (else a libFuzzer artifact).
+    pub program_file: bool,
+    /// The file's bytes as read.
+    pub bytes: Vec<u8>,
+}
+
+impl Input {
+    /// Reads a program file, or failing that decodes the file as a libFuzzer artifact for a
+    /// session on `backends`.
+    pub fn load(path: &Path, backends: Backends) -> anyhow::Result<Input> {
+        use anyhow::Context as _;
+        let bytes =
+            std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let shown = path.display().to_string();
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            if let Ok(file) = ProgramFile::parse(text, &shown) {
+                // Keep where the case really came from (a fuzz session's seed and input), never a
+                // local path: origins are committed with the case.
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                let origin = file
+                    .origin
+                    .clone()
+                    .unwrap_or_else(|| format!("program file {name}"));
+                return Ok(Input {
+                    program: file.program(),
+                    origin,
+                    class: file.class,
+                    program_file: true,
+                    bytes,
+                });
+            }
+        }
+        let origin = format!(
+            "libFuzzer artifact fnv1a {:016x} ({} bytes)",
+            fnv1a(&[&bytes]),
+            bytes.len()
+        );
+        Ok(Input {
+            program: Program::from_fuzz_bytes(&bytes, backends),
+            origin,
+            class: None,
+            program_file: false,
+            bytes,
+        })
     }
 }

@@ -1,0 +1,246 @@
+//! Every `DISPATCH_FUZZ_*` environment switch, read once per process and validated: a value
+//! the harness does not know is an error naming the allowed ones, never silently ignored.
+
+use std::sync::OnceLock;
+
+use thiserror::Error;
+
+use crate::interpreter::wgpu::{self, Adapter};
+use crate::oracles::{catalogue::catalogue, Policy, ORACLES, STATE_LEAK};
+use crate::program::Backends;
+
+/// Backends a session fuzzes (`flex,capture` or `flex,capture,wgpu`).
+pub const BACKENDS_VAR: &str = "DISPATCH_FUZZ_BACKENDS";
+/// The wgpu adapter: `auto` (wgpu's choice, a GPU where one exists), `gpu` or `cpu`.
+pub const ADAPTER_VAR: &str = "DISPATCH_FUZZ_WGPU";
+/// Catalogued classes that count as findings, comma-separated.
+pub const CRASH_ON_VAR: &str = "DISPATCH_FUZZ_CRASH_ON";
+/// `1`: the fuzz target prints findings and goes on instead of aborting (`0` or unset: abort).
+pub const NO_ABORT_VAR: &str = "DISPATCH_FUZZ_NO_ABORT";
+
+/// One switch, as `--help` lists it.
+pub struct Switch {
+    /// The variable.
+    pub var: &'static str,
+    /// What it does and its values.
+    pub help: &'static str,
+}
+
+/// Every switch.
+pub const SWITCHES: &[Switch] = &[
+    Switch {
+        var: BACKENDS_VAR,
+        help: "backends to fuzz: flex,capture (default) or flex,capture,wgpu",
+    },
+    Switch {
+        var: ADAPTER_VAR,
+        help: "wgpu adapter: auto (default), gpu or cpu",
+    },
+    Switch {
+        var: CRASH_ON_VAR,
+        help: "catalogued classes that count as findings, comma-separated",
+    },
+    Switch {
+        var: NO_ABORT_VAR,
+        help: "1: the fuzz target reports findings without aborting; 0 or unset: aborts",
+    },
+];
+
+/// The text `--help` ends with.
+pub fn help() -> String {
+    let mut text = String::from("Environment:\n");
+    for s in SWITCHES {
+        text.push_str(&format!("  {:<24} {}\n", s.var, s.help));
+    }
+    text
+}
+
+/// A switch set to a value the harness does not know.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A backend name outside `flex`, `capture`, `wgpu`.
+    #[error("{BACKENDS_VAR}: unknown backend `{0}` (allowed: flex, capture, wgpu)")]
+    Backend(String),
+    /// An adapter outside `auto`, `gpu`, `cpu`.
+    #[error("{ADAPTER_VAR}: unknown adapter `{0}` (allowed: auto, gpu, cpu)")]
+    Adapter(String),
+    /// A class neither the catalogue nor an oracle has.
+    #[error("{CRASH_ON_VAR}: unknown class `{class}` (allowed: {allowed})")]
+    Class {
+        /// The class given.
+        class: String,
+        /// Every known class.
+        allowed: String,
+    },
+    /// A flag that is neither `0` nor `1`.
+    #[error("{var}: `{value}` is not 0 or 1")]
+    Flag {
+        /// The variable.
+        var: &'static str,
+        /// The value given.
+        value: String,
+    },
+}
+
+/// The process's switches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Backends the session fuzzes.
+    pub backends: Backends,
+    /// The wgpu adapter.
+    pub adapter: Adapter,
+    /// Which catalogued classes are findings.
+    policy: Policy,
+    /// The fuzz target reports findings without aborting.
+    pub no_abort: bool,
+}
+
+impl Config {
+    /// The finding policy (`DISPATCH_FUZZ_CRASH_ON`).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Parses the switches from `get`, which reads one variable.
+    pub fn parse(get: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let backends = match get(BACKENDS_VAR) {
+            Some(list) => Backends::parse(&list).map_err(ConfigError::Backend)?,
+            None => Backends::FLEX_CAPTURE,
+        };
+        let adapter = match get(ADAPTER_VAR).as_deref().map(str::trim) {
+            None | Some("") | Some("auto") => Adapter::Auto,
+            Some("gpu") => Adapter::Gpu,
+            Some("cpu") => Adapter::Cpu,
+            Some(other) => return Err(ConfigError::Adapter(other.to_string())),
+        };
+        let policy = Policy::parse(&get(CRASH_ON_VAR).unwrap_or_default());
+        let known = known_classes();
+        if let Some(class) = policy.crash_on.iter().find(|c| !known.contains(c)) {
+            return Err(ConfigError::Class {
+                class: class.clone(),
+                allowed: known.join(", "),
+            });
+        }
+        let no_abort = match get(NO_ABORT_VAR).as_deref().map(str::trim) {
+            None | Some("") | Some("0") => false,
+            Some("1") => true,
+            Some(other) => {
+                return Err(ConfigError::Flag {
+                    var: NO_ABORT_VAR,
+                    value: other.to_string(),
+                })
+            }
+        };
+        Ok(Config {
+            backends,
+            adapter,
+            policy,
+            no_abort,
+        })
+    }
+}
+
+/// Every class a policy may name: the catalogue's, the oracles' and the state leak.
+pub fn known_classes() -> Vec<String> {
+    let mut classes: Vec<String> = catalogue()
+        .iter()
+        .map(|r| r.background_tag.clone())
+        .chain(
+            ORACLES
+                .iter()
+                .flat_map(|o| o.classes.iter().map(|c| c.to_string())),
+        )
+        .chain([STATE_LEAK.to_string()])
+        .collect();
+    classes.sort();
+    classes.dedup();
+    classes
+}
+
+/// The switches of this process, read from the environment once. Turns wgpu on when
+/// `DISPATCH_FUZZ_BACKENDS` names it.
+pub fn try_get() -> Result<&'static Config, &'static ConfigError> {
+    static CONFIG: OnceLock<Result<Config, ConfigError>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let config = Config::parse(|var| std::env::var(var).ok())?;
+            wgpu::set_adapter(config.adapter);
+            if config.backends.wgpu {
+                wgpu::turn_on();
+            }
+            Ok(config)
+        })
+        .as_ref()
+}
+
+/// [`try_get`] where an invalid switch is fatal: the CLI and the fuzz target call [`try_get`]
+/// first and exit with its message, so this only panics in a library caller that skipped that.
+pub fn get() -> &'static Config {
+    try_get().unwrap_or_else(|error| panic!("{error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::parse(|var| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == var)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn no_switch_set_means_flex_and_capture_with_the_default_policy() {
+        let config = parse(&[]).unwrap();
+        assert_eq!(config.backends, Backends::FLEX_CAPTURE);
+        assert_eq!(config.adapter, Adapter::Auto);
+        assert!(config.policy().crash_on.is_empty());
+        assert!(!config.no_abort);
+    }
+
+    #[test]
+    fn known_values_parse() {
+        let config = parse(&[
+            (BACKENDS_VAR, "flex, capture,wgpu"),
+            (ADAPTER_VAR, "cpu"),
+            (CRASH_ON_VAR, "replay-mismatch,state-leak"),
+            (NO_ABORT_VAR, "1"),
+        ])
+        .unwrap();
+        assert!(config.backends.wgpu);
+        assert_eq!(config.adapter, Adapter::Cpu);
+        assert_eq!(config.policy().crash_on.len(), 2);
+        assert!(config.no_abort);
+    }
+
+    #[test]
+    fn a_typo_in_any_switch_is_an_error_naming_the_allowed_values() {
+        let error = parse(&[(BACKENDS_VAR, "flex,wpgu")]).unwrap_err();
+        assert_eq!(error, ConfigError::Backend("wpgu".into()));
+        assert!(error.to_string().contains("allowed: flex, capture, wgpu"));
+        let error = parse(&[(ADAPTER_VAR, "GPU0")]).unwrap_err();
+        assert!(
+            error.to_string().contains("allowed: auto, gpu, cpu"),
+            "{error}"
+        );
+        let error = parse(&[(CRASH_ON_VAR, "capture-tensor-not-materialised")]).unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains("unknown class `capture-tensor-not-materialised`"),
+            "{text}"
+        );
+        assert!(text.contains("capture-tensor-not-materialized"), "{text}");
+        assert!(parse(&[(NO_ABORT_VAR, "yes")]).is_err());
+    }
+
+    #[test]
+    fn help_lists_every_switch() {
+        let help = help();
+        for s in SWITCHES {
+            assert!(help.contains(s.var));
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! The hook the interpreter calls as a program runs, so that checks can follow it step by step
+//! without the interpreter knowing what they check.
+
+use burn::tensor::{CapturedGraph, TensorId};
+
+use super::trace::Outcome;
+use super::value::AnyTensor;
+use crate::program::{Program, Slot};
+
+/// What the run looks like at the moment the hook is called: the program, the real tensor in
+/// each slot, the graphs completed so far (by exit ordinal) and the outcomes recorded so far.
+pub struct World<'a> {
+    pub(super) program: &'a Program,
+    pub(super) slots: &'a [Option<AnyTensor>],
+    pub(super) graphs: &'a [Option<CapturedGraph>],
+    pub(super) outcomes: &'a [Option<Outcome>],
+}
+
+impl World<'_> {
+    /// The program being run.
+    pub fn program(&self) -> &Program {
+        self.program
+    }
+
+    /// The real tensor in slot `s`, if any.
+    pub fn slot(&self, s: Slot) -> Option<AnyTensor> {
+        self.slots.get(usize::from(s)).cloned().flatten()
+    }
+
+    /// The graph the `ordinal`-th scope exit completed, if it did.
+    pub fn graph(&self, ordinal: u8) -> Option<&CapturedGraph> {
+        self.graphs
+            .get(usize::from(ordinal))
+            .and_then(Option::as_ref)
+    }
+
+    /// The outcome of step `index`, once it ran.
+    pub fn outcome(&self, index: usize) -> Option<&Outcome> {
+        self.outcomes.get(index).and_then(Option::as_ref)
+    }
+}
+
+/// A capture scope that completed with a graph.
+pub struct CompletedScope<'a> {
+    /// The `ExitScope` step.
+    pub exit: usize,
+    /// The graph.
+    pub graph: &'a CapturedGraph,
+    /// The declared inputs that were capture tensors, with their ids in the graph.
+    pub inputs: &'a [(Slot, TensorId)],
+    /// The declared outputs that were capture tensors, with their ids in the graph.
+    pub outputs: &'a [(Slot, TensorId)],
+}
+
+/// Follows a run in lockstep. Called only in [`Mode::Full`](super::Mode::Full).
+pub trait Lockstep {
+    /// After step `index` (not a scope step) ran with `outcome`; `world` already holds its
+    /// results.
+    fn after_step(&mut self, world: &World<'_>, index: usize, outcome: &Outcome);
+
+    /// After a scope completed, before the graph is handed to later steps.
+    fn scope_completed(&mut self, world: &World<'_>, scope: &CompletedScope<'_>);
+
+    /// After the program's own tensors were dropped, before the interpreter frees autodiff
+    /// graphs and probes the device pool: whatever the hook holds on Burn's devices goes here.
+    fn finish(&mut self);
+}
+
+/// The hook that does nothing: a plain run.
+pub struct Unobserved;
+
+impl Lockstep for Unobserved {
+    fn after_step(&mut self, _: &World<'_>, _: usize, _: &Outcome) {}
+    fn scope_completed(&mut self, _: &World<'_>, _: &CompletedScope<'_>) {}
+    fn finish(&mut self) {}
+}

@@ -1,0 +1,210 @@
+//! A mirror runs each step of a program again on another device, slot for slot: the eager Flex
+//! run that replays are judged against and the wgpu run the differential compares are mirrors.
+
+use burn::tensor::{Device, TensorData};
+use burn_backend::{BoolStore, DType};
+
+use super::catch::catch;
+use super::lockstep::World;
+use super::ops::exec_op;
+use super::pool;
+use super::replay::replay_on_device;
+use super::trace::{Outcome, PanicInfo};
+use super::value::{map_rank, AnyTensor};
+use crate::program::limits::MAX_SLOTS;
+use crate::program::{fill_data, Kind, Slot, Step};
+
+/// One slot's value as the mirror computed it itself (not copied or adopted): the value, or the
+/// panic Burn raised computing it on the mirror's device.
+pub struct Computed {
+    /// The slot.
+    pub slot: Slot,
+    /// The value or the panic.
+    pub value: Result<AnyTensor, PanicInfo>,
+}
+
+/// Per-slot tensors on one device, following a run.
+pub struct Mirror {
+    device: Device,
+    /// Whether a real value that is not on a capture device is taken as it is rather than
+    /// computed again (the eager run: such a value already holds its data).
+    adopt_plain: bool,
+    slots: Vec<Option<AnyTensor>>,
+}
+
+impl Mirror {
+    /// The eager run: capture steps computed again on Flex, everything else taken as it is.
+    pub fn eager_flex() -> Mirror {
+        Mirror {
+            device: Device::flex(),
+            adopt_plain: true,
+            slots: vec![None; usize::from(MAX_SLOTS)],
+        }
+    }
+
+    /// Every value-producing step computed again on `device`.
+    pub fn on(device: Device) -> Mirror {
+        Mirror {
+            device,
+            adopt_plain: false,
+            slots: vec![None; usize::from(MAX_SLOTS)],
+        }
+    }
+
+    /// The mirror's device.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The mirror's tensor in slot `s`, if it has one.
+    pub fn get(&self, s: Slot) -> Option<AnyTensor> {
+        self.slots.get(usize::from(s)).cloned().flatten()
+    }
+
+    /// The data of the mirror's tensor in slot `s`, when it has one and reading it neither
+    /// panics nor errs.
+    pub fn data(&self, s: Slot) -> Option<TensorData> {
+        self.get(s).and_then(read_data)
+    }
+
+    /// Follows step `index`, which just ran with `outcome`, and returns the values the mirror
+    /// computed itself. A step that did not succeed changes nothing, except a `Drop` that ran.
+    pub fn follow(&mut self, world: &World<'_>, index: usize, outcome: &Outcome) -> Vec<Computed> {
+        let step = &world.program().steps[index];
+        match (step, outcome) {
+            (_, Outcome::Skipped { .. }) => return Vec::new(),
+            (Step::Drop { slot }, _) => {
+                self.slots[usize::from(*slot)] = None;
+                return Vec::new();
+            }
+            (_, Outcome::Ok { .. }) => {}
+            _ => return Vec::new(),
+        }
+        let mut pending = Vec::new();
+        for out in step.writes() {
+            match world.slot(out).filter(|_| self.adopt_plain) {
+                Some(real) if !on_capture(&real) => self.slots[usize::from(out)] = Some(real),
+                None if self.adopt_plain => self.slots[usize::from(out)] = None,
+                _ => pending.push(out),
+            }
+        }
+        if pending.is_empty() {
+            return Vec::new();
+        }
+        let mut computed = Vec::new();
+        match step {
+            Step::Create {
+                out,
+                kind,
+                shape,
+                fill,
+                ..
+            } => {
+                let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
+                let data = fill_data(*kind, &shape, *fill);
+                computed.push((*out, catch(|| self.upload(*kind, data))));
+            }
+            Step::Op { out, op } => {
+                self.slots[usize::from(*out)] = None;
+                if op.operands().iter().all(|s| self.get(*s).is_some()) {
+                    match catch(|| exec_op(op, |s| self.get(s))) {
+                        Ok(Ok(t)) => computed.push((*out, Ok(t))),
+                        // The mirror's device may reject what the real one took (Flex refuses
+                        // mixed int dtypes that capture records): no value there, not judged.
+                        Ok(Err(_)) => {}
+                        Err(panic) => computed.push((*out, Err(panic))),
+                    }
+                }
+            }
+            Step::ToDevice { out, src, .. }
+            | Step::Clone { out, src }
+            | Step::Autodiff { out, src, .. } => self.slots[usize::from(*out)] = self.get(*src),
+            Step::Replay {
+                graph,
+                feed,
+                outputs,
+            } => {
+                for out in outputs {
+                    self.slots[usize::from(*out)] = None;
+                }
+                let Some(captured) = world.graph(*graph) else {
+                    return Vec::new();
+                };
+                let feed: Vec<Option<TensorData>> = feed.iter().map(|s| self.data(*s)).collect();
+                match catch(|| replay_on_device(captured, &feed, &self.device)) {
+                    Ok(Ok(datas)) => {
+                        for (slot, data) in outputs.iter().zip(datas) {
+                            if (1..=4).contains(&data.shape().num_dims()) {
+                                let kind = kind_of(&data);
+                                computed.push((*slot, catch(|| self.upload(kind, data))));
+                            }
+                        }
+                    }
+                    Ok(Err(_)) => {}
+                    Err(panic) => {
+                        if let Some(out) = outputs.first() {
+                            computed.push((*out, Err(panic)));
+                        }
+                    }
+                }
+            }
+            Step::Read { .. } | Step::Drop { .. } | Step::EnterScope { .. } => {}
+            Step::ExitScope { .. } => {}
+        }
+        computed
+            .into_iter()
+            .map(|(slot, value)| {
+                self.slots[usize::from(slot)] = value.as_ref().ok().cloned();
+                Computed { slot, value }
+            })
+            .collect()
+    }
+
+    /// Drops every tensor the mirror holds; the panic Burn raised doing it, if any.
+    pub fn clear(&mut self) -> Option<PanicInfo> {
+        let slots = std::mem::replace(&mut self.slots, vec![None; usize::from(MAX_SLOTS)]);
+        catch(move || drop(slots)).err()
+    }
+
+    /// `Tensor::from_data` on the mirror's device. Off Flex, bools go through an int tensor:
+    /// wgpu's own `bool_from_data` rejects Flex's native bool storage (the catalogued
+    /// `bool-storage-transfer` bug), and a mirror must not stop at a bug that is already known.
+    fn upload(&self, kind: Kind, data: TensorData) -> AnyTensor {
+        if kind != Kind::Bool || pool::name(&self.device) == "flex" {
+            return AnyTensor::from_data(kind, data, &self.device);
+        }
+        let shape = data.shape().clone();
+        let ints: Vec<i32> = data.iter::<bool>().map(i32::from).collect();
+        match AnyTensor::from_data(Kind::Int, TensorData::new(ints, shape), &self.device) {
+            AnyTensor::Int(r) => AnyTensor::Bool(map_rank!(r, x => x.bool())),
+            other => other,
+        }
+    }
+}
+
+/// Whether `t` lives on a capture device.
+pub fn on_capture(t: &AnyTensor) -> bool {
+    pool::name(&t.device()).starts_with("capture")
+}
+
+/// The data of `t`, or `None` when reading it panics or errs.
+pub fn read_data(t: AnyTensor) -> Option<TensorData> {
+    catch(|| t.try_into_data()).ok()?.ok()
+}
+
+/// The element kind of `data`.
+pub fn kind_of(data: &TensorData) -> Kind {
+    let dtype = data.dtype();
+    if dtype.is_float() {
+        Kind::Float
+    } else if dtype.is_bool() {
+        Kind::Bool
+    } else {
+        Kind::Int
+    }
+}
+
+/// Whether `data` holds bools in a storage other than Flex's native one.
+pub fn non_native_bools(data: &TensorData) -> bool {
+    data.dtype().is_bool() && data.dtype() != DType::Bool(BoolStore::Native)
+}

@@ -1,0 +1,54 @@
+//! Test-only faults that make an oracle see wrong data, so tests can show it fires. They are
+//! per thread and off unless a test turns them on; never set them in a fuzz or regression run.
+
+use std::cell::Cell;
+
+use burn::tensor::TensorData;
+
+thread_local! {
+    static CORRUPT_REPLAY_FEED: Cell<bool> = const { Cell::new(false) };
+    static PERTURB_WGPU: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Makes the eager-replay oracle feed every replayed graph input with wrong data (each value
+/// plus one, bools flipped) on this thread.
+#[doc(hidden)]
+pub fn corrupt_replay_feed_for_tests(on: bool) {
+    CORRUPT_REPLAY_FEED.with(|c| c.set(on));
+}
+
+/// Makes the differential oracle see the wgpu values of step `step` plus one (bools flipped) on
+/// this thread.
+#[doc(hidden)]
+pub fn perturb_wgpu_values_for_tests(step: Option<usize>) {
+    PERTURB_WGPU.with(|c| c.set(step));
+}
+
+/// The replay feed as the eager-replay oracle sees it.
+pub(crate) fn replay_feed(data: TensorData) -> TensorData {
+    if CORRUPT_REPLAY_FEED.with(Cell::get) {
+        plus_one(&data)
+    } else {
+        data
+    }
+}
+
+/// Step `index`'s wgpu value as the differential oracle sees it.
+pub(crate) fn wgpu_value(index: usize, data: TensorData) -> TensorData {
+    if PERTURB_WGPU.with(Cell::get) == Some(index) {
+        plus_one(&data)
+    } else {
+        data
+    }
+}
+
+/// `data` with one added to every element (bools flipped).
+fn plus_one(data: &TensorData) -> TensorData {
+    let shape = data.shape().clone();
+    if data.dtype().is_bool() {
+        let values: Vec<bool> = data.iter::<bool>().map(|b| !b).collect();
+        return TensorData::new(values, shape);
+    }
+    let values: Vec<f64> = data.iter::<f64>().map(|v| v + 1.0).collect();
+    TensorData::new(values, shape).convert_dtype(data.dtype())
+}

@@ -1,0 +1,129 @@
+//! Runs a program with a set of oracles following it: the mirrors they share, the facts of each
+//! step handed to every oracle, and the trace oracles once the run is over.
+
+use anyhow::Result;
+
+use super::compare::{self, Poison};
+use super::{assign_classes, Oracle, OracleId, Oracles, StepFacts, Violation, ORACLES};
+use crate::interpreter::{
+    self, wgpu, CompletedScope, Lockstep, Mirror, Mode, Outcome, PanicInfo, Trace, World,
+};
+use crate::program::limits::MAX_SLOTS;
+use crate::program::Program;
+
+/// What the oracles share while a run goes on.
+pub struct Shared {
+    /// The eager run on Flex: what replays are judged against and wgpu compared with.
+    pub flex: Option<Mirror>,
+    /// The run on wgpu, when the differential oracle runs.
+    pub wgpu: Option<Mirror>,
+    /// Per slot, why its wgpu value must not be compared with Flex's, if it must not.
+    pub poison: Vec<Option<Poison>>,
+    /// What the oracles found so far.
+    pub violations: Vec<Violation>,
+    /// Values compared across Flex and wgpu.
+    pub compared: usize,
+}
+
+/// A run and what the oracles made of it.
+#[derive(Debug)]
+pub struct Judged {
+    /// The trace, every panic classified.
+    pub trace: Trace,
+    /// Oracle invariants the run broke.
+    pub violations: Vec<Violation>,
+    /// Ids of the known divergences (`harness/known-divergences.json`) the run showed.
+    pub known_divergences: Vec<String>,
+    /// How many values the Flex vs wgpu differential compared (0 when it did not run).
+    pub compared: usize,
+    /// Panics Burn raised while the mirrors' tensors were dropped at the end.
+    pub mirror_teardown: Vec<PanicInfo>,
+}
+
+struct OracleRun {
+    shared: Shared,
+    oracles: Vec<Box<dyn Oracle>>,
+    teardown: Vec<PanicInfo>,
+}
+
+impl Lockstep for OracleRun {
+    fn after_step(&mut self, world: &World<'_>, index: usize, outcome: &Outcome) {
+        let shared = &mut self.shared;
+        let step = &world.program().steps[index];
+        let unspecified = match (&shared.wgpu, &shared.flex, outcome) {
+            (Some(_), Some(flex), Outcome::Ok { .. }) => compare::unspecified(step, flex),
+            _ => None,
+        };
+        if let Some(flex) = &mut shared.flex {
+            flex.follow(world, index, outcome);
+        }
+        let on_wgpu = match &mut shared.wgpu {
+            Some(mirror) => mirror.follow(world, index, outcome),
+            None => Vec::new(),
+        };
+        let facts = StepFacts {
+            index,
+            outcome,
+            on_wgpu: &on_wgpu,
+            unspecified,
+        };
+        for oracle in &mut self.oracles {
+            oracle.after_step(shared, world, &facts);
+        }
+    }
+
+    fn scope_completed(&mut self, world: &World<'_>, scope: &CompletedScope<'_>) {
+        for oracle in &mut self.oracles {
+            oracle.scope_completed(&mut self.shared, world, scope);
+        }
+    }
+
+    fn finish(&mut self) {
+        let mirrors = [&mut self.shared.flex, &mut self.shared.wgpu];
+        for mirror in mirrors.into_iter().flatten() {
+            self.teardown.extend(mirror.clear());
+        }
+    }
+}
+
+/// Runs `program` with `oracles` following it; `Err` only for the harness's own failures.
+pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
+    let wgpu = (oracles.has(OracleId::Differential) && wgpu::enabled())
+        .then(wgpu::device)
+        .and_then(Result::ok)
+        .map(Mirror::on);
+    let flex = (oracles.has(OracleId::EagerReplay) || wgpu.is_some()).then(Mirror::eager_flex);
+    let shared = Shared {
+        flex,
+        wgpu,
+        poison: vec![None; usize::from(MAX_SLOTS)],
+        violations: Vec::new(),
+        compared: 0,
+    };
+    let chosen: Vec<Box<dyn Oracle>> = ORACLES
+        .iter()
+        .filter(|spec| oracles.has(spec.id))
+        .filter_map(|spec| spec.id.build(&shared))
+        .collect();
+    let mut hook = OracleRun {
+        shared,
+        oracles: chosen,
+        teardown: Vec::new(),
+    };
+    let mut trace = interpreter::run_in_lockstep(program, Mode::Full, &mut hook)?;
+    // Trace oracles compare classes of panics, so they are assigned first.
+    assign_classes(&mut trace);
+    let mut judged = Judged {
+        trace,
+        violations: std::mem::take(&mut hook.shared.violations),
+        known_divergences: Vec::new(),
+        compared: hook.shared.compared,
+        mirror_teardown: std::mem::take(&mut hook.teardown),
+    };
+    for oracle in &mut hook.oracles {
+        let trace = std::mem::take(&mut judged.trace);
+        oracle.after_run(program, &trace, &mut judged);
+        judged.trace = trace;
+    }
+    Ok(judged)
+}
