@@ -185,3 +185,39 @@ fn triage_buckets_artifacts_promotes_new_ones_and_reports_them() {
     assert!(root.join("chart.svg").exists() && root.join("report.json").exists());
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn a_misspelt_environment_switch_exits_2_with_the_allowed_values() {
+    let clean = common::repo().join("corpus/dispatch_ops/programs/seed-000-after.json");
+    for (var, value, allowed) in [
+        ("DISPATCH_FUZZ_WGPU", "gpu0", "allowed: auto, gpu, cpu"),
+        (
+            "DISPATCH_FUZZ_BACKENDS",
+            "flex,wpgu",
+            "allowed: flex, capture, wgpu",
+        ),
+        (
+            "DISPATCH_FUZZ_CRASH_ON",
+            "capture-tensor-not-materialised",
+            "operation-outside-capture-scope",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
+            .args(["run", clean.to_str().unwrap()])
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{var}={value}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(var) && stderr.contains(allowed), "{stderr}");
+    }
+}
+
+#[test]
+fn help_lists_every_environment_switch() {
+    let out = dispatch_fuzz(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for switch in dispatch_fuzz::config::SWITCHES {
+        assert!(help.contains(switch.var), "{help}");
+    }
+}

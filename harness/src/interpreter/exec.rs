@@ -198,8 +198,8 @@ impl Run<'_, '_> {
                 i = exit + 1;
             } else {
                 let outcome = self.step(&program.steps[i])?;
-                self.set(i, outcome.clone());
-                self.observe(|hook, world| hook.after_step(world, i, &outcome));
+                self.set(i, outcome);
+                self.observe(|hook, world| hook.after_step(world, i));
                 i += 1;
             }
         }

@@ -54,9 +54,9 @@ pub struct CompletedScope<'a> {
 
 /// Follows a run in lockstep. Called only in [`Mode::Full`](super::Mode::Full).
 pub trait Lockstep {
-    /// After step `index` (not a scope step) ran with `outcome`; `world` already holds its
+    /// After step `index` (not a scope step) ran; `world` already holds its outcome and
     /// results.
-    fn after_step(&mut self, world: &World<'_>, index: usize, outcome: &Outcome);
+    fn after_step(&mut self, world: &World<'_>, index: usize);
 
     /// After a scope completed, before the graph is handed to later steps.
     fn scope_completed(&mut self, world: &World<'_>, scope: &CompletedScope<'_>);
@@ -70,7 +70,7 @@ pub trait Lockstep {
 pub struct Unobserved;
 
 impl Lockstep for Unobserved {
-    fn after_step(&mut self, _: &World<'_>, _: usize, _: &Outcome) {}
+    fn after_step(&mut self, _: &World<'_>, _: usize) {}
     fn scope_completed(&mut self, _: &World<'_>, _: &CompletedScope<'_>) {}
     fn finish(&mut self) {}
 }

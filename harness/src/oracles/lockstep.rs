@@ -47,7 +47,10 @@ struct OracleRun {
 }
 
 impl Lockstep for OracleRun {
-    fn after_step(&mut self, world: &World<'_>, index: usize, outcome: &Outcome) {
+    fn after_step(&mut self, world: &World<'_>, index: usize) {
+        let Some(outcome) = world.outcome(index) else {
+            return;
+        };
         let shared = &mut self.shared;
         let step = &world.program().steps[index];
         let unspecified = match (&shared.wgpu, &shared.flex, outcome) {
