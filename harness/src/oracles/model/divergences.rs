@@ -1,0 +1,33 @@
+//! Known divergences: where Burn departs from a rule of the model, kept as data
+//! (`harness/known-divergences.json`) so fuzzing goes on past them.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+/// A gap between the model's contract and Burn 0.23.0-pre.1, recorded so fuzzing continues.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct KnownDivergence {
+    /// Stable name.
+    pub id: String,
+    /// The model rule Burn departs from.
+    pub rule: String,
+    /// What Burn does instead, as `Observed` prints it (`ok`, `panic <class>`, `error <E>`).
+    pub actual: String,
+    /// Why it is a divergence and what a fix in Burn would look like.
+    pub reason: String,
+    /// A program (path from the repository root) that shows it; a test replays it so the entry
+    /// goes stale, and fails, the day Burn fixes the gap.
+    pub reproducer: String,
+}
+
+/// The known divergences, from `harness/known-divergences.json` (embedded at build time).
+pub fn known_divergences() -> &'static [KnownDivergence] {
+    static KNOWN: OnceLock<Vec<KnownDivergence>> = OnceLock::new();
+    KNOWN.get_or_init(|| {
+        // Embedded and parsed by a test, so a malformed file fails `cargo test`, not a fuzz run.
+        serde_json::from_str(include_str!("../../../known-divergences.json"))
+            .unwrap_or_else(|e| panic!("harness/known-divergences.json does not parse: {e}"))
+    })
+}
