@@ -43,20 +43,47 @@ pub fn init() {
         std::process::exit(2);
     }
     fn policy(panic: &interpreter::PanicInfo) {
-        let mut panic = panic.clone();
-        panic.class = oracles::class_of(&panic);
-        let policy: &Policy = config::get().policy();
-        if policy.is_finding(&panic.class) {
+        let decision = hook_decision(panic, config::get().policy());
+        if let HookDecision::Finding(signature) | HookDecision::HarnessError(signature) = &decision
+        {
             eprintln!(
                 "==dispatch-fuzz== panic at {}: {}",
                 panic.location.as_deref().unwrap_or("?"),
                 panic.message
             );
-            eprintln!("DEDUP_TOKEN: {}", oracles::signature(&panic));
-            if !config::get().no_abort {
+            eprintln!("DEDUP_TOKEN: {signature}");
+            if matches!(decision, HookDecision::HarnessError(_)) || !config::get().no_abort {
                 std::process::abort();
             }
         }
     }
     interpreter::install_panic_hook(Some(policy));
+}
+
+/// What the fuzz target's panic hook decides about one caught panic, before it unwinds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookDecision {
+    /// A catalogued panic: it unwinds into the interpreter.
+    Go,
+    /// A finding under the policy, with its signature: abort.
+    Finding(String),
+    /// The harness's own panic: always abort.
+    HarnessError(String),
+}
+
+/// The hook's decision for `panic` under `policy`; [`check`](crate::check) must reach a
+/// finding (or a harness error) whenever this says so, and a test holds it to that.
+pub fn hook_decision(panic: &interpreter::PanicInfo, policy: &Policy) -> HookDecision {
+    let mut panic = panic.clone();
+    // The harness's own panic keeps its class: it is a harness error, never Burn's.
+    if panic.class.is_empty() {
+        panic.class = oracles::class_of(&panic);
+    }
+    if panic.class == interpreter::HARNESS_ERROR {
+        HookDecision::HarnessError(oracles::signature(&panic))
+    } else if policy.is_finding(&panic.class) {
+        HookDecision::Finding(oracles::signature(&panic))
+    } else {
+        HookDecision::Go
+    }
 }

@@ -15,10 +15,13 @@ mod trace;
 mod value;
 pub mod wgpu;
 
-pub use catch::{catch, install as install_panic_hook, StepPanicPolicy};
+pub use catch::{
+    at_site, attempt, catch, harness_code, install as install_panic_hook, note, StepPanicPolicy,
+    HARNESS_ERROR,
+};
 pub use exec::{run, run_in_lockstep, Mode};
 pub use lockstep::{CompletedScope, Lockstep, Unobserved, World};
 pub use mirror::{kind_of, non_native_bools, on_capture, read_data, Computed, Mirror};
 pub use replay::{replay_on_device, replay_on_flex, ReplayError};
-pub use trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo};
+pub use trace::{GraphInfo, Outcome, PanicInfo, SidePanic, StepRecord, Trace, ValueInfo};
 pub use value::{AnyTensor, Ranked};

@@ -24,7 +24,7 @@ pub mod rng;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use interpreter::{PanicInfo, Trace};
+use interpreter::Trace;
 use oracles::{Finding, Oracles, Policy, Violation};
 use program::Program;
 
@@ -42,9 +42,6 @@ pub struct Verdict {
     /// How many values the Flex vs wgpu differential compared (0 when it did not run).
     #[serde(default)]
     pub compared: usize,
-    /// Panics Burn raised while the oracles' mirrors were dropped at the end.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub mirror_teardown: Vec<PanicInfo>,
     /// The first finding, if any.
     pub finding: Option<Finding>,
 }
@@ -63,18 +60,24 @@ pub fn check_with(program: &Program, policy: &Policy) -> Result<Verdict> {
 /// [`check`] under an explicit policy with a choice of oracles (the benchmark turns them off).
 pub fn check_with_oracles(program: &Program, policy: &Policy, oracles: Oracles) -> Result<Verdict> {
     let mut judged = oracles::run(program, oracles)?;
-    let finding = oracles::classify(
-        &mut judged.trace,
-        &mut judged.mirror_teardown,
-        &judged.violations,
-        policy,
-    );
+    if let Some(panic) = judged
+        .trace
+        .panics()
+        .find(|(_, p)| p.class == interpreter::HARNESS_ERROR)
+    {
+        let (step, panic) = panic;
+        anyhow::bail!(
+            "the harness panicked at step {step}: {} at {}",
+            panic.message,
+            panic.location.as_deref().unwrap_or("?")
+        );
+    }
+    let finding = oracles::classify(&mut judged.trace, &judged.violations, policy);
     Ok(Verdict {
         trace: judged.trace,
         violations: judged.violations,
         known_divergences: judged.known_divergences,
         compared: judged.compared,
-        mirror_teardown: judged.mirror_teardown,
         finding,
     })
 }

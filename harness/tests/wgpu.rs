@@ -5,6 +5,7 @@ mod common;
 
 use dispatch_fuzz::check;
 use dispatch_fuzz::interpreter::{wgpu, Outcome};
+use dispatch_fuzz::program::{Backends, Program};
 
 fn digest(verdict: &dispatch_fuzz::Verdict, step: usize) -> Option<String> {
     match &verdict.trace.steps[step].outcome {
@@ -135,4 +136,32 @@ mod differential {
         }
         assert!(compared > 200, "only {compared} values compared");
     }
+}
+
+#[test]
+fn with_wgpu_the_fuzz_target_and_check_decide_alike() {
+    dispatch_fuzz::interpreter::install_panic_hook(Some(common::record));
+    dispatch_fuzz::interpreter::wgpu::enable()
+        .expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let mut rng = dispatch_fuzz::rng::SplitMix64::new(77);
+    let mut side = std::collections::BTreeMap::<String, usize>::new();
+    for _ in 0..300 {
+        let len = rng.below(2000) as usize;
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::WITH_WGPU);
+        let (hook, verdict) = common::both(&program);
+        let verdict = verdict.unwrap();
+        for s in &verdict.trace.side_panics {
+            *side
+                .entry(format!("{} [{}]", s.site, s.panic.class))
+                .or_default() += 1;
+        }
+        assert_eq!(hook.len(), verdict.trace.panics().count(), "{program}");
+        if hook
+            .iter()
+            .any(|d| *d != dispatch_fuzz::fuzz::HookDecision::Go)
+        {
+            assert!(verdict.finding.is_some(), "{program}");
+        }
+    }
+    eprintln!("side panics by site: {side:?}");
 }

@@ -1,30 +1,43 @@
-//! Runs one step under `catch_unwind` and records where its panic came from.
+//! Runs Burn calls under `catch_unwind`, records where each panic came from, and keeps every
+//! panic that nobody else records in a per-run journal, so none is ever dropped.
 //!
 //! The payload alone has the message but not the location, so a process-wide panic hook stores
-//! the location and thread of a panic raised while a step runs on this thread. Panics outside a
-//! step (the harness's own, or a test's assertion) go to the hook that was installed before,
-//! which under libFuzzer aborts, and under `cargo test` prints as usual.
+//! the location and thread of a panic raised while a Burn call runs on this thread. Inside a
+//! Burn call the harness may run its own code again (a capture scope's closure walks the scope's
+//! steps): [`harness_code`] marks it, and a panic there is the harness's, class
+//! [`HARNESS_ERROR`], never Burn's. Panics outside any call (a test's assertion) go to the hook
+//! that was installed before, which under libFuzzer aborts, and under `cargo test` prints.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
 use std::sync::{Once, OnceLock};
 
-use super::trace::PanicInfo;
+use super::trace::{PanicInfo, SidePanic};
+
+/// Class of a panic raised by the harness's own code while it ran inside a Burn call.
+pub const HARNESS_ERROR: &str = "harness-error";
 
 thread_local! {
-    static IN_STEP: Cell<bool> = const { Cell::new(false) };
+    /// A Burn call is running on this thread (not harness code inside it).
+    static IN_BURN: Cell<bool> = const { Cell::new(false) };
+    /// Calls to `catch` in progress on this thread.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
     static LAST: RefCell<Option<PanicInfo>> = const { RefCell::new(None) };
+    static JOURNAL: RefCell<Vec<SidePanic>> = const { RefCell::new(Vec::new()) };
+    static SITE: Cell<&'static str> = const { Cell::new("program") };
+    static STEP: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
-/// Called by the hook for every panic raised inside a step, before it unwinds; the fuzz target
-/// uses it to abort on findings with a `DEDUP_TOKEN` line.
+/// Called by the hook for every panic raised inside a Burn call (class still empty) or by the
+/// harness inside one (class [`HARNESS_ERROR`]), before it unwinds; the fuzz target uses it to
+/// abort on findings with a `DEDUP_TOKEN` line.
 pub type StepPanicPolicy = fn(&PanicInfo);
 
 static POLICY: OnceLock<StepPanicPolicy> = OnceLock::new();
 static INSTALL: Once = Once::new();
 
 /// Installs the hook (once per process), chaining to whatever hook was set before. A policy,
-/// if given the first time, sees every step panic before it unwinds.
+/// if given the first time, sees every caught panic before it unwinds.
 pub fn install(policy: Option<StepPanicPolicy>) {
     if let Some(policy) = policy {
         let _ = POLICY.set(policy);
@@ -32,15 +45,18 @@ pub fn install(policy: Option<StepPanicPolicy>) {
     INSTALL.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            if IN_STEP.with(Cell::get) {
-                let record = record(info);
-                if let Some(policy) = POLICY.get() {
-                    policy(&record);
-                }
-                LAST.with(|last| *last.borrow_mut() = Some(record));
-            } else {
-                previous(info);
+            let in_catch = DEPTH.with(Cell::get) > 0;
+            if !in_catch {
+                return previous(info);
             }
+            let mut record = record(info);
+            if !IN_BURN.with(Cell::get) {
+                record.class = HARNESS_ERROR.to_string();
+            }
+            if let Some(policy) = POLICY.get() {
+                policy(&record);
+            }
+            LAST.with(|last| *last.borrow_mut() = Some(record));
         }));
     });
 }
@@ -66,14 +82,37 @@ fn record(info: &PanicHookInfo<'_>) -> PanicInfo {
     }
 }
 
-/// Runs `f`, returning its value or the panic it raised. The panic's class is left empty for
-/// `oracles::classify`.
+/// Sets a thread-local flag for as long as it lives, restoring the old value on drop (an unwind
+/// included).
+struct Flag<T: Copy + 'static> {
+    key: &'static std::thread::LocalKey<Cell<T>>,
+    old: T,
+}
+
+impl<T: Copy + 'static> Flag<T> {
+    fn set(key: &'static std::thread::LocalKey<Cell<T>>, value: T) -> Self {
+        Flag {
+            key,
+            old: key.with(|c| c.replace(value)),
+        }
+    }
+}
+
+impl<T: Copy + 'static> Drop for Flag<T> {
+    fn drop(&mut self) {
+        self.key.with(|c| c.set(self.old));
+    }
+}
+
+/// Runs the Burn call `f`, returning its value or the panic it raised, which the caller must
+/// record (a step's outcome, a violation) or hand to [`note`]. The class is left empty for
+/// `oracles::classify`, except for the harness's own panics ([`HARNESS_ERROR`]).
 pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, PanicInfo> {
     install(None);
-    let was_in_step = IN_STEP.with(|s| s.replace(true));
+    let _depth = Flag::set(&DEPTH, DEPTH.with(Cell::get) + 1);
+    let _burn = Flag::set(&IN_BURN, true);
     LAST.with(|last| last.borrow_mut().take());
     let result = panic::catch_unwind(AssertUnwindSafe(f));
-    IN_STEP.with(|s| s.set(was_in_step));
     result.map_err(|payload| {
         // A panic on another thread (a Flex worker) reaches us through its payload only.
         LAST.with(|last| last.borrow_mut().take())
@@ -84,4 +123,48 @@ pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, PanicInfo> {
                 class: String::new(),
             })
     })
+}
+
+/// Runs harness code inside a Burn call (a capture scope's closure): a panic in it is the
+/// harness's, not Burn's, wherever it is caught.
+pub fn harness_code<T>(f: impl FnOnce() -> T) -> T {
+    let _harness = Flag::set(&IN_BURN, false);
+    f()
+}
+
+/// [`catch`] for a call whose panic nobody else records: the panic goes to the journal.
+pub fn attempt<T>(f: impl FnOnce() -> T) -> Option<T> {
+    catch(f).map_err(note).ok()
+}
+
+/// Records `panic` in this run's journal, with the step and site it happened at.
+pub fn note(panic: PanicInfo) {
+    let entry = SidePanic {
+        step: STEP.with(Cell::get),
+        site: SITE.with(Cell::get).into(),
+        panic,
+    };
+    JOURNAL.with(|j| j.borrow_mut().push(entry));
+}
+
+/// Runs `f` with panics it notes labelled `site` (`eager mirror`, `wgpu replay`, ...).
+pub fn at_site<T>(site: &'static str, f: impl FnOnce() -> T) -> T {
+    let _site = Flag::set(&SITE, site);
+    f()
+}
+
+/// Marks step `step` (or none) as the one running, for the journal.
+pub(super) fn set_step(step: Option<usize>) {
+    STEP.with(|s| s.set(step));
+}
+
+/// Starts a run's journal, dropping anything left from an earlier one.
+pub(super) fn journal_start() {
+    JOURNAL.with(|j| j.borrow_mut().clear());
+    set_step(None);
+}
+
+/// The run's journal.
+pub(super) fn journal_take() -> Vec<SidePanic> {
+    JOURNAL.with(|j| std::mem::take(&mut *j.borrow_mut()))
 }

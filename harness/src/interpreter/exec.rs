@@ -8,7 +8,7 @@ use burn::tensor::{CaptureError, CapturedGraph, TensorData, TensorId};
 use burn_backend::{BoolStore, DType};
 use burn_dispatch::backends::Capture;
 
-use super::catch::catch;
+use super::catch::{self, at_site, catch, harness_code};
 use super::lockstep::{CompletedScope, Lockstep, Unobserved, World};
 use super::mirror::{kind_of, read_data};
 use super::ops::exec_op;
@@ -73,7 +73,9 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         graphs: vec![None; exits],
         outcomes: vec![None; n],
     };
+    catch::journal_start();
     run.range(0, n)?;
+    catch::set_step(None);
     // Dropping a tensor talks to its backend too (capture records a `Drop`), so teardown runs
     // under `catch` like any step and a panic there is reported, not lost.
     let slots = std::mem::take(&mut run.slots);
@@ -82,8 +84,9 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         run.hook.finish();
     }
     if uses_autodiff(program) {
-        pool::sweep_autodiff_graphs();
+        at_site("autodiff sweep", pool::sweep_autodiff_graphs);
     }
+    let side_panics = catch::journal_take();
     if mode == Mode::Bare {
         return Ok(Trace::default());
     }
@@ -92,10 +95,14 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         let outcome = outcome.with_context(|| format!("step {index} was never visited"))?;
         steps.push(StepRecord { index, outcome });
     }
+    let leaked_devices = at_site("device pool probe", pool::leaked_devices);
+    let mut side_panics = side_panics;
+    side_panics.extend(catch::journal_take());
     Ok(Trace {
         steps,
         teardown,
-        leaked_devices: pool::leaked_devices(),
+        side_panics,
+        leaked_devices,
     })
 }
 
@@ -197,6 +204,7 @@ impl Run<'_, '_> {
                 self.scope(i, exit, device)?;
                 i = exit + 1;
             } else {
+                catch::set_step(Some(i));
                 let outcome = self.step(&program.steps[i])?;
                 self.set(i, outcome);
                 self.observe(|hook, world| hook.after_step(world, i));
@@ -223,6 +231,7 @@ impl Run<'_, '_> {
         let Step::ExitScope { inputs, outputs } = &program.steps[exit] else {
             return Err(anyhow!("step {exit} closes a scope but is no ExitScope"));
         };
+        catch::set_step(Some(enter));
         let burn_device = match pool::device(device) {
             Ok(d) => d,
             Err(reason) => {
@@ -237,17 +246,32 @@ impl Run<'_, '_> {
         let (mut input_pairs, mut output_pairs) = (Vec::new(), Vec::new());
         let result = catch(|| {
             burn_device.capture_scope(|scope| {
-                ran = true;
-                self.set(enter, Outcome::ok());
-                inner = self.range(enter + 1, exit);
-                input_pairs = self.boundary(inputs);
-                output_pairs = self.boundary(outputs);
-                let ids =
-                    |pairs: &[(Slot, TensorId)]| pairs.iter().map(|p| p.1).collect::<Vec<_>>();
-                scope.complete(ids(&input_pairs), ids(&output_pairs))
+                // The closure is the harness's own code, but for `complete`: a panic in it is
+                // the harness's fault, never Burn's.
+                let ids = harness_code(|| {
+                    ran = true;
+                    self.set(enter, Outcome::ok());
+                    inner = self.range(enter + 1, exit);
+                    catch::set_step(Some(exit));
+                    input_pairs = self.boundary(inputs);
+                    output_pairs = self.boundary(outputs);
+                    let ids =
+                        |pairs: &[(Slot, TensorId)]| pairs.iter().map(|p| p.1).collect::<Vec<_>>();
+                    (ids(&input_pairs), ids(&output_pairs))
+                });
+                scope.complete(ids.0, ids.1)
             })
         });
         inner?;
+        if let Err(panic) = &result {
+            if panic.class == super::catch::HARNESS_ERROR {
+                return Err(anyhow!(
+                    "the harness panicked inside the scope of steps {enter}..={exit}: {} at {}",
+                    panic.message,
+                    panic.location.as_deref().unwrap_or("?")
+                ));
+            }
+        }
         let ordinal = self.exit_ordinal[exit].context("exit has no ordinal")?;
         let at = if ran { exit } else { enter };
         match result {
@@ -398,7 +422,7 @@ impl Run<'_, '_> {
                 // recorded value. Reads are tested by `Read` steps, not here.
                 let feed: Vec<Option<TensorData>> = feed
                     .iter()
-                    .map(|s| self.slot(*s).and_then(read_data))
+                    .map(|s| at_site("replay feed", || self.slot(*s).and_then(read_data)))
                     .collect();
                 let datas = match caught!(replay_on_flex(&captured, &feed)) {
                     Ok(datas) => datas,

@@ -4,7 +4,7 @@
 use burn::tensor::{Device, TensorData};
 use burn_backend::{BoolStore, DType};
 
-use super::catch::catch;
+use super::catch::{attempt, catch};
 use super::lockstep::World;
 use super::ops::exec_op;
 use super::pool;
@@ -160,10 +160,10 @@ impl Mirror {
             .collect()
     }
 
-    /// Drops every tensor the mirror holds; the panic Burn raised doing it, if any.
-    pub fn clear(&mut self) -> Option<PanicInfo> {
+    /// Drops every tensor the mirror holds; a panic doing it goes to the run's journal.
+    pub fn clear(&mut self) {
         let slots = std::mem::replace(&mut self.slots, vec![None; usize::from(MAX_SLOTS)]);
-        catch(move || drop(slots)).err()
+        attempt(move || drop(slots));
     }
 
     /// `Tensor::from_data` on the mirror's device. Off Flex, bools go through an int tensor:
@@ -187,9 +187,10 @@ pub fn on_capture(t: &AnyTensor) -> bool {
     pool::name(&t.device()).starts_with("capture")
 }
 
-/// The data of `t`, or `None` when reading it panics or errs.
+/// The data of `t`, or `None` when reading it panics (the panic goes to the run's journal) or
+/// errs.
 pub fn read_data(t: AnyTensor) -> Option<TensorData> {
-    catch(|| t.try_into_data()).ok()?.ok()
+    attempt(|| t.try_into_data())?.ok()
 }
 
 /// The element kind of `data`.

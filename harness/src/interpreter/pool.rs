@@ -7,7 +7,7 @@
 
 use burn::tensor::{Device, Tensor};
 
-use super::catch::catch;
+use super::catch::{attempt, catch, note};
 use crate::program::limits::CAPTURE_POOL_SIZE;
 use crate::program::DeviceRef;
 
@@ -67,9 +67,9 @@ pub fn name(device: &Device) -> &'static str {
 /// (`runtime/graph.rs`, `GraphCleaner::cleanup_orphaned_entries`), and programs never call
 /// backward, so without this sweep every autodiff op keeps about 2 KiB alive for the life of
 /// the process (measured: 460 MiB after 200,000 small ops). A one-element backward runs the
-/// cleanup. A panic here is not a program's doing and is ignored: the sweep is hygiene.
+/// cleanup. A panic here is still Burn's: it goes to the run's journal like any other.
 pub fn sweep_autodiff_graphs() {
-    let _ = catch(|| {
+    attempt(|| {
         let root = Tensor::<1>::from_data([0.0f32], &Device::flex().autodiff()).require_grad();
         let _ = root.sum().backward();
     });
@@ -83,6 +83,7 @@ pub fn leaked_devices() -> Vec<usize> {
         .filter(|&k| {
             let device = capture(k);
             let fresh = catch(|| device.capture_scope(|scope| scope.complete([], [])));
+            let fresh = fresh.map_err(note);
             !matches!(fresh, Ok(Ok(graph)) if graph.graph.operations.is_empty() && graph.values.is_empty())
         })
         .collect()

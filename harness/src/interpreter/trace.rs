@@ -55,6 +55,18 @@ pub struct PanicInfo {
     pub class: String,
 }
 
+/// A panic Burn raised outside a step's own call, while the run went on: in a mirror, an
+/// oracle's replay, a best-effort read, a cleanup. Nothing else records it, so the journal does.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct SidePanic {
+    /// The step running when it happened (`None`: before the first or after the last).
+    pub step: Option<usize>,
+    /// Where: `eager mirror`, `wgpu mirror`, `wgpu replay`, `replay feed`, `autodiff sweep`, ...
+    pub site: Cow<'static, str>,
+    /// The panic.
+    pub panic: PanicInfo,
+}
+
 /// The outcome of one step.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -123,19 +135,31 @@ pub struct Trace {
     /// A panic raised while the program's remaining tensors were dropped at the end.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub teardown: Option<PanicInfo>,
+    /// Panics Burn raised outside the steps' own calls (see [`SidePanic`]).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub side_panics: Vec<SidePanic>,
     /// Pool devices that refused a fresh empty scope after the program (see
     /// `interpreter::pool::leaked_devices`).
     pub leaked_devices: Vec<usize>,
 }
 
 impl Trace {
-    /// The panics in the trace with their step index; teardown counts as one step past the end.
+    /// Every panic in the trace with its step index, steps' own first (in order), then the
+    /// teardown's and the side panics (a side panic without a step counts as past the end, like
+    /// the teardown).
     pub fn panics(&self) -> impl Iterator<Item = (usize, &PanicInfo)> {
+        let end = self.steps.len();
         let steps = self.steps.iter().filter_map(|r| match &r.outcome {
             Outcome::Panic(p) => Some((r.index, p)),
             _ => None,
         });
-        steps.chain(self.teardown.iter().map(|p| (self.steps.len(), p)))
+        let side = self
+            .side_panics
+            .iter()
+            .map(move |s| (s.step.unwrap_or(end), &s.panic));
+        steps
+            .chain(self.teardown.iter().map(move |p| (end, p)))
+            .chain(side)
     }
 
     /// Mutable access to every panic, for classification.
@@ -144,6 +168,8 @@ impl Trace {
             Outcome::Panic(p) => Some(p),
             _ => None,
         });
-        steps.chain(self.teardown.iter_mut())
+        steps
+            .chain(self.teardown.iter_mut())
+            .chain(self.side_panics.iter_mut().map(|s| &mut s.panic))
     }
 }

@@ -160,23 +160,12 @@ pub fn assign_classes(trace: &mut Trace) {
     }
 }
 
-/// Sets every panic's class and returns the first finding under `policy`: a panic of the run,
-/// one raised dropping the oracles' mirrors (`mirror_teardown`, one step past the end), an
-/// oracle's violation, or a state leak.
-pub fn classify(
-    trace: &mut Trace,
-    mirror_teardown: &mut [PanicInfo],
-    violations: &[Violation],
-    policy: &Policy,
-) -> Option<Finding> {
+/// Sets every panic's class and returns the first finding under `policy`: a panic of the run
+/// (a step's, the teardown's or a side panic), an oracle's violation, or a state leak.
+pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) -> Option<Finding> {
     assign_classes(trace);
-    for panic in mirror_teardown.iter_mut().filter(|p| p.class.is_empty()) {
-        panic.class = class_of(panic);
-    }
-    let end = trace.steps.len();
     let panic = trace
         .panics()
-        .chain(mirror_teardown.iter().map(|p| (end, p)))
         .find(|(_, p)| policy.is_finding(&p.class))
         .map(|(step, p)| Finding {
             signature: signature(p),

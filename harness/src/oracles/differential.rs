@@ -6,7 +6,7 @@ use burn::tensor::TensorData;
 
 use super::compare::{self, DiffEq, Poison};
 use super::{class_of, faults, Oracle, Shared, StepFacts, Violation, UNKNOWN};
-use crate::interpreter::{on_capture, pool, Outcome, World};
+use crate::interpreter::{note, on_capture, pool, Outcome, World};
 use crate::program::{Slot, Step};
 
 pub use super::DIVERGENCE;
@@ -78,6 +78,8 @@ fn judge(
                     "wgpu panicked where Flex computed",
                     message,
                 );
+            } else {
+                note(panic.clone());
             }
             return;
         }
@@ -93,6 +95,8 @@ fn judge(
         Err(panic) => {
             if class_of(&panic) == UNKNOWN {
                 diverge(shared, index, out, "wgpu panicked reading", panic.message);
+            } else {
+                note(panic);
             }
             return;
         }

@@ -9,7 +9,7 @@ use super::compare::{self, native_bools, DiffEq};
 use super::differential::step_name;
 use super::{class_of, faults, normalize_message, Oracle, Shared, Violation, UNKNOWN};
 use crate::interpreter::{
-    catch, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
+    catch, note, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
 };
 use crate::program::{Slot, Step};
 
@@ -106,7 +106,7 @@ impl Oracle for EagerReplay {
                         .violations
                         .push(violation(REPLAY_FAILURE, summary, panic.message));
                 }
-                Err(_) => {}
+                Err(panic) => note(panic),
             }
         }
         if !found.is_empty() {

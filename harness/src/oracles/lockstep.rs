@@ -6,7 +6,7 @@ use anyhow::Result;
 use super::compare::{self, Poison};
 use super::{assign_classes, Oracle, OracleId, Oracles, StepFacts, Violation, ORACLES};
 use crate::interpreter::{
-    self, wgpu, CompletedScope, Lockstep, Mirror, Mode, Outcome, PanicInfo, Trace, World,
+    self, at_site, note, wgpu, CompletedScope, Lockstep, Mirror, Mode, Outcome, Trace, World,
 };
 use crate::program::limits::MAX_SLOTS;
 use crate::program::Program;
@@ -36,14 +36,12 @@ pub struct Judged {
     pub known_divergences: Vec<String>,
     /// How many values the Flex vs wgpu differential compared (0 when it did not run).
     pub compared: usize,
-    /// Panics Burn raised while the mirrors' tensors were dropped at the end.
-    pub mirror_teardown: Vec<PanicInfo>,
 }
 
 struct OracleRun {
     shared: Shared,
-    oracles: Vec<Box<dyn Oracle>>,
-    teardown: Vec<PanicInfo>,
+    /// The chosen oracles, with their names (the journal's site for their panics).
+    oracles: Vec<(&'static str, Box<dyn Oracle>)>,
 }
 
 impl Lockstep for OracleRun {
@@ -58,10 +56,17 @@ impl Lockstep for OracleRun {
             _ => None,
         };
         if let Some(flex) = &mut shared.flex {
-            flex.follow(world, index, outcome);
+            // No oracle judges the eager mirror's own panics: the journal keeps them.
+            at_site("eager mirror", || {
+                for computed in flex.follow(world, index, outcome) {
+                    if let Err(panic) = computed.value {
+                        note(panic);
+                    }
+                }
+            });
         }
         let on_wgpu = match &mut shared.wgpu {
-            Some(mirror) => mirror.follow(world, index, outcome),
+            Some(mirror) => at_site("wgpu mirror", || mirror.follow(world, index, outcome)),
             None => Vec::new(),
         };
         let facts = StepFacts {
@@ -70,21 +75,25 @@ impl Lockstep for OracleRun {
             on_wgpu: &on_wgpu,
             unspecified,
         };
-        for oracle in &mut self.oracles {
-            oracle.after_step(shared, world, &facts);
+        for (name, oracle) in &mut self.oracles {
+            at_site(name, || oracle.after_step(shared, world, &facts));
         }
     }
 
     fn scope_completed(&mut self, world: &World<'_>, scope: &CompletedScope<'_>) {
-        for oracle in &mut self.oracles {
-            oracle.scope_completed(&mut self.shared, world, scope);
+        for (name, oracle) in &mut self.oracles {
+            at_site(name, || {
+                oracle.scope_completed(&mut self.shared, world, scope)
+            });
         }
     }
 
     fn finish(&mut self) {
-        let mirrors = [&mut self.shared.flex, &mut self.shared.wgpu];
-        for mirror in mirrors.into_iter().flatten() {
-            self.teardown.extend(mirror.clear());
+        if let Some(flex) = &mut self.shared.flex {
+            at_site("eager mirror teardown", || flex.clear());
+        }
+        if let Some(wgpu) = &mut self.shared.wgpu {
+            at_site("wgpu mirror teardown", || wgpu.clear());
         }
     }
 }
@@ -103,15 +112,14 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         violations: Vec::new(),
         compared: 0,
     };
-    let chosen: Vec<Box<dyn Oracle>> = ORACLES
+    let chosen: Vec<(&'static str, Box<dyn Oracle>)> = ORACLES
         .iter()
         .filter(|spec| oracles.has(spec.id))
-        .filter_map(|spec| spec.id.build(&shared))
+        .filter_map(|spec| Some((spec.name, spec.id.build(&shared)?)))
         .collect();
     let mut hook = OracleRun {
         shared,
         oracles: chosen,
-        teardown: Vec::new(),
     };
     let mut trace = interpreter::run_in_lockstep(program, Mode::Full, &mut hook)?;
     // Trace oracles compare classes of panics, so they are assigned first.
@@ -121,9 +129,8 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         violations: std::mem::take(&mut hook.shared.violations),
         known_divergences: Vec::new(),
         compared: hook.shared.compared,
-        mirror_teardown: std::mem::take(&mut hook.teardown),
     };
-    for oracle in &mut hook.oracles {
+    for (_, oracle) in &mut hook.oracles {
         let trace = std::mem::take(&mut judged.trace);
         oracle.after_run(program, &trace, &mut judged);
         judged.trace = trace;

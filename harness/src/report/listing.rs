@@ -100,6 +100,17 @@ pub fn render(program: &Program, verdict: &Verdict, style: Style) -> String {
             describe(&Outcome::Panic(panic.clone()), style)
         );
     }
+    for side in &verdict.trace.side_panics {
+        let at = side
+            .step
+            .map_or_else(|| "the end".to_string(), |s| format!("step {s}"));
+        let _ = writeln!(
+            out,
+            "side panic at {at} ({}) -> {}",
+            side.site,
+            describe(&Outcome::Panic(side.panic.clone()), style)
+        );
+    }
     if !verdict.known_divergences.is_empty() {
         let _ = writeln!(
             out,

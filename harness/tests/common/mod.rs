@@ -26,3 +26,28 @@ pub fn program(json: &str) -> Program {
         .expect("inline program parses")
         .program()
 }
+
+thread_local! {
+    static SEEN: std::cell::RefCell<Vec<dispatch_fuzz::fuzz::HookDecision>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A panic-hook policy that records what the fuzz target would decide for each caught panic
+/// (install it with `interpreter::install_panic_hook(Some(record))`).
+pub fn record(panic: &dispatch_fuzz::interpreter::PanicInfo) {
+    let policy = dispatch_fuzz::oracles::Policy::default();
+    let decision = dispatch_fuzz::fuzz::hook_decision(panic, &policy);
+    SEEN.with(|s| s.borrow_mut().push(decision));
+}
+
+/// The fuzz target's decisions (from [`record`]) and `check`'s verdict for one program.
+pub fn both(
+    program: &Program,
+) -> (
+    Vec<dispatch_fuzz::fuzz::HookDecision>,
+    anyhow::Result<dispatch_fuzz::Verdict>,
+) {
+    SEEN.with(|s| s.borrow_mut().clear());
+    let verdict = dispatch_fuzz::check_with(program, &dispatch_fuzz::oracles::Policy::default());
+    (SEEN.with(|s| std::mem::take(&mut *s.borrow_mut())), verdict)
+}

@@ -1,0 +1,130 @@
+//! The fuzz target and `check` agree: every panic the fuzz target's hook would abort on (a
+//! finding under the policy, or a harness error) is a finding, or an error, in `check` too,
+//! wherever it was raised (a step, a mirror, an oracle's replay, a read, a cleanup).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use dispatch_fuzz::check_with;
+use dispatch_fuzz::fuzz::HookDecision;
+use dispatch_fuzz::interpreter::install_panic_hook;
+use dispatch_fuzz::oracles::Policy;
+use dispatch_fuzz::program::{Backends, Program};
+use dispatch_fuzz::rng::SplitMix64;
+
+use common::{both, record};
+
+#[test]
+fn the_fuzz_target_and_check_decide_alike_on_thousands_of_random_programs() {
+    install_panic_hook(Some(record));
+    let mut rng = SplitMix64::new(4242);
+    let (mut panics, mut side) = (0, BTreeMap::<String, usize>::new());
+    const PROGRAMS: usize = 3000;
+    for _ in 0..PROGRAMS {
+        let len = rng.below(3000) as usize;
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
+        let (hook, verdict) = both(&program);
+        panics += hook.len();
+        let aborts = hook.iter().any(|d| *d != HookDecision::Go);
+        match verdict {
+            Ok(verdict) => {
+                for s in &verdict.trace.side_panics {
+                    *side
+                        .entry(format!("{} [{}]", s.site, s.panic.class))
+                        .or_default() += 1;
+                }
+                // Every panic the hook saw is in the trace, so check saw it too.
+                assert_eq!(hook.len(), verdict.trace.panics().count(), "{program}");
+                if aborts {
+                    assert!(
+                        verdict.finding.is_some(),
+                        "the hook aborts, check finds nothing:\n{program}"
+                    );
+                }
+            }
+            Err(error) => assert!(
+                hook.iter()
+                    .any(|d| matches!(d, HookDecision::HarnessError(_))),
+                "check failed without a harness panic: {error:#}"
+            ),
+        }
+    }
+    eprintln!("{PROGRAMS} programs, {panics} caught panics; side panics by site: {side:?}");
+    assert!(panics > PROGRAMS / 2, "too few panics to compare: {panics}");
+}
+
+/// A capture scope whose eager mirror meets a catalogued Flex panic: capture records `sub` of
+/// an I32 tensor and an `argmax` it types I32, while Flex's argmax returns I64 and its `sub`
+/// asserts equal dtypes.
+fn mirror_meets_int_dtype_mix() -> Program {
+    common::program(
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"arg_max": {"src": 1, "dim": 0}}}},
+            {"op": {"out": 3, "op": {"binary": {"op": "sub", "lhs": 1, "rhs": 2}}}},
+            {"exit_scope": {"inputs": [1], "outputs": [3]}}]"#,
+    )
+}
+
+#[test]
+fn a_panic_in_the_eager_mirror_is_recorded_and_judged_like_a_steps() {
+    let program = mirror_meets_int_dtype_mix();
+    let verdict = check_with(&program, &Policy::default()).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let side = &verdict.trace.side_panics;
+    assert_eq!(side.len(), 1, "{side:?}");
+    assert_eq!(
+        (side[0].step, side[0].site.as_ref()),
+        (Some(4), "eager mirror")
+    );
+    assert_eq!(side[0].panic.class, "int-dtype-mismatch");
+    // Under a policy that makes the class a finding, check finds it where the hook would abort.
+    let policy = Policy::parse("int-dtype-mismatch");
+    let finding = check_with(&program, &policy)
+        .unwrap()
+        .finding
+        .expect("a finding");
+    assert_eq!(
+        (finding.class.as_str(), finding.step),
+        ("int-dtype-mismatch", Some(4))
+    );
+}
+
+/// A lockstep hook with a bug: it panics after step `at`.
+struct PanickingHook {
+    at: usize,
+}
+
+impl dispatch_fuzz::interpreter::Lockstep for PanickingHook {
+    fn after_step(&mut self, _: &dispatch_fuzz::interpreter::World<'_>, index: usize) {
+        assert_ne!(index, self.at, "a bug in the harness's own code");
+    }
+    fn scope_completed(
+        &mut self,
+        _: &dispatch_fuzz::interpreter::World<'_>,
+        _: &dispatch_fuzz::interpreter::CompletedScope<'_>,
+    ) {
+    }
+    fn finish(&mut self) {}
+}
+
+#[test]
+fn a_harness_panic_inside_a_capture_scope_is_a_harness_error_not_a_burn_panic() {
+    use dispatch_fuzz::interpreter::{run_in_lockstep, Mode};
+    let program = mirror_meets_int_dtype_mix();
+    let error = run_in_lockstep(&program, Mode::Full, &mut PanickingHook { at: 3 })
+        .expect_err("the harness's panic must not become the scope's outcome");
+    let text = format!("{error:#}");
+    assert!(
+        text.contains("the harness panicked inside the scope"),
+        "{text}"
+    );
+    assert!(text.contains("a bug in the harness's own code"), "{text}");
+    // The same hook outside any scope: the panic is not caught at all, so it is no Burn outcome.
+    let outside = std::panic::catch_unwind(|| {
+        let _ = run_in_lockstep(&program, Mode::Full, &mut PanickingHook { at: 0 });
+    });
+    assert!(outside.is_err());
+}
