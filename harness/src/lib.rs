@@ -21,6 +21,8 @@ pub mod regressions;
 pub mod report;
 pub mod rng;
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +44,9 @@ pub struct Verdict {
     /// How many values the Flex vs wgpu differential compared (0 when it did not run).
     #[serde(default)]
     pub compared: usize,
+    /// Values the differential did not compare, per poison reason (`argmax-tie`, ...).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub poisoned: BTreeMap<String, usize>,
     /// The first finding, if any.
     pub finding: Option<Finding>,
 }
@@ -78,6 +83,11 @@ pub fn check_with_oracles(program: &Program, policy: &Policy, oracles: Oracles) 
         violations: judged.violations,
         known_divergences: judged.known_divergences,
         compared: judged.compared,
+        poisoned: judged
+            .poisoned
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         finding,
     })
 }

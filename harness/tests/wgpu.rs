@@ -165,3 +165,63 @@ fn with_wgpu_the_fuzz_target_and_check_decide_alike() {
     }
     eprintln!("side panics by site: {side:?}");
 }
+
+/// Follows a run with the eager mirror and checks where each of its values lives.
+struct EagerOnly {
+    mirror: dispatch_fuzz::interpreter::Mirror,
+    off_flex: Vec<usize>,
+    held: usize,
+}
+
+impl dispatch_fuzz::interpreter::Lockstep for EagerOnly {
+    fn after_step(&mut self, world: &dispatch_fuzz::interpreter::World<'_>, index: usize) {
+        let outcome = world.outcome(index).unwrap().clone();
+        self.mirror.follow(world, index, &outcome);
+        for slot in world.program().steps[index].writes() {
+            if let Some(t) = self.mirror.get(slot) {
+                self.held += 1;
+                if !dispatch_fuzz::interpreter::on_flex(&t) {
+                    self.off_flex.push(index);
+                }
+            }
+        }
+    }
+    fn scope_completed(
+        &mut self,
+        _: &dispatch_fuzz::interpreter::World<'_>,
+        _: &dispatch_fuzz::interpreter::CompletedScope<'_>,
+    ) {
+    }
+    fn finish(&mut self) {
+        self.mirror.clear();
+    }
+}
+
+#[test]
+fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses_backends() {
+    wgpu::enable().expect("a wgpu adapter");
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "wgpu"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+            {"create": {"out": 2, "kind": "int", "shape": [3], "fill": "arange", "device": "flex"}},
+            {"to_device": {"out": 3, "src": 2, "device": "wgpu"}},
+            {"op": {"out": 4, "op": {"scalar": {"op": "add", "src": 3, "value": 2}}}}]"#,
+    );
+    let mut hook = EagerOnly {
+        mirror: dispatch_fuzz::interpreter::Mirror::eager_flex(),
+        off_flex: Vec::new(),
+        held: 0,
+    };
+    let mode = dispatch_fuzz::interpreter::Mode::Full;
+    dispatch_fuzz::interpreter::run_in_lockstep(&program, mode, &mut hook).unwrap();
+    assert_eq!(hook.held, 5);
+    assert!(
+        hook.off_flex.is_empty(),
+        "steps {:?} left a wgpu value in the eager mirror",
+        hook.off_flex
+    );
+    // And the differential compares each of the four values wgpu computed with Flex's.
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert_eq!(verdict.compared, 4, "{:?}", verdict.poisoned);
+}

@@ -26,18 +26,21 @@ pub struct Computed {
 /// Per-slot tensors on one device, following a run.
 pub struct Mirror {
     device: Device,
-    /// Whether a real value that is not on a capture device is taken as it is rather than
-    /// computed again (the eager run: such a value already holds its data).
-    adopt_plain: bool,
+    /// Whether a real value already on the mirror's own device (Flex, autodiff or not) is taken
+    /// as it is rather than computed again (the eager run: such a value already holds its data).
+    /// Values on capture devices and on wgpu are always computed again, so a comparison with
+    /// the mirror is always across backends.
+    adopt_own: bool,
     slots: Vec<Option<AnyTensor>>,
 }
 
 impl Mirror {
-    /// The eager run: capture steps computed again on Flex, everything else taken as it is.
+    /// The eager run on Flex: values already on Flex taken as they are, capture and wgpu steps
+    /// computed again on Flex.
     pub fn eager_flex() -> Mirror {
         Mirror {
             device: Device::flex(),
-            adopt_plain: true,
+            adopt_own: true,
             slots: vec![None; usize::from(MAX_SLOTS)],
         }
     }
@@ -46,7 +49,7 @@ impl Mirror {
     pub fn on(device: Device) -> Mirror {
         Mirror {
             device,
-            adopt_plain: false,
+            adopt_own: false,
             slots: vec![None; usize::from(MAX_SLOTS)],
         }
     }
@@ -82,9 +85,9 @@ impl Mirror {
         }
         let mut pending = Vec::new();
         for out in step.writes() {
-            match world.slot(out).filter(|_| self.adopt_plain) {
-                Some(real) if !on_capture(&real) => self.slots[usize::from(out)] = Some(real),
-                None if self.adopt_plain => self.slots[usize::from(out)] = None,
+            match world.slot(out).filter(|_| self.adopt_own) {
+                Some(real) if on_flex(&real) => self.slots[usize::from(out)] = Some(real),
+                None if self.adopt_own => self.slots[usize::from(out)] = None,
                 _ => pending.push(out),
             }
         }
@@ -182,9 +185,9 @@ impl Mirror {
     }
 }
 
-/// Whether `t` lives on a capture device.
-pub fn on_capture(t: &AnyTensor) -> bool {
-    pool::name(&t.device()).starts_with("capture")
+/// Whether `t` lives on Flex, autodiff or not.
+pub fn on_flex(t: &AnyTensor) -> bool {
+    matches!(pool::name(&t.device()), "flex" | "flex_ad")
 }
 
 /// The data of `t`, or `None` when reading it panics (the panic goes to the run's journal) or

@@ -39,6 +39,18 @@ pub enum Poison {
     FromPoisoned,
 }
 
+impl Poison {
+    /// A stable name, for counts in verdicts and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Poison::ArgmaxTie => "argmax-tie",
+            Poison::OutOfRangeCast => "out-of-range-cast",
+            Poison::BoolU32OnFlex => "bool-u32-on-flex",
+            Poison::FromPoisoned => "from-poisoned",
+        }
+    }
+}
+
 /// The tolerance for one dtype, from Burn's own `Tolerance` presets: floats use
 /// `Tolerance::balanced()` (Burn's default: 0.5% relative, 1e-5 absolute), which absorbs the
 /// few-ulp differences between Flex's and a GPU's `exp`/`tanh` and summation order; ints and bools

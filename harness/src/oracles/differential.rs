@@ -6,7 +6,7 @@ use burn::tensor::TensorData;
 
 use super::compare::{self, DiffEq, Poison};
 use super::{class_of, faults, Oracle, Shared, StepFacts, Violation, UNKNOWN};
-use crate::interpreter::{note, on_capture, pool, Outcome, World};
+use crate::interpreter::{note, on_flex, Outcome, World};
 use crate::program::{Slot, Step};
 
 pub use super::DIVERGENCE;
@@ -58,9 +58,7 @@ fn judge(
     let out = computed.slot;
     let o = usize::from(out);
     let eager = shared.flex.as_ref().and_then(|m| m.get(out));
-    let on_flex = eager
-        .as_ref()
-        .is_some_and(|t| !on_capture(t) && pool::name(&t.device()) == "flex");
+    let on_flex = eager.as_ref().is_some_and(on_flex);
     let flex = eager.and_then(crate::interpreter::read_data);
     // The known bool storage bug makes Flex misread the value: stop comparing from here.
     let misread = on_flex && flex.as_ref().is_some_and(compare::bool_u32);
@@ -103,8 +101,9 @@ fn judge(
     };
     let on_wgpu = faults::wgpu_value(index, on_wgpu);
     let verdict = compare::compare(&flex, &on_wgpu, poisoned);
-    if !matches!(verdict, DiffEq::Poisoned(_)) {
-        shared.compared += 1;
+    match verdict {
+        DiffEq::Poisoned(why) => *shared.poisoned.entry(why.name()).or_default() += 1,
+        _ => shared.compared += 1,
     }
     if let DiffEq::Differ(diff) = verdict {
         let both = format!(

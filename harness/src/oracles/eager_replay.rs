@@ -17,9 +17,10 @@ pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 
 /// Where `replayed` and `eager` differ, as Burn's `assert_approx_eq` would report it, without
 /// panicking (a panic here would be taken for Burn's): NaN equals NaN, same-signed infinities
-/// are equal, everything else must be within `Tolerance::default()`; shapes must match.
+/// are equal, floats must be within `Tolerance::default()`, ints and bools exactly; shapes must
+/// match.
 pub fn difference(replayed: &TensorData, eager: &TensorData) -> Option<String> {
-    let tolerance = Some(Tolerance::<f64>::default());
+    let tolerance = eager.dtype().is_float().then(Tolerance::<f64>::default);
     compare::difference_with(replayed, eager, tolerance, ("replayed", "eager"))
 }
 
@@ -178,4 +179,27 @@ fn stable_summary(message: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::difference;
+    use burn::tensor::TensorData;
+
+    #[test]
+    fn replayed_ints_and_bools_must_equal_their_eager_values_exactly() {
+        let eager = TensorData::new(vec![200i64, -7], [2]);
+        let replayed = TensorData::new(vec![201i64, -7], [2]);
+        assert!(difference(&replayed, &eager).is_some());
+        let eager = TensorData::new(vec![true, false], [2]);
+        let replayed = TensorData::new(vec![true, true], [2]);
+        assert!(difference(&replayed, &eager).is_some());
+    }
+
+    #[test]
+    fn replayed_floats_may_differ_within_the_default_tolerance() {
+        let eager = TensorData::new(vec![200.0f32], [1]);
+        let replayed = TensorData::new(vec![200.0001f32], [1]);
+        assert!(difference(&replayed, &eager).is_none());
+    }
 }

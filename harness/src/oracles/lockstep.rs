@@ -1,6 +1,8 @@
 //! Runs a program with a set of oracles following it: the mirrors they share, the facts of each
 //! step handed to every oracle, and the trace oracles once the run is over.
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 
 use super::compare::{self, Poison};
@@ -23,6 +25,8 @@ pub struct Shared {
     pub violations: Vec<Violation>,
     /// Values compared across Flex and wgpu.
     pub compared: usize,
+    /// Values not compared, per [`Poison`] reason.
+    pub poisoned: BTreeMap<&'static str, usize>,
 }
 
 /// A run and what the oracles made of it.
@@ -36,6 +40,8 @@ pub struct Judged {
     pub known_divergences: Vec<String>,
     /// How many values the Flex vs wgpu differential compared (0 when it did not run).
     pub compared: usize,
+    /// Values the differential did not compare, per poison reason.
+    pub poisoned: BTreeMap<&'static str, usize>,
 }
 
 struct OracleRun {
@@ -111,6 +117,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         poison: vec![None; usize::from(MAX_SLOTS)],
         violations: Vec::new(),
         compared: 0,
+        poisoned: BTreeMap::new(),
     };
     let chosen: Vec<(&'static str, Box<dyn Oracle>)> = ORACLES
         .iter()
@@ -129,6 +136,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         violations: std::mem::take(&mut hook.shared.violations),
         known_divergences: Vec::new(),
         compared: hook.shared.compared,
+        poisoned: std::mem::take(&mut hook.shared.poisoned),
     };
     for (_, oracle) in &mut hook.oracles {
         let trace = std::mem::take(&mut judged.trace);
