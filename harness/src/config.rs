@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use thiserror::Error;
 
 use crate::interpreter::wgpu::{self, Adapter};
-use crate::oracles::{catalogue::catalogue, Policy, ORACLES, STATE_LEAK};
+use crate::oracles::{catalogue::catalogue, Policy, KNOWN, ORACLES, STATE_LEAK};
 use crate::program::Backends;
 
 /// Backends a session fuzzes (`flex,capture` or `flex,capture,wgpu`).
@@ -38,7 +38,9 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         var: CRASH_ON_VAR,
-        help: "catalogued classes that count as findings, comma-separated",
+        help: "catalogued classes that count as findings, comma-separated; `known`: findings a \
+               stored regression case has are findings too (naming a class does it for that \
+               class)",
     },
     Switch {
         var: NO_ABORT_VAR,
@@ -140,7 +142,8 @@ impl Config {
     }
 }
 
-/// Every class a policy may name: the catalogue's, the oracles' and the state leak.
+/// Every class a policy may name: the catalogue's, the oracles' and the state leak, and
+/// [`KNOWN`].
 pub fn known_classes() -> Vec<String> {
     let mut classes: Vec<String> = catalogue()
         .iter()
@@ -150,7 +153,7 @@ pub fn known_classes() -> Vec<String> {
                 .iter()
                 .flat_map(|o| o.classes.iter().map(|c| c.to_string())),
         )
-        .chain([STATE_LEAK.to_string()])
+        .chain([STATE_LEAK.to_string(), KNOWN.to_string()])
         .collect();
     classes.sort();
     classes.dedup();

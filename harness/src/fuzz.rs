@@ -82,7 +82,13 @@ pub fn hook_decision(panic: &interpreter::PanicInfo, policy: &Policy) -> HookDec
     if panic.class == interpreter::HARNESS_ERROR {
         HookDecision::HarnessError(oracles::signature(&panic))
     } else if policy.is_finding(&panic.class) {
-        HookDecision::Finding(oracles::signature(&panic))
+        let signature = oracles::signature(&panic);
+        // A panic a reviewed case stores is a known finding: check counts it, the run goes on.
+        if policy.is_known(&panic.class, &signature) {
+            HookDecision::Go
+        } else {
+            HookDecision::Finding(signature)
+        }
     } else {
         HookDecision::Go
     }

@@ -47,6 +47,10 @@ pub struct Verdict {
     /// Values the differential did not compare, per poison reason (`argmax-tie`, ...).
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub poisoned: BTreeMap<String, usize>,
+    /// Reviewed regression cases whose finding the run showed again (known findings: not
+    /// findings unless the policy says `known`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub known_findings: Vec<String>,
     /// The first finding, if any.
     pub finding: Option<Finding>,
 }
@@ -77,7 +81,7 @@ pub fn check_with_oracles(program: &Program, policy: &Policy, oracles: Oracles) 
             panic.location.as_deref().unwrap_or("?")
         );
     }
-    let finding = oracles::classify(&mut judged.trace, &judged.violations, policy);
+    let classified = oracles::classify(&mut judged.trace, &judged.violations, policy);
     Ok(Verdict {
         trace: judged.trace,
         violations: judged.violations,
@@ -88,6 +92,7 @@ pub fn check_with_oracles(program: &Program, policy: &Policy, oracles: Oracles) 
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
-        finding,
+        known_findings: classified.known,
+        finding: classified.finding,
     })
 }

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::config;
+use crate::interpreter::HARNESS_ERROR;
 use crate::program::{Program, ProgramFile};
 use crate::regressions::{program_files, promote, Promotion};
 
@@ -37,7 +38,8 @@ pub struct Bucket {
     pub class: String,
     /// `new` (no stored case has this signature), `known` (a pending case from an earlier night
     /// has it), `covered` (a reviewed regression case has it) or `unreproduced` (the harness
-    /// gets no finding from the artifact any more).
+    /// gets no finding from the artifact any more) or `harness-error` (the harness itself
+    /// failed on it: a bug of ours, never promoted as a Burn case).
     pub status: String,
     /// Artifacts in it.
     pub count: usize,
@@ -122,6 +124,12 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         target: options.target.clone(),
         ..Triage::default()
     };
+    if !options.artifacts.is_dir() {
+        anyhow::bail!("{}: no such artifact folder", options.artifacts.display());
+    }
+    // Artifacts are judged with known findings as findings: each one crashed a fuzz run, and
+    // the bucket says whether a reviewed case already covers it.
+    let policy = config::get().policy().with_class(None);
     let mut paths = Vec::new();
     files_under(&options.artifacts, &mut paths);
     paths.sort();
@@ -135,11 +143,17 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         };
         let bytes = std::fs::read(&path).with_context(|| format!("{}", path.display()))?;
         let program = Program::from_fuzz_bytes(&bytes, config::get().backends);
-        let verdict = crate::check(&program)?;
-        let signature = verdict.finding.map_or_else(
-            || format!("{kind} | {NOT_REPRODUCED} | libfuzzer"),
-            |f| f.signature,
-        );
+        // A harness error is a bucket of its own: one must not stop the night's triage.
+        let signature = match crate::check_with(&program, &policy) {
+            Ok(verdict) => verdict.finding.map_or_else(
+                || format!("{kind} | {NOT_REPRODUCED} | libfuzzer"),
+                |f| f.signature,
+            ),
+            Err(error) => format!(
+                "{HARNESS_ERROR} | {} | harness",
+                crate::oracles::normalize_message(&format!("{error:#}"))
+            ),
+        };
         triage.artifacts.push(Artifact {
             path: path.display().to_string(),
             kind: kind.to_string(),
@@ -172,6 +186,8 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         // is listed, kept on disk, and neither promoted nor counted as new.
         let (status, case) = match (find(&reviewed), find(&pending)) {
             _ if signature.contains(NOT_REPRODUCED) => ("unreproduced", None),
+            // Not Burn's: reported for the harness's own fix, never promoted as a Burn case.
+            _ if class == HARNESS_ERROR => ("harness-error", None),
             (Some(case), _) => ("covered", Some(case)),
             (None, Some(case)) => ("known", Some(case)),
             (None, None) => ("new", None),
@@ -199,12 +215,15 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         let Ok(bytes) = std::fs::read(input) else {
             continue;
         };
-        let verdict = crate::check(&Program::from_fuzz_bytes(&bytes, config::get().backends))?;
-        let classes: std::collections::BTreeSet<_> = verdict
-            .trace
-            .panics()
-            .map(|(_, p)| p.class.clone())
-            .collect();
+        let program = Program::from_fuzz_bytes(&bytes, config::get().backends);
+        let classes: std::collections::BTreeSet<_> = match crate::check(&program) {
+            Ok(verdict) => verdict
+                .trace
+                .panics()
+                .map(|(_, p)| p.class.clone())
+                .collect(),
+            Err(_) => [HARNESS_ERROR.to_string()].into(),
+        };
         for class in classes {
             *triage.classes.entry(class).or_default() += 1;
         }

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod differential;
 pub mod eager_replay;
 pub mod faults;
+pub mod known;
 mod lockstep;
 pub mod model;
 
@@ -21,8 +22,8 @@ use crate::interpreter::{Computed, Outcome, Trace, World};
 use crate::program::Program;
 
 pub use classify::{
-    assign_classes, class_of, classify, normalize_message, signature, Finding, Policy, STATE_LEAK,
-    UNKNOWN,
+    assign_classes, class_of, classify, normalize_message, signature, Classified, Finding, Policy,
+    KNOWN, STATE_LEAK, UNKNOWN,
 };
 pub use lockstep::{run, Judged, Shared};
 

@@ -33,7 +33,7 @@ impl Case {
     /// The policy it runs under: its own class counts as a finding, so the snapshot shows the
     /// signature whether or not the class is catalogued.
     pub fn policy(&self) -> Policy {
-        Policy::parse(self.file.class.as_deref().unwrap_or_default())
+        Policy::default().with_class(self.file.class.as_deref())
     }
 
     /// Whether any step names the wgpu device: such cases need wgpu enabled and run one at a

@@ -80,7 +80,8 @@ fn a_panic_in_the_eager_mirror_is_recorded_and_judged_like_a_steps() {
         (Some(4), "eager mirror")
     );
     assert_eq!(side[0].panic.class, "int-dtype-mismatch");
-    // Under a policy that makes the class a finding, check finds it where the hook would abort.
+    // Under a policy that makes the class a finding, check finds it where the hook would abort
+    // (naming the class makes it a finding though a stored case has this very panic).
     let policy = Policy::parse("int-dtype-mismatch");
     let finding = check_with(&program, &policy)
         .unwrap()
@@ -127,4 +128,60 @@ fn a_harness_panic_inside_a_capture_scope_is_a_harness_error_not_a_burn_panic() 
         let _ = run_in_lockstep(&program, Mode::Full, &mut PanickingHook { at: 0 });
     });
     assert!(outside.is_err());
+}
+
+#[test]
+fn the_whole_checked_in_corpus_runs_through_the_fuzz_target_without_a_finding() {
+    install_panic_hook(Some(record));
+    let corpus = common::repo().join("corpus/dispatch_ops");
+    let mut inputs = Vec::new();
+    for dir in [corpus.clone(), corpus.join("regressions")] {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            if entry.path().is_file() {
+                inputs.push(entry.path());
+            }
+        }
+    }
+    assert!(inputs.len() >= 20, "{} inputs", inputs.len());
+    let mut known = BTreeMap::<String, usize>::new();
+    for path in &inputs {
+        let bytes = std::fs::read(path).unwrap();
+        let program = Program::from_fuzz_bytes(&bytes, Backends::FLEX_CAPTURE);
+        let (hook, verdict) = both(&program);
+        let verdict = verdict.unwrap();
+        let aborts: Vec<_> = hook.iter().filter(|d| **d != HookDecision::Go).collect();
+        assert!(
+            aborts.is_empty(),
+            "{}: the hook aborts: {aborts:?}",
+            path.display()
+        );
+        assert!(
+            verdict.finding.is_none(),
+            "{}: {:?}",
+            path.display(),
+            verdict.finding
+        );
+        for case in verdict.known_findings {
+            *known.entry(case).or_default() += 1;
+        }
+    }
+    // The stored oracle finding is met again, and counted as known rather than aborted on.
+    assert!(
+        known.contains_key("captured-float-to-int-cast-replays-as-i64-unlike-eager-flex"),
+        "{known:?}"
+    );
+}
+
+#[test]
+fn a_known_finding_is_a_finding_again_under_the_known_switch() {
+    let path = common::repo()
+        .join("regressions/captured-float-to-int-cast-replays-as-i64-unlike-eager-flex.json");
+    let program = dispatch_fuzz::program::ProgramFile::load(&path)
+        .unwrap()
+        .program();
+    let verdict = check_with(&program, &Policy::default()).unwrap();
+    assert!(verdict.finding.is_none());
+    assert_eq!(verdict.known_findings.len(), 1);
+    let verdict = check_with(&program, &Policy::parse("known")).unwrap();
+    assert_eq!(verdict.finding.expect("a finding").class, "replay-mismatch");
 }

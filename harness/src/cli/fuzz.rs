@@ -84,6 +84,8 @@ struct Stats {
     /// Seconds into the session when each class was first seen.
     first_hit: BTreeMap<String, f64>,
     findings: Vec<(String, PathBuf)>,
+    /// Known findings (stored cases met again) per case.
+    known: BTreeMap<String, u64>,
     signatures: BTreeSet<String>,
 }
 
@@ -153,6 +155,9 @@ fn main(options: Args) -> Result<ExitCode> {
 /// Counts the trace's panics; returns the classes seen for the first time.
 fn record(stats: &mut Stats, verdict: &Verdict, now: f64) -> Vec<String> {
     let mut new = Vec::new();
+    for case in &verdict.known_findings {
+        *stats.known.entry(case.clone()).or_default() += 1;
+    }
     for (_, panic) in verdict.trace.panics() {
         *stats.classes.entry(panic.class.clone()).or_default() += 1;
         if !stats.first_hit.contains_key(&panic.class) {
@@ -236,6 +241,7 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
                 "classes": stats.classes,
                 "first_hit_seconds": stats.first_hit,
                 "findings": findings,
+                "known_findings": stats.known,
                 "rss_kib": rss.map(|r| r.0),
                 "peak_rss_kib": rss.map(|r| r.1),
                 "warm_rss_kib": warm_rss,
@@ -260,6 +266,12 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
             now / 1024,
             peak / 1024
         );
+    }
+    if !stats.known.is_empty() {
+        println!("known findings (stored cases met again, not aborted on):");
+        for (case, count) in &stats.known {
+            println!("  {case:<60} {count:>8}");
+        }
     }
     println!("findings: {}", stats.findings.len());
     for (signature, path) in &stats.findings {

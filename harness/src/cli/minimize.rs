@@ -11,11 +11,16 @@ use dispatch_fuzz::hash::fnv1a;
 use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
 use dispatch_fuzz::program::{Input, ProgramFile};
 
-/// Minimizes `path` under this process's policy; returns the minimized file and where it went.
+/// Minimizes `path` under this process's policy, its own finding included (a known one too);
+/// returns the minimized file and where it went.
 fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
     let Input {
-        program, origin, ..
+        program,
+        origin,
+        class,
+        ..
     } = Input::load(path, config::get().backends)?;
+    let policy = config::get().policy().with_class(class.as_deref());
     let interactive = std::io::stderr().is_terminal() && !quiet;
     let minimizer = Minimizer::new().on_progress(move |p| {
         if interactive {
@@ -29,8 +34,7 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
             let _ = std::io::stderr().flush();
         }
     });
-    let (signature, minimized, reproduction) =
-        minimize_finding(program, config::get().policy(), minimizer)?;
+    let (signature, minimized, reproduction) = minimize_finding(program, &policy, minimizer)?;
     if interactive {
         eprintln!();
     }

@@ -8,6 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::catalogue::{burn_file, catalogue, lookup};
+use super::known::known_case;
 use super::{oracle_of, Violation, REPLAY_FAILURE};
 use crate::interpreter::{PanicInfo, Trace};
 
@@ -15,37 +16,49 @@ use crate::interpreter::{PanicInfo, Trace};
 pub const UNKNOWN: &str = "unknown";
 /// Class of a program after which a pooled capture device refused a fresh scope.
 pub const STATE_LEAK: &str = "state-leak";
-/// Which catalogued classes count as findings in this run.
+/// The `DISPATCH_FUZZ_CRASH_ON` entry that makes known findings (stored cases) findings again.
+pub const KNOWN: &str = "known";
+
+/// Which catalogued classes, and whether known findings, count as findings in this run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Policy {
     /// Classes that are findings although catalogued.
     pub crash_on: BTreeSet<String>,
+    /// Findings a reviewed regression case already stores are findings too (else known).
+    pub known_are_findings: bool,
 }
 
 impl Policy {
-    /// Parses a `DISPATCH_FUZZ_CRASH_ON` value.
+    /// Parses a `DISPATCH_FUZZ_CRASH_ON` value: classes, and [`KNOWN`].
     pub fn parse(list: &str) -> Policy {
+        let items = list.split(',').map(str::trim).filter(|c| !c.is_empty());
+        let (known, classes): (Vec<&str>, Vec<&str>) = items.partition(|c| *c == KNOWN);
         Policy {
-            crash_on: list
-                .split(',')
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .map(str::to_string)
-                .collect(),
+            crash_on: classes.into_iter().map(str::to_string).collect(),
+            known_are_findings: !known.is_empty(),
         }
     }
 
-    /// This policy plus `class`: a saved finding is treated as a finding even if its class is
-    /// catalogued.
+    /// This policy plus `class`, known findings included: a saved finding is treated as a
+    /// finding even if its class is catalogued or a case stores it.
     pub fn with_class(&self, class: Option<&str>) -> Policy {
         let mut policy = self.clone();
         policy.crash_on.extend(class.map(str::to_string));
+        policy.known_are_findings = true;
         policy
     }
 
     /// Whether a panic of class `class` is a finding.
     pub fn is_finding(&self, class: &str) -> bool {
         class == UNKNOWN || class == STATE_LEAK || self.crash_on.contains(class)
+    }
+
+    /// Whether a finding of `class` with `signature` is known (a reviewed case stores it) and
+    /// so not a finding under this policy. Naming the class in the policy opts back in.
+    pub fn is_known(&self, class: &str, signature: &str) -> bool {
+        !self.known_are_findings
+            && !self.crash_on.contains(class)
+            && known_case(signature).is_some()
     }
 }
 
@@ -160,13 +173,23 @@ pub fn assign_classes(trace: &mut Trace) {
     }
 }
 
-/// Sets every panic's class and returns the first finding under `policy`: a panic of the run
-/// (a step's, the teardown's or a side panic), an oracle's violation, or a state leak.
-pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) -> Option<Finding> {
+/// What classification made of a run.
+#[derive(Debug, Default)]
+pub struct Classified {
+    /// The first finding under the policy.
+    pub finding: Option<Finding>,
+    /// The cases storing the known findings the run showed, in order.
+    pub known: Vec<String>,
+}
+
+/// Sets every panic's class and returns the first finding under `policy` (a panic of the run,
+/// a step's, the teardown's or a side panic; an oracle's violation; a state leak), with the
+/// known findings (signatures a reviewed case stores) set apart.
+pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) -> Classified {
     assign_classes(trace);
-    let panic = trace
+    let panics = trace
         .panics()
-        .find(|(_, p)| policy.is_finding(&p.class))
+        .filter(|(_, p)| policy.is_finding(&p.class))
         .map(|(step, p)| Finding {
             signature: signature(p),
             class: p.class.clone(),
@@ -192,18 +215,33 @@ pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) ->
             }
         })
         .filter(|f| policy.is_finding(&f.class) || oracle_of(&f.class).is_some());
-    let panic = panic.into_iter().chain(violation).min_by_key(|f| f.step);
-    panic.or_else(|| {
-        (!trace.leaked_devices.is_empty()).then(|| Finding {
-            signature: format!(
-                "{STATE_LEAK} | a pooled capture device refused a fresh scope | harness"
-            ),
-            class: STATE_LEAK.to_string(),
-            step: None,
-            message: format!(
-                "capture devices {:?} of the pool refused a fresh empty scope after the program",
-                trace.leaked_devices
-            ),
-        })
-    })
+    let leak = (!trace.leaked_devices.is_empty()).then(|| Finding {
+        signature: format!(
+            "{STATE_LEAK} | a pooled capture device refused a fresh scope | harness"
+        ),
+        class: STATE_LEAK.to_string(),
+        step: None,
+        message: format!(
+            "capture devices {:?} of the pool refused a fresh empty scope after the program",
+            trace.leaked_devices
+        ),
+    });
+    let mut candidates: Vec<Finding> = panics.chain(violation).collect();
+    // The earliest step wins; a leak is seen after the program.
+    candidates.sort_by_key(|f| f.step.unwrap_or(usize::MAX));
+    candidates.extend(leak);
+    let mut classified = Classified::default();
+    for finding in candidates {
+        if policy.is_known(&finding.class, &finding.signature) {
+            let case = known_case(&finding.signature)
+                .unwrap_or_default()
+                .to_string();
+            if !classified.known.contains(&case) {
+                classified.known.push(case);
+            }
+        } else if classified.finding.is_none() {
+            classified.finding = Some(finding);
+        }
+    }
+    classified
 }

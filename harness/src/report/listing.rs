@@ -111,6 +111,9 @@ pub fn render(program: &Program, verdict: &Verdict, style: Style) -> String {
             describe(&Outcome::Panic(side.panic.clone()), style)
         );
     }
+    if !verdict.known_findings.is_empty() {
+        let _ = writeln!(out, "known findings: {}", verdict.known_findings.join(", "));
+    }
     if !verdict.known_divergences.is_empty() {
         let _ = writeln!(
             out,
