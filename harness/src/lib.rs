@@ -44,6 +44,9 @@ pub struct Verdict {
     /// How many values the Flex vs wgpu differential compared (0 when it did not run).
     #[serde(default)]
     pub compared: usize,
+    /// How many replayed graph outputs the eager-replay oracle compared with eager values.
+    #[serde(default)]
+    pub replay_compared: usize,
     /// Values the differential did not compare, per poison reason (`argmax-tie`, ...).
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub poisoned: BTreeMap<String, usize>,
@@ -87,6 +90,7 @@ pub fn check_with_oracles(program: &Program, policy: &Policy, oracles: Oracles) 
         violations: judged.violations,
         known_divergences: judged.known_divergences,
         compared: judged.compared,
+        replay_compared: judged.replay_compared,
         poisoned: judged
             .poisoned
             .into_iter()

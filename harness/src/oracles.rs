@@ -22,8 +22,8 @@ use crate::interpreter::{Computed, Outcome, Trace, World};
 use crate::program::Program;
 
 pub use classify::{
-    assign_classes, class_of, classify, normalize_message, signature, Classified, Finding, Policy,
-    KNOWN, STATE_LEAK, UNKNOWN,
+    assign_classes, class_of, classify, is_known_bug, normalize_message, signature, Classified,
+    Finding, Policy, KNOWN, STATE_LEAK, UNKNOWN,
 };
 pub use lockstep::{run, Judged, Shared};
 
@@ -38,6 +38,9 @@ pub struct Violation {
     pub summary: String,
     /// The details: both values, or the failure.
     pub message: String,
+    /// Where Burn raised the panic behind it, when a panic is behind it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub location: Option<String>,
 }
 
 /// Class of a replayed output that differs from the eager run ([`eager_replay`]).

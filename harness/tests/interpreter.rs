@@ -26,6 +26,17 @@ fn thousands_of_random_programs_run_without_harness_failure() {
         );
         steps += program.steps.len();
         panics += verdict.trace.panics().count();
+        // Every panic random programs meet is catalogued: an unknown one is a finding the
+        // fuzzer would stop at, and must be stored or catalogued before this passes again.
+        for (step, panic) in verdict.trace.panics() {
+            assert_ne!(
+                panic.class,
+                dispatch_fuzz::oracles::UNKNOWN,
+                "step {step}: {} at {:?}\n{program}",
+                panic.message,
+                panic.location
+            );
+        }
     }
     // The generator must produce real programs, not mostly empty ones.
     assert!(steps > 2000 * 10, "only {steps} steps in 2000 programs");

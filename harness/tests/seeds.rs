@@ -100,13 +100,10 @@ fn crash_on_turns_a_seed_class_into_a_finding_with_a_stable_signature() {
 
 #[test]
 fn every_seed_record_is_in_the_catalogue_unchanged() {
-    let dir = common::repo().join("../shared/seeds");
-    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
-        panic!(
-            "{}: the shared seeds must be beside the repo: {e}",
-            dir.display()
-        )
-    });
+    // The two records that started the project, copied from the shared seeds into the repo so
+    // a clone alone runs the suite (`harness/seeds/`, kept byte for byte).
+    let dir = common::repo().join("harness/seeds");
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut seen = 0;
     for entry in entries {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();

@@ -43,6 +43,34 @@ pub struct Record {
     /// Files the panic must come from, when the message alone is too generic.
     #[serde(default)]
     pub locations: Vec<String>,
+    /// `known-bug` for a bug this harness found and reported; guards have `type-guard`,
+    /// `validation` or nothing.
+    #[serde(default)]
+    pub handling_strategy: Option<String>,
+}
+
+impl Record {
+    /// Whether the record catalogues a Burn bug (not a guard against misuse).
+    pub fn is_known_bug(&self) -> bool {
+        self.handling_strategy.as_deref() == Some("known-bug")
+    }
+}
+
+/// The known-bug record a failure matches: what a replay of a cleanly captured graph, or a
+/// backend where another one succeeded, may be explained by. A misuse guard never explains one
+/// (a clean graph misuses nothing).
+pub fn lookup_known_bug<'a>(
+    records: &'a [Record],
+    message: &str,
+    location: Option<&str>,
+) -> Option<&'a Record> {
+    let bugs: Vec<Record> = records
+        .iter()
+        .filter(|r| r.is_known_bug())
+        .cloned()
+        .collect();
+    let found = lookup(&bugs, message, location)?;
+    records.iter().find(|r| r.id == found.id)
 }
 
 #[derive(Deserialize)]

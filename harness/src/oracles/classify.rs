@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::catalogue::{burn_file, catalogue, lookup};
+use super::catalogue::{burn_file, catalogue, lookup, lookup_known_bug};
 use super::known::known_case;
 use super::{oracle_of, Violation, REPLAY_FAILURE};
 use crate::interpreter::{PanicInfo, Trace};
@@ -103,7 +103,47 @@ pub fn normalize_message(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::normalize_message;
+    use super::{classify, normalize_message, Policy};
+    use crate::interpreter::Trace;
+    use crate::oracles::{Violation, REPLAY_FAILURE};
+
+    fn replay_failure(message: &str, location: Option<&str>) -> Violation {
+        Violation {
+            step: 3,
+            class: REPLAY_FAILURE.into(),
+            summary: normalize_message(message),
+            message: message.into(),
+            location: location.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_replay_failing_with_a_misuse_guards_message_stays_a_replay_failure() {
+        // A clean graph misuses nothing: a guard firing in its replay is a finding, not the
+        // guard's class (which would not even be a finding by default).
+        let guard = replay_failure("Cannot move a tensor from a capture device", None);
+        let found = classify(&mut Trace::default(), &[guard], &Policy::default());
+        assert_eq!(found.finding.expect("a finding").class, REPLAY_FAILURE);
+    }
+
+    #[test]
+    fn a_replay_failing_with_a_known_bug_at_its_location_takes_the_bugs_class() {
+        let at = "/r/burn-flex-0.23.0-pre.1/src/ops/reduce.rs:120:9";
+        let bug = replay_failure(
+            "range end index 9 out of range for slice of length 4",
+            Some(at),
+        );
+        let found = classify(&mut Trace::default(), &[bug], &Policy::default());
+        assert!(found.finding.is_none(), "{:?}", found.finding);
+        // The same message raised elsewhere is not that bug.
+        let at = "/r/burn-ir-0.23.0-pre.1/src/builder.rs:10:1";
+        let other = replay_failure(
+            "range end index 9 out of range for slice of length 4",
+            Some(at),
+        );
+        let found = classify(&mut Trace::default(), &[other], &Policy::default());
+        assert_eq!(found.finding.expect("a finding").class, REPLAY_FAILURE);
+    }
 
     #[test]
     fn ids_are_normalized_but_dtype_names_are_kept() {
@@ -149,6 +189,12 @@ pub fn class_of(panic: &PanicInfo) -> String {
         cache.insert(key, class);
     });
     class.to_string()
+}
+
+/// Whether `panic` is a catalogued Burn bug (a `known-bug` record, location included), as
+/// opposed to an unknown panic or a misuse guard.
+pub fn is_known_bug(panic: &PanicInfo) -> bool {
+    lookup_known_bug(catalogue(), &panic.message, panic.location.as_deref()).is_some()
 }
 
 /// The signature of a classified panic.
@@ -202,8 +248,10 @@ pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) ->
     let violation = violations
         .iter()
         .map(|v| {
+            // Only a known Burn bug, matched with the panic's real location, explains a clean
+            // graph's failing replay; a misuse guard never does.
             let known = (v.class == REPLAY_FAILURE)
-                .then(|| lookup(catalogue(), &v.message, None))
+                .then(|| lookup_known_bug(catalogue(), &v.message, v.location.as_deref()))
                 .flatten();
             let class = known.map_or(v.class.as_str(), |r| r.background_tag.as_str());
             let oracle = oracle_of(&v.class).map_or("unknown-oracle", |o| o.name);

@@ -5,7 +5,7 @@
 use burn::tensor::TensorData;
 
 use super::compare::{self, DiffEq, Poison};
-use super::{class_of, faults, Oracle, Shared, StepFacts, Violation, UNKNOWN};
+use super::{faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{note, on_flex, Outcome, World};
 use crate::program::{Slot, Step};
 
@@ -67,7 +67,9 @@ fn judge(
     let twin = match &computed.value {
         Ok(t) => t.clone(),
         Err(panic) => {
-            if flex.is_some() && class_of(panic) == UNKNOWN {
+            // Flex computed the value: only a known Burn bug explains wgpu panicking, never a
+            // misuse guard.
+            if flex.is_some() && !is_known_bug(panic) {
                 let message = panic.message.clone();
                 diverge(
                     shared,
@@ -91,7 +93,7 @@ fn judge(
             return diverge(shared, index, out, "wgpu failed to read", e.to_string());
         }
         Err(panic) => {
-            if class_of(&panic) == UNKNOWN {
+            if !is_known_bug(&panic) {
                 diverge(shared, index, out, "wgpu panicked reading", panic.message);
             } else {
                 note(panic);
@@ -127,6 +129,7 @@ fn diverge(shared: &mut Shared, index: usize, out: Slot, summary: &str, details:
     // What is computed from a diverged value would only repeat the report.
     shared.poison[usize::from(out)] = Some(Poison::FromPoisoned);
     shared.violations.push(Violation {
+        location: None,
         step: index,
         class: DIVERGENCE.to_string(),
         summary: summary.to_string(),

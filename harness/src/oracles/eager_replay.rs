@@ -7,7 +7,7 @@ use burn::tensor::{TensorData, Tolerance};
 
 use super::compare::{self, native_bools, DiffEq};
 use super::differential::step_name;
-use super::{class_of, faults, normalize_message, Oracle, Shared, Violation, UNKNOWN};
+use super::{faults, is_known_bug, normalize_message, Oracle, Shared, Violation};
 use crate::interpreter::{
     catch, note, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
 };
@@ -48,15 +48,16 @@ impl Oracle for EagerReplay {
             class: class.to_string(),
             summary,
             message,
+            location: None,
         };
         let replayed = match catch(|| replay_on_flex(scope.graph, &feed)) {
             Err(panic) => {
                 let summary = normalize_message(&panic.message);
-                let at = panic.location.unwrap_or_default();
+                let at = panic.location.clone().unwrap_or_default();
                 let message = format!("{} at {at}", panic.message);
-                shared
-                    .violations
-                    .push(violation(REPLAY_FAILURE, summary, message));
+                let mut failed = violation(REPLAY_FAILURE, summary, message);
+                failed.location = panic.location;
+                shared.violations.push(failed);
                 return;
             }
             // An input without eager data (its step never ran eagerly) cannot be judged.
@@ -75,6 +76,7 @@ impl Oracle for EagerReplay {
             let Some(eager) = flex.data(*slot) else {
                 continue;
             };
+            shared.replay_compared += 1;
             if let Some(diff) = difference(data, &eager) {
                 found.push(format!("output {k} (t{slot}): {diff}"));
             }
@@ -101,11 +103,13 @@ impl Oracle for EagerReplay {
                         .violations
                         .push(violation(REPLAY_FAILURE, summary, message));
                 }
-                Err(panic) if class_of(&panic) == UNKNOWN => {
+                // A clean graph's replay may meet a known Burn bug; any other panic, a misuse
+                // guard's included, is a failure.
+                Err(panic) if !is_known_bug(&panic) => {
                     let summary = format!("replay on wgpu: {}", stable_summary(&panic.message));
-                    shared
-                        .violations
-                        .push(violation(REPLAY_FAILURE, summary, panic.message));
+                    let mut failed = violation(REPLAY_FAILURE, summary, panic.message);
+                    failed.location = panic.location;
+                    shared.violations.push(failed);
                 }
                 Err(panic) => note(panic),
             }

@@ -25,6 +25,8 @@ pub struct Shared {
     pub violations: Vec<Violation>,
     /// Values compared across Flex and wgpu.
     pub compared: usize,
+    /// Replayed graph outputs compared with their eager values.
+    pub replay_compared: usize,
     /// Values not compared, per [`Poison`] reason.
     pub poisoned: BTreeMap<&'static str, usize>,
 }
@@ -40,6 +42,8 @@ pub struct Judged {
     pub known_divergences: Vec<String>,
     /// How many values the Flex vs wgpu differential compared (0 when it did not run).
     pub compared: usize,
+    /// How many replayed graph outputs the eager-replay oracle compared with eager values.
+    pub replay_compared: usize,
     /// Values the differential did not compare, per poison reason.
     pub poisoned: BTreeMap<&'static str, usize>,
 }
@@ -117,6 +121,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         poison: vec![None; usize::from(MAX_SLOTS)],
         violations: Vec::new(),
         compared: 0,
+        replay_compared: 0,
         poisoned: BTreeMap::new(),
     };
     let chosen: Vec<(&'static str, Box<dyn Oracle>)> = ORACLES
@@ -136,6 +141,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         violations: std::mem::take(&mut hook.shared.violations),
         known_divergences: Vec::new(),
         compared: hook.shared.compared,
+        replay_compared: hook.shared.replay_compared,
         poisoned: std::mem::take(&mut hook.shared.poisoned),
     };
     for (_, oracle) in &mut hook.oracles {

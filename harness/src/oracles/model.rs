@@ -286,9 +286,13 @@ impl State {
     ) {
         let (rule, expected) = (prediction.rule, &prediction.expect);
         let actual_text = actual.to_string();
-        let known = known_divergences()
-            .iter()
-            .find(|k| k.rule == rule.id && k.actual == actual_text);
+        let expected_text = expected.to_string();
+        let known = known_divergences().iter().find(|k| {
+            k.rule == rule.id
+                && k.expected == expected_text
+                && k.actual == actual_text
+                && self.covers(k, step)
+        });
         if let Some(known) = known {
             if !report.known.contains(&known.id) {
                 report.known.push(known.id.clone());
@@ -301,6 +305,7 @@ impl State {
             return;
         }
         report.violations.push(Violation {
+            location: None,
             step: index,
             class: MODEL_MISMATCH.to_string(),
             summary: format!("{}: expected {expected}, got {actual_text}", rule.id),
@@ -313,6 +318,39 @@ impl State {
             ),
         });
         self.lost = true;
+    }
+
+    /// Whether `step` meets a known divergence's conditions: its op, its operands' kinds, which
+    /// of its operands are stale. An entry covers only what it names.
+    fn covers(&self, known: &KnownDivergence, step: &Step) -> bool {
+        let op = match step {
+            Step::Op { op, .. } => Some(op.name()),
+            _ => None,
+        };
+        if !known.ops.is_empty() && !op.is_some_and(|o| known.ops.contains(&o)) {
+            return false;
+        }
+        let reads: Vec<Option<Val>> = step.reads().iter().map(|s| self.slot(*s)).collect();
+        let kinds_ok = known.kinds.is_empty()
+            || reads.iter().all(|v| {
+                v.and_then(|v| v.kind)
+                    .is_some_and(|k| known.kinds.contains(&k))
+            });
+        let stale: Vec<usize> = reads
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| {
+                v.is_some_and(|v| {
+                    matches!(v.place, Place::Capture { session, .. } if !self.sessions[session].open)
+                })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        kinds_ok
+            && known
+                .stale_operands
+                .as_ref()
+                .is_none_or(|want| *want == stale)
     }
 
     /// The model's prediction for `step`, or `None` where the contract says nothing definite.

@@ -13,8 +13,21 @@ pub struct KnownDivergence {
     pub id: String,
     /// The model rule Burn departs from.
     pub rule: String,
+    /// What the model predicts there, as `Observed` prints it: an inverted or changed rule no
+    /// longer matches.
+    pub expected: String,
     /// What Burn does instead, as `Observed` prints it (`ok`, `panic <class>`, `error <E>`).
     pub actual: String,
+    /// The ops it covers (`Op::name`, e.g. `mask_where`); empty: any step.
+    #[serde(default)]
+    pub ops: Vec<String>,
+    /// The operand kinds it covers; empty: any.
+    #[serde(default)]
+    pub kinds: Vec<crate::program::Kind>,
+    /// The positions of the operands that are stale capture tensors (from a completed scope),
+    /// exactly; absent: not a condition.
+    #[serde(default)]
+    pub stale_operands: Option<Vec<usize>>,
     /// Why it is a divergence and what a fix in Burn would look like.
     pub reason: String,
     /// A program (path from the repository root) that shows it; a test replays it so the entry
