@@ -43,6 +43,10 @@ pub struct Record {
     /// Files the panic must come from, when the message alone is too generic.
     #[serde(default)]
     pub locations: Vec<String>,
+    /// Where the panic reports itself when that is not in the record's own crate
+    /// (`crate/src/...` prefixes): the callers of a `#[track_caller]` API or of a macro.
+    #[serde(default)]
+    pub call_sites: Vec<String>,
     /// `known-bug` for a bug this harness found and reported; guards have `type-guard`,
     /// `validation` or nothing.
     #[serde(default)]
@@ -141,6 +145,17 @@ pub fn lookup<'a>(
     message: &str,
     location: Option<&str>,
 ) -> Option<&'a Record> {
+    matches(records, message, location).into_iter().next()
+}
+
+/// Every record a panic matches, in catalogue order: its pattern is in the message, the panic
+/// comes from one of its `locations` (if it lists any), and from its crate or one of its call
+/// sites. A test holds the catalogue to at most one.
+pub fn matches<'a>(
+    records: &'a [Record],
+    message: &str,
+    location: Option<&str>,
+) -> Vec<&'a Record> {
     let file = location.and_then(burn_file);
     let matching: Vec<&Record> = records
         .iter()
@@ -153,11 +168,17 @@ pub fn lookup<'a>(
         })
         .collect();
     let krate = location.and_then(|l| crate_of(l.split(':').next().unwrap_or(l)));
-    matching
-        .iter()
-        .find(|r| krate.is_some() && crate_of(&r.file_path) == krate)
-        .or(matching.first())
-        .copied()
+    // A record matches a panic raised in its own crate, or at one of the call sites it lists
+    // (a `#[track_caller]` API or a macro expanded elsewhere reports its caller). A panic with
+    // no location (raised on a worker thread) is matched by message alone.
+    let placed = |r: &&Record| {
+        let (Some(krate), Some(file)) = (&krate, &file) else {
+            return true;
+        };
+        crate_of(&r.file_path).as_ref() == Some(krate)
+            || r.call_sites.iter().any(|c| file.starts_with(c.as_str()))
+    };
+    matching.into_iter().filter(placed).collect()
 }
 
 #[cfg(test)]
@@ -174,6 +195,41 @@ mod tests {
             records.iter().all(|r| crate_of(&r.file_path).is_some()),
             "bad filePath"
         );
+    }
+
+    /// A panic as the record's own source would raise it: the pattern with each `{}` filled in,
+    /// at the record's file (or its first call site).
+    fn raised_by(r: &Record) -> (String, String) {
+        let message = r.message_pattern.replace("{}", "7");
+        let file = match r.call_sites.first() {
+            Some(site) => format!("/r/{site}x.rs"),
+            None => r.file_path.clone(),
+        };
+        (message, format!("{file}:1:1"))
+    }
+
+    #[test]
+    fn every_record_is_constrained_to_a_crate_and_no_two_records_match_one_panic() {
+        for r in catalogue() {
+            assert!(crate_of(&r.file_path).is_some(), "{}: no crate in filePath", r.id);
+            let (message, location) = raised_by(r);
+            let found: Vec<&str> = matches(catalogue(), &message, Some(&location))
+                .iter()
+                .map(|m| m.id.as_str())
+                .collect();
+            assert_eq!(found, [r.id.as_str()], "{message:?} at {location}");
+        }
+    }
+
+    #[test]
+    fn a_record_does_not_match_its_message_raised_in_another_crate() {
+        let r = catalogue()
+            .iter()
+            .find(|r| r.background_tag == "operation-outside-capture-scope")
+            .unwrap();
+        let (message, _) = raised_by(r);
+        let elsewhere = "/r/burn-flex-0.23.0-pre.1/src/ops/binary.rs:1:1";
+        assert!(lookup(catalogue(), &message, Some(elsewhere)).is_none());
     }
 
     #[test]
