@@ -47,6 +47,9 @@ pub struct Record {
     /// (`crate/src/...` prefixes): the callers of a `#[track_caller]` API or of a macro.
     #[serde(default)]
     pub call_sites: Vec<String>,
+    /// `execution-error` for an error value (`ExecutionError`) rather than a panic.
+    #[serde(default)]
+    pub error_type: Option<String>,
     /// `known-bug` for a bug this harness found and reported; guards have `type-guard`,
     /// `validation` or nothing.
     #[serde(default)]
@@ -54,10 +57,24 @@ pub struct Record {
 }
 
 impl Record {
+    /// Whether the record catalogues an `ExecutionError` value, not a panic.
+    pub fn is_execution_error(&self) -> bool {
+        self.error_type.as_deref() == Some("execution-error")
+    }
+
     /// Whether the record catalogues a Burn bug (not a guard against misuse).
     pub fn is_known_bug(&self) -> bool {
         self.handling_strategy.as_deref() == Some("known-bug")
     }
+}
+
+/// The execution-error record an `ExecutionError`'s text matches (errors carry no location,
+/// so the message alone decides).
+pub fn lookup_error<'a>(records: &'a [Record], message: &str) -> Option<&'a Record> {
+    records
+        .iter()
+        .filter(|r| r.is_execution_error())
+        .find(|r| pattern_matches(&r.message_pattern, message))
 }
 
 /// The known-bug record a failure matches: what a replay of a cleanly captured graph, or a
@@ -73,7 +90,13 @@ pub fn lookup_known_bug<'a>(
         .filter(|r| r.is_known_bug())
         .cloned()
         .collect();
-    let found = lookup(&bugs, message, location)?;
+    // A failure without a location is an error value, or a panic from a worker thread.
+    let found = lookup(&bugs, message, location).or_else(|| {
+        location
+            .is_none()
+            .then(|| lookup_error(&bugs, message))
+            .flatten()
+    })?;
     records.iter().find(|r| r.id == found.id)
 }
 
@@ -159,6 +182,7 @@ pub fn matches<'a>(
     let file = location.and_then(burn_file);
     let matching: Vec<&Record> = records
         .iter()
+        .filter(|r| !r.is_execution_error())
         .filter(|r| pattern_matches(&r.message_pattern, message))
         .filter(|r| {
             r.locations.is_empty()
@@ -211,12 +235,26 @@ mod tests {
     #[test]
     fn every_record_is_constrained_to_a_crate_and_no_two_records_match_one_panic() {
         for r in catalogue() {
-            assert!(crate_of(&r.file_path).is_some(), "{}: no crate in filePath", r.id);
+            assert!(
+                crate_of(&r.file_path).is_some(),
+                "{}: no crate in filePath",
+                r.id
+            );
             let (message, location) = raised_by(r);
-            let found: Vec<&str> = matches(catalogue(), &message, Some(&location))
-                .iter()
-                .map(|m| m.id.as_str())
-                .collect();
+            let found: Vec<&str> = if r.is_execution_error() {
+                // Error values carry no location: their messages alone must not overlap.
+                catalogue()
+                    .iter()
+                    .filter(|e| e.is_execution_error())
+                    .filter(|e| pattern_matches(&e.message_pattern, &message))
+                    .map(|e| e.id.as_str())
+                    .collect()
+            } else {
+                matches(catalogue(), &message, Some(&location))
+                    .iter()
+                    .map(|m| m.id.as_str())
+                    .collect()
+            };
             assert_eq!(found, [r.id.as_str()], "{message:?} at {location}");
         }
     }

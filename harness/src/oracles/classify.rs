@@ -7,13 +7,15 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::catalogue::{burn_file, catalogue, lookup, lookup_known_bug};
+use super::catalogue::{burn_file, catalogue, lookup, lookup_error, lookup_known_bug};
 use super::known::known_case;
 use super::{oracle_of, Violation, REPLAY_FAILURE};
-use crate::interpreter::{PanicInfo, Trace};
+use crate::interpreter::{Outcome, PanicInfo, Trace};
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
+/// The `Outcome::Error` name of an error value from reading a tensor or running a graph.
+pub const EXECUTION_ERROR: &str = "ExecutionError";
 /// Class of a program after which a pooled capture device refused a fresh scope.
 pub const STATE_LEAK: &str = "state-leak";
 /// The `DISPATCH_FUZZ_CRASH_ON` entry that makes known findings (stored cases) findings again.
@@ -104,7 +106,7 @@ pub fn normalize_message(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{classify, normalize_message, Policy};
-    use crate::interpreter::Trace;
+    use crate::interpreter::{Outcome, Trace};
     use crate::oracles::{Violation, REPLAY_FAILURE};
 
     fn replay_failure(message: &str, location: Option<&str>) -> Violation {
@@ -115,6 +117,41 @@ mod tests {
             message: message.into(),
             location: location.map(str::to_string),
         }
+    }
+
+    fn read_error(message: &str) -> Trace {
+        Trace {
+            steps: vec![crate::interpreter::StepRecord {
+                index: 0,
+                outcome: Outcome::Error {
+                    error: super::EXECUTION_ERROR.into(),
+                    message: message.into(),
+                },
+            }],
+            ..Trace::default()
+        }
+    }
+
+    #[test]
+    fn an_execution_error_no_record_knows_is_a_finding_and_a_catalogued_one_is_not() {
+        let policy = Policy::default();
+        let known = "An error happened during execution\nCaused by:\n    captured tensor \
+                     TensorId(4) has no concrete value";
+        assert!(classify(&mut read_error(known), &[], &policy)
+            .finding
+            .is_none());
+        let new = "An error happened during execution\nCaused by:\n    device lost";
+        let finding = classify(&mut read_error(new), &[], &policy).finding;
+        let finding = finding.expect("an unknown execution error is a finding");
+        assert_eq!(
+            (finding.class.as_str(), finding.step),
+            (super::UNKNOWN, Some(0))
+        );
+        assert!(
+            finding.signature.ends_with("| execution-error"),
+            "{}",
+            finding.signature
+        );
     }
 
     #[test]
@@ -274,7 +311,22 @@ pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) ->
             trace.leaked_devices
         ),
     });
-    let mut candidates: Vec<Finding> = panics.chain(violation).collect();
+    // An `ExecutionError` a read or a replay returned is judged like a panic, against the
+    // catalogue's execution-error records: an unknown one is a finding.
+    let errors = trace.steps.iter().filter_map(|r| match &r.outcome {
+        Outcome::Error { error, message } if error == EXECUTION_ERROR => {
+            let class =
+                lookup_error(catalogue(), message).map_or(UNKNOWN, |r| r.background_tag.as_str());
+            policy.is_finding(class).then(|| Finding {
+                signature: format!("{class} | {} | execution-error", normalize_message(message)),
+                class: class.to_string(),
+                step: Some(r.index),
+                message: message.clone(),
+            })
+        }
+        _ => None,
+    });
+    let mut candidates: Vec<Finding> = panics.chain(errors).chain(violation).collect();
     // The earliest step wins; a leak is seen after the program.
     candidates.sort_by_key(|f| f.step.unwrap_or(usize::MAX));
     candidates.extend(leak);

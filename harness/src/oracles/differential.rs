@@ -4,9 +4,10 @@
 
 use burn::tensor::TensorData;
 
+use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
 use super::{faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
-use crate::interpreter::{note, on_flex, Outcome, World};
+use crate::interpreter::{catch, note, on_flex, Outcome, World};
 use crate::program::{Slot, Step};
 
 pub use super::DIVERGENCE;
@@ -59,7 +60,23 @@ fn judge(
     let o = usize::from(out);
     let eager = shared.flex.as_ref().and_then(|m| m.get(out));
     let on_flex = eager.as_ref().is_some_and(on_flex);
-    let flex = eager.and_then(crate::interpreter::read_data);
+    // A Flex value that cannot be read is judged, not skipped: an error no execution-error
+    // record knows is a divergence of its own (Flex failed where wgpu computed).
+    let flex = match eager.map(|t| catch(|| t.try_into_data())) {
+        None => None,
+        Some(Ok(Ok(data))) => Some(data),
+        Some(Ok(Err(error))) => {
+            let error = error.to_string();
+            if lookup_error(catalogue(), &error).is_none() {
+                return diverge(shared, index, out, "Flex failed to read", error);
+            }
+            None
+        }
+        Some(Err(panic)) => {
+            note(panic);
+            None
+        }
+    };
     // The known bool storage bug makes Flex misread the value: stop comparing from here.
     let misread = on_flex && flex.as_ref().is_some_and(compare::bool_u32);
     let poisoned = poisoned.or(misread.then_some(Poison::BoolU32OnFlex));
