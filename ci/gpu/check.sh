@@ -21,8 +21,18 @@ if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRI
 fi
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 export DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu
-echo "== wgpu vs flex on one program (the two sums must have the same digest)"
+status=0
+echo "== wgpu vs flex on one program (the sums read on wgpu, on Flex and moved back must agree)"
 time "$bin" run ci/gpu/wgpu-vs-flex.json | tee "$out/run.txt"
+# The three reads print `#<digest>`: one value, three times, and no finding.
+digests="$(grep -o '#[0-9a-f]\{16\}' "$out/run.txt")"
+if [ "$(printf '%s\n' "$digests" | grep -c .)" -ne 3 ] || [ "$(printf '%s\n' "$digests" | sort -u | grep -c .)" -ne 1 ]; then
+  echo "FAIL: expected one digest three times, got: $(echo $digests)"
+  status=1
+fi
+grep -q '^finding: none$' "$out/run.txt" || { echo "FAIL: the program has a finding"; status=1; }
 echo "== fuzz 60 s on flex + capture + wgpu"
 "$bin" fuzz --seconds 60 --seed 1 --json --out "$out/findings" 2> "$out/fuzz.err" | tee "$out/fuzz.json"
 head -1 "$out/fuzz.err"
+if [ "$status" -eq 0 ]; then echo "== check: digests agree"; fi
+exit "$status"
