@@ -138,6 +138,8 @@ enum Place {
 struct Val {
     place: Place,
     kind: Option<Kind>,
+    /// `Some(true)` for an I64 int, `Some(false)` for an I32 one, as the run reported it.
+    wide_int: Option<bool>,
     autodiff: bool,
     /// The program left the contract producing it: steps using it are not judged.
     unknown: bool,
@@ -209,6 +211,19 @@ fn same_as(outcome: &Outcome) -> Option<Slot> {
 /// int created on `flex_ad` is, so the model takes the fact from the run rather than guess it.
 fn produced_autodiff(outcome: &Outcome) -> bool {
     matches!(outcome, Outcome::Ok { value: Some(v), .. } if v.device.ends_with("_ad"))
+}
+
+/// Whether the produced int is I64 (`Some(true)`) or I32 (`Some(false)`), as the run reported
+/// its dtype; `None` for other dtypes or no value.
+fn produced_int_width(outcome: &Outcome) -> Option<bool> {
+    match outcome {
+        Outcome::Ok { value: Some(v), .. } => match v.dtype.as_ref() {
+            "I64" => Some(true),
+            "I32" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn produced_kind(outcome: &Outcome) -> Option<Kind> {
@@ -504,7 +519,15 @@ impl State {
         } else {
             predict(&OP_IN_SCOPE, ok())?
         };
-        if operands.iter().any(|v| v.kind != Some(Kind::Float)) {
+        // Only an I32/I64 mix may meet the dtype bug (an operand of unknown width may be
+        // either); ints of one width, floats and bools may not.
+        let ints: Vec<Option<bool>> = operands
+            .iter()
+            .filter(|v| v.kind == Some(Kind::Int))
+            .map(|v| v.wide_int)
+            .collect();
+        let mixed = ints.iter().any(|w| *w != Some(true)) && ints.iter().any(|w| *w != Some(false));
+        if ints.len() >= 2 && mixed {
             prediction.also.extend(DTYPE_MIX);
         }
         Some(prediction)
@@ -624,6 +647,7 @@ impl State {
                     Val {
                         place,
                         kind: Some(*kind),
+                        wide_int: produced_int_width(outcome),
                         autodiff,
                         unknown: false,
                     },
@@ -646,6 +670,7 @@ impl State {
                     Val {
                         place,
                         autodiff,
+                        wide_int: produced_int_width(outcome).or(src.wide_int),
                         ..src
                     },
                 );
@@ -687,6 +712,7 @@ impl State {
                     Val {
                         place,
                         kind,
+                        wide_int: produced_int_width(outcome),
                         autodiff,
                         unknown: false,
                     },
@@ -709,6 +735,7 @@ impl State {
                     let val = Val {
                         place: Place::Plain,
                         kind: None,
+                        wide_int: None,
                         autodiff: false,
                         unknown: true,
                     };
