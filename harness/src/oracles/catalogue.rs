@@ -2,21 +2,29 @@
 //!
 //! # Format
 //! A JSON array of objects `{"record": {...}}` in the schema of the seed error records
-//! (`shared/seeds/*.txt`). The harness reads these fields and ignores the rest:
+//! (`harness/seeds/*.txt`). The harness reads these fields and ignores the rest:
 //! - `id`: stable record id (the seeds keep theirs).
 //! - `messagePattern`: text the panic message must contain; `{}` matches any run of characters
 //!   (it stands where the Rust source formats a value, such as a tensor id).
-//! - `filePath`: where Burn's source raises it (`crates/<crate>/src/...`). Macro panics report
-//!   their call site instead, so only the crate is compared, and only to choose between
-//!   records whose patterns both match.
+//! - `filePath`: where Burn's source raises it (`crates/<crate>/src/...`). A record matches only
+//!   panics raised in that crate (a macro's call site is in the crate that expands it, so only
+//!   the crate is compared), or at one of its `callSites`.
+//! - `callSites` (optional): `crate/src/...` prefixes where the panic reports itself outside the
+//!   record's crate: the callers of a `#[track_caller]` API (`Tensor::into_data` reports the
+//!   harness's own line).
+//! - `errorType`: `execution-error` for an `ExecutionError` value (matched by message alone, as
+//!   errors carry no location) rather than a panic.
 //! - `backgroundTag`: the class name used in traces, counters and `DISPATCH_FUZZ_CRASH_ON`.
 //! - `locations` (optional, not in the seeds): `crate/src/...` path prefixes the panic must be
 //!   raised under (a file, or a whole `crate/src/`). For records whose message is generic (a
 //!   slice index out of range), so that one known bug does not hide every other panic worded
 //!   the same.
 //! - `handlingStrategy`: `known-bug` marks a bug this harness found and reported, catalogued so
-//!   fuzzing goes on past it.
+//!   fuzzing goes on past it. Only known-bug records explain a clean graph's failing replay or a
+//!   wgpu panic where Flex computed the value; a misuse guard never does.
 //! - `severity`, `documentation`, `triggerScenarios`: shown to people, not used for matching.
+//!
+//! A test fails when a record has no crate or when two records match one panic.
 
 use serde::Deserialize;
 use std::sync::OnceLock;
