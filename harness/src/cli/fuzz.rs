@@ -86,6 +86,9 @@ struct Stats {
     findings: Vec<(String, PathBuf)>,
     /// Known findings (stored cases met again) per case.
     known: BTreeMap<String, u64>,
+    /// Values the differential compared across Flex and wgpu, and those it did not, per reason.
+    compared: u64,
+    poisoned: BTreeMap<String, u64>,
     signatures: BTreeSet<String>,
 }
 
@@ -157,6 +160,10 @@ fn record(stats: &mut Stats, verdict: &Verdict, now: f64) -> Vec<String> {
     let mut new = Vec::new();
     for case in &verdict.known_findings {
         *stats.known.entry(case.clone()).or_default() += 1;
+    }
+    stats.compared += verdict.compared as u64;
+    for (why, n) in &verdict.poisoned {
+        *stats.poisoned.entry(why.clone()).or_default() += *n as u64;
     }
     for (_, panic) in verdict.trace.panics() {
         *stats.classes.entry(panic.class.clone()).or_default() += 1;
@@ -242,6 +249,8 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
                 "first_hit_seconds": stats.first_hit,
                 "findings": findings,
                 "known_findings": stats.known,
+                "wgpu_compared": stats.compared,
+                "wgpu_poisoned": stats.poisoned,
                 "rss_kib": rss.map(|r| r.0),
                 "peak_rss_kib": rss.map(|r| r.1),
                 "warm_rss_kib": warm_rss,
@@ -266,6 +275,12 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
             now / 1024,
             peak / 1024
         );
+    }
+    if stats.compared > 0 || !stats.poisoned.is_empty() {
+        println!("flex vs wgpu: {} values compared", stats.compared);
+        for (why, n) in &stats.poisoned {
+            println!("  not compared ({why}): {n}");
+        }
     }
     if !stats.known.is_empty() {
         println!("known findings (stored cases met again, not aborted on):");
