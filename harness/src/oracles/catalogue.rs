@@ -16,9 +16,10 @@
 //!   errors carry no location) rather than a panic.
 //! - `backgroundTag`: the class name used in traces, counters and `DISPATCH_FUZZ_CRASH_ON`.
 //! - `locations` (optional, not in the seeds): `crate/src/...` path prefixes the panic must be
-//!   raised under (a file, or a whole `crate/src/`). For records whose message is generic (a
-//!   slice index out of range), so that one known bug does not hide every other panic worded
-//!   the same.
+//!   raised under (a file, or a whole `crate/src/`), or a file with a line range
+//!   (`burn-flex/src/ops/reduce.rs:858-1065`, one function). For records whose message is
+//!   generic (a slice index out of range), so that one known bug does not hide every other
+//!   panic worded the same.
 //! - `handlingStrategy`: `known-bug` marks a bug this harness found and reported, catalogued so
 //!   fuzzing goes on past it. Only known-bug records explain a clean graph's failing replay or a
 //!   wgpu panic where Flex computed the value; a misuse guard never does.
@@ -160,6 +161,26 @@ pub fn crate_of(path: &str) -> Option<String> {
     Some(name[..cut].to_string())
 }
 
+/// The line of a `file:line:col` location.
+fn line_of(location: &str) -> Option<u32> {
+    location.rsplit(':').nth(1)?.parse().ok()
+}
+
+/// Whether a record's `locations` entry covers a panic at `file` (`crate/src/...`), `line`:
+/// a path prefix, or a file with a line range (`crate/src/file.rs:858-1065`: one function).
+fn location_covers(entry: &str, file: &str, line: Option<u32>) -> bool {
+    let Some((path, range)) = entry.split_once(':') else {
+        return file.starts_with(entry);
+    };
+    let Some((start, end)) = range.split_once('-') else {
+        return false;
+    };
+    let (Ok(start), Ok(end)) = (start.parse::<u32>(), end.parse::<u32>()) else {
+        return false;
+    };
+    file == path && line.is_some_and(|l| (start..=end).contains(&l))
+}
+
 /// `crate/src/file.rs` for a panic location (`file:line:col`), without version or line.
 pub fn burn_file(location: &str) -> Option<String> {
     let file = location.split(':').next()?;
@@ -194,9 +215,11 @@ pub fn matches<'a>(
         .filter(|r| pattern_matches(&r.message_pattern, message))
         .filter(|r| {
             r.locations.is_empty()
-                || file
-                    .as_ref()
-                    .is_some_and(|f| r.locations.iter().any(|l| f.starts_with(l.as_str())))
+                || file.as_ref().is_some_and(|f| {
+                    r.locations
+                        .iter()
+                        .any(|l| location_covers(l, f, location.and_then(line_of)))
+                })
         })
         .collect();
     let krate = location.and_then(|l| crate_of(l.split(':').next().unwrap_or(l)));
@@ -237,7 +260,13 @@ mod tests {
             Some(site) => format!("/r/{site}x.rs"),
             None => r.file_path.clone(),
         };
-        (message, format!("{file}:1:1"))
+        // Inside the line range a `locations` entry may name.
+        let line = r
+            .locations
+            .iter()
+            .find_map(|l| l.split_once(':')?.1.split_once('-')?.0.parse::<u32>().ok())
+            .unwrap_or(1);
+        (message, format!("{file}:{line}:1"))
     }
 
     #[test]
@@ -265,6 +294,19 @@ mod tests {
             };
             assert_eq!(found, [r.id.as_str()], "{message:?} at {location}");
         }
+    }
+
+    #[test]
+    fn a_generic_message_matches_the_known_bug_only_inside_its_function() {
+        let message = "range end index 9 out of range for slice of length 4";
+        let file = "/r/burn-flex-0.23.0-pre.1/src/ops/reduce.rs";
+        let class = |line: u32| {
+            lookup(catalogue(), message, Some(&format!("{file}:{line}:9")))
+                .map(|r| r.background_tag.clone())
+        };
+        assert_eq!(class(1014).as_deref(), Some("flex-reduce-permuted-layout"));
+        // The same slice panic in another reduction of the same file is not that bug.
+        assert_eq!(class(1450), None);
     }
 
     #[test]
