@@ -59,6 +59,11 @@ impl Mirror {
         &self.device
     }
 
+    /// Whether the mirror holds a tensor in slot `s`.
+    pub fn has(&self, s: Slot) -> bool {
+        self.slots.get(usize::from(s)).is_some_and(Option::is_some)
+    }
+
     /// The mirror's tensor in slot `s`, if it has one.
     pub fn get(&self, s: Slot) -> Option<AnyTensor> {
         self.slots.get(usize::from(s)).cloned().flatten()
@@ -85,8 +90,8 @@ impl Mirror {
         }
         let mut pending = Vec::new();
         for out in step.writes() {
-            match world.slot(out).filter(|_| self.adopt_own) {
-                Some(real) if on_flex(&real) => self.slots[usize::from(out)] = Some(real),
+            match world.slot_ref(out).filter(|_| self.adopt_own) {
+                Some(real) if on_flex(real) => self.slots[usize::from(out)] = Some(real.clone()),
                 None if self.adopt_own => self.slots[usize::from(out)] = None,
                 _ => pending.push(out),
             }
@@ -109,7 +114,7 @@ impl Mirror {
             }
             Step::Op { out, op } => {
                 self.slots[usize::from(*out)] = None;
-                if op.operands().iter().all(|s| self.get(*s).is_some()) {
+                if op.operands().iter().all(|s| self.has(*s)) {
                     match catch(|| exec_op(op, |s| self.get(s))) {
                         Ok(Ok(t)) => computed.push((*out, Ok(t))),
                         // The mirror's device may reject what the real one took (Flex refuses
@@ -165,8 +170,9 @@ impl Mirror {
 
     /// Drops every tensor the mirror holds; a panic doing it goes to the run's journal.
     pub fn clear(&mut self) {
-        let slots = std::mem::replace(&mut self.slots, vec![None; usize::from(MAX_SLOTS)]);
+        let slots = std::mem::take(&mut self.slots);
         attempt(move || drop(slots));
+        self.slots.resize(usize::from(MAX_SLOTS), None);
     }
 
     /// `Tensor::from_data` on the mirror's device. Off Flex, bools go through an int tensor:
