@@ -93,8 +93,9 @@ fn api_checks_devices(op: &Op) -> bool {
 }
 
 /// Int tensors are I32 on Flex and I64 on capture and from argmax, bools are `Bool(Native)` on
-/// Flex and `Bool(U8)` on capture; the Tensor API does not check dtypes, so an op over a mix can
-/// panic while recording (`int-dtype-mismatch`, a catalogued known bug).
+/// Flex and `Bool(U8)` on capture; the Tensor API does not check dtypes, so an op over a mix of
+/// storages can panic while recording (`int-dtype-mismatch`, a catalogued known bug, which
+/// covers the bool form too).
 const DTYPE_MIX: &[&str] = &["int-dtype-mismatch"];
 
 thread_local! {
@@ -138,8 +139,9 @@ enum Place {
 struct Val {
     place: Place,
     kind: Option<Kind>,
-    /// `Some(true)` for an I64 int, `Some(false)` for an I32 one, as the run reported it.
-    wide_int: Option<bool>,
+    /// The storage dtype the run reported for an int or bool (`I32`, `I64`, `Bool(Native)`,
+    /// `Bool(U8)`), if it did.
+    storage: Option<&'static str>,
     autodiff: bool,
     /// The program left the contract producing it: steps using it are not judged.
     unknown: bool,
@@ -213,15 +215,11 @@ fn produced_autodiff(outcome: &Outcome) -> bool {
     matches!(outcome, Outcome::Ok { value: Some(v), .. } if v.device.ends_with("_ad"))
 }
 
-/// Whether the produced int is I64 (`Some(true)`) or I32 (`Some(false)`), as the run reported
-/// its dtype; `None` for other dtypes or no value.
-fn produced_int_width(outcome: &Outcome) -> Option<bool> {
+/// The int or bool storage dtype of the produced tensor, as the run reported it.
+fn produced_storage(outcome: &Outcome) -> Option<&'static str> {
+    const STORAGES: [&str; 5] = ["I32", "I64", "Bool(Native)", "Bool(U8)", "Bool(U32)"];
     match outcome {
-        Outcome::Ok { value: Some(v), .. } => match v.dtype.as_ref() {
-            "I64" => Some(true),
-            "I32" => Some(false),
-            _ => None,
-        },
+        Outcome::Ok { value: Some(v), .. } => STORAGES.into_iter().find(|s| *s == v.dtype),
         _ => None,
     }
 }
@@ -519,15 +517,19 @@ impl State {
         } else {
             predict(&OP_IN_SCOPE, ok())?
         };
-        // Only an I32/I64 mix may meet the dtype bug (an operand of unknown width may be
-        // either); ints of one width, floats and bools may not.
-        let ints: Vec<Option<bool>> = operands
-            .iter()
-            .filter(|v| v.kind == Some(Kind::Int))
-            .map(|v| v.wide_int)
-            .collect();
-        let mixed = ints.iter().any(|w| *w != Some(true)) && ints.iter().any(|w| *w != Some(false));
-        if ints.len() >= 2 && mixed {
+        // Only operands of one kind stored in different dtypes (I32 with I64, Bool(Native) with
+        // Bool(U8)) may meet the dtype bug; an operand whose storage the run did not report may
+        // be either. Floats, and ints or bools of one storage, may not.
+        let mixed = [Kind::Int, Kind::Bool].into_iter().any(|kind| {
+            let storages: Vec<Option<&str>> = operands
+                .iter()
+                .filter(|v| v.kind == Some(kind))
+                .map(|v| v.storage)
+                .collect();
+            storages.len() >= 2
+                && (storages.contains(&None) || storages.iter().any(|s| *s != storages[0]))
+        });
+        if mixed {
             prediction.also.extend(DTYPE_MIX);
         }
         Some(prediction)
@@ -647,7 +649,7 @@ impl State {
                     Val {
                         place,
                         kind: Some(*kind),
-                        wide_int: produced_int_width(outcome),
+                        storage: produced_storage(outcome),
                         autodiff,
                         unknown: false,
                     },
@@ -670,7 +672,7 @@ impl State {
                     Val {
                         place,
                         autodiff,
-                        wide_int: produced_int_width(outcome).or(src.wide_int),
+                        storage: produced_storage(outcome).or(src.storage),
                         ..src
                     },
                 );
@@ -712,7 +714,7 @@ impl State {
                     Val {
                         place,
                         kind,
-                        wide_int: produced_int_width(outcome),
+                        storage: produced_storage(outcome),
                         autodiff,
                         unknown: false,
                     },
@@ -735,7 +737,7 @@ impl State {
                     let val = Val {
                         place: Place::Plain,
                         kind: None,
-                        wide_int: None,
+                        storage: None,
                         autodiff: false,
                         unknown: true,
                     };
