@@ -377,8 +377,7 @@ impl Run<'_, '_> {
                 fill,
                 device,
             } => {
-                let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
-                let data = fill_data(*kind, &shape, *fill);
+                let data = fill_data(*kind, shape, *fill);
                 let device = device!(*device);
                 let t = caught!(AnyTensor::from_data(*kind, data, &device));
                 self.produce(*out, t)

@@ -108,8 +108,7 @@ impl Mirror {
                 fill,
                 ..
             } => {
-                let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
-                let data = fill_data(*kind, &shape, *fill);
+                let data = fill_data(*kind, shape, *fill);
                 computed.push((*out, catch(|| self.upload(*kind, data))));
             }
             Step::Op { out, op } => {

@@ -4,8 +4,9 @@ use burn::tensor::TensorData;
 
 use super::step::{Fill, Kind};
 
-/// The host data of a deterministic fill.
-pub fn fill_data(kind: Kind, shape: &[usize], fill: Fill) -> TensorData {
+/// The host data of a deterministic fill of a `Create` step's `shape`.
+pub fn fill_data(kind: Kind, shape: &[u8], fill: Fill) -> TensorData {
+    let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
     let n: usize = shape.iter().product();
     let value = |i: usize| -> i64 {
         match fill {
@@ -16,11 +17,11 @@ pub fn fill_data(kind: Kind, shape: &[usize], fill: Fill) -> TensorData {
         }
     };
     match kind {
-        Kind::Float => TensorData::new((0..n).map(|i| value(i) as f32).collect(), shape.to_vec()),
-        Kind::Int => TensorData::new((0..n).map(value).collect::<Vec<i64>>(), shape.to_vec()),
+        Kind::Float => TensorData::new((0..n).map(|i| value(i) as f32).collect(), shape),
+        Kind::Int => TensorData::new((0..n).map(value).collect::<Vec<i64>>(), shape),
         Kind::Bool => TensorData::new(
             (0..n).map(|i| value(i) % 2 != 0).collect::<Vec<bool>>(),
-            shape.to_vec(),
+            shape,
         ),
     }
 }

@@ -16,8 +16,7 @@ fn device(d: DeviceRef) -> String {
 }
 
 fn data_literal(kind: Kind, shape: &[u8], fill: Fill) -> String {
-    let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
-    let data = fill_data(kind, &shape, fill);
+    let data = fill_data(kind, shape, fill);
     let values: Vec<String> = match kind {
         Kind::Float => data
             .as_slice::<f32>()
