@@ -77,13 +77,21 @@ impl Record {
     }
 }
 
-/// The execution-error record an `ExecutionError`'s text matches (errors carry no location,
-/// so the message alone decides).
-pub fn lookup_error<'a>(records: &'a [Record], message: &str) -> Option<&'a Record> {
+/// The execution-error records an `ExecutionError`'s text matches, in catalogue order (errors
+/// carry no location, so the message alone decides). A test holds the catalogue to at most one.
+pub fn error_matches<'a, 'm>(
+    records: impl IntoIterator<Item = &'a Record> + 'm,
+    message: &'m str,
+) -> impl Iterator<Item = &'a Record> + 'm {
     records
-        .iter()
+        .into_iter()
         .filter(|r| r.is_execution_error())
-        .find(|r| pattern_matches(&r.message_pattern, message))
+        .filter(move |r| pattern_matches(&r.message_pattern, message))
+}
+
+/// The execution-error record an `ExecutionError`'s text matches.
+pub fn lookup_error<'a>(records: &'a [Record], message: &str) -> Option<&'a Record> {
+    error_matches(records, message).next()
 }
 
 /// The known-bug record a failure matches: what a replay of a cleanly captured graph, or a
@@ -94,19 +102,14 @@ pub fn lookup_known_bug<'a>(
     message: &str,
     location: Option<&str>,
 ) -> Option<&'a Record> {
-    let bugs: Vec<Record> = records
-        .iter()
-        .filter(|r| r.is_known_bug())
-        .cloned()
-        .collect();
+    let bugs = || records.iter().filter(|r| r.is_known_bug());
     // A failure without a location is an error value, or a panic from a worker thread.
-    let found = lookup(&bugs, message, location).or_else(|| {
+    matches(bugs(), message, location).next().or_else(|| {
         location
             .is_none()
-            .then(|| lookup_error(&bugs, message))
+            .then(|| error_matches(bugs(), message).next())
             .flatten()
-    })?;
-    records.iter().find(|r| r.id == found.id)
+    })
 }
 
 #[derive(Deserialize)]
@@ -197,43 +200,41 @@ pub fn lookup<'a>(
     message: &str,
     location: Option<&str>,
 ) -> Option<&'a Record> {
-    matches(records, message, location).into_iter().next()
+    matches(records, message, location).next()
 }
 
 /// Every record a panic matches, in catalogue order: its pattern is in the message, the panic
 /// comes from one of its `locations` (if it lists any), and from its crate or one of its call
 /// sites. A test holds the catalogue to at most one.
-pub fn matches<'a>(
-    records: &'a [Record],
-    message: &str,
-    location: Option<&str>,
-) -> Vec<&'a Record> {
+pub fn matches<'a, 'm>(
+    records: impl IntoIterator<Item = &'a Record> + 'm,
+    message: &'m str,
+    location: Option<&'m str>,
+) -> impl Iterator<Item = &'a Record> + 'm {
     let file = location.and_then(burn_file);
-    let matching: Vec<&Record> = records
-        .iter()
-        .filter(|r| !r.is_execution_error())
-        .filter(|r| pattern_matches(&r.message_pattern, message))
-        .filter(|r| {
-            r.locations.is_empty()
-                || file.as_ref().is_some_and(|f| {
-                    r.locations
-                        .iter()
-                        .any(|l| location_covers(l, f, location.and_then(line_of)))
-                })
-        })
-        .collect();
+    let line = location.and_then(line_of);
     let krate = location.and_then(|l| crate_of(l.split(':').next().unwrap_or(l)));
-    // A record matches a panic raised in its own crate, or at one of the call sites it lists
-    // (a `#[track_caller]` API or a macro expanded elsewhere reports its caller). A panic with
-    // no location (raised on a worker thread) is matched by message alone.
-    let placed = |r: &&Record| {
-        let (Some(krate), Some(file)) = (&krate, &file) else {
-            return true;
-        };
-        crate_of(&r.file_path).as_ref() == Some(krate)
-            || r.call_sites.iter().any(|c| file.starts_with(c.as_str()))
-    };
-    matching.into_iter().filter(placed).collect()
+    records
+        .into_iter()
+        .filter(|r| !r.is_execution_error())
+        .filter(move |r| pattern_matches(&r.message_pattern, message))
+        .filter(move |r| {
+            let covered = r.locations.is_empty()
+                || file
+                    .as_ref()
+                    .is_some_and(|f| r.locations.iter().any(|l| location_covers(l, f, line)));
+            // A record matches a panic raised in its own crate, or at one of the call sites it
+            // lists (a `#[track_caller]` API or a macro expanded elsewhere reports its caller).
+            // A panic with no location (raised on a worker thread) is matched by message alone.
+            let placed = match (&krate, &file) {
+                (Some(krate), Some(file)) => {
+                    crate_of(&r.file_path).as_ref() == Some(krate)
+                        || r.call_sites.iter().any(|c| file.starts_with(c.as_str()))
+                }
+                _ => true,
+            };
+            covered && placed
+        })
 }
 
 #[cfg(test)]
@@ -280,15 +281,11 @@ mod tests {
             let (message, location) = raised_by(r);
             let found: Vec<&str> = if r.is_execution_error() {
                 // Error values carry no location: their messages alone must not overlap.
-                catalogue()
-                    .iter()
-                    .filter(|e| e.is_execution_error())
-                    .filter(|e| pattern_matches(&e.message_pattern, &message))
+                error_matches(catalogue(), &message)
                     .map(|e| e.id.as_str())
                     .collect()
             } else {
                 matches(catalogue(), &message, Some(&location))
-                    .iter()
                     .map(|m| m.id.as_str())
                     .collect()
             };
