@@ -86,8 +86,8 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
     if uses_autodiff(program) {
         at_site("autodiff sweep", pool::sweep_autodiff_graphs);
     }
-    let side_panics = catch::journal_take();
     if mode == Mode::Bare {
+        // The journal is dropped by the next run's `journal_start`.
         return Ok(Trace::default());
     }
     let mut steps = Vec::with_capacity(n);
@@ -96,14 +96,24 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         steps.push(StepRecord { index, outcome });
     }
     let leaked_devices = at_site("device pool probe", pool::leaked_devices);
-    let mut side_panics = side_panics;
-    side_panics.extend(catch::journal_take());
-    Ok(Trace {
+    let trace = Trace {
         steps,
         teardown,
-        side_panics,
+        side_panics: catch::journal_take(),
         leaked_devices,
-    })
+    };
+    // A panic of the harness's own code is never a Burn outcome, wherever it was caught.
+    if let Some((step, panic)) = trace
+        .panics()
+        .find(|(_, p)| p.class == catch::HARNESS_ERROR)
+    {
+        return Err(anyhow!(
+            "the harness panicked at step {step}: {} at {}",
+            panic.message,
+            panic.location.as_deref().unwrap_or("?")
+        ));
+    }
+    Ok(trace)
 }
 
 fn uses_autodiff(program: &Program) -> bool {
@@ -264,7 +274,7 @@ impl Run<'_, '_> {
         });
         inner?;
         if let Err(panic) = &result {
-            if panic.class == super::catch::HARNESS_ERROR {
+            if panic.class == catch::HARNESS_ERROR {
                 return Err(anyhow!(
                     "the harness panicked inside the scope of steps {enter}..={exit}: {} at {}",
                     panic.message,
