@@ -88,15 +88,15 @@ impl Mirror {
             (_, Outcome::Ok { .. }) => {}
             _ => return Vec::new(),
         }
-        let mut pending = Vec::new();
+        let mut adopted_all = true;
         for out in step.writes() {
             match world.slot_ref(out).filter(|_| self.adopt_own) {
                 Some(real) if on_flex(real) => self.slots[usize::from(out)] = Some(real.clone()),
                 None if self.adopt_own => self.slots[usize::from(out)] = None,
-                _ => pending.push(out),
+                _ => adopted_all = false,
             }
         }
-        if pending.is_empty() {
+        if adopted_all {
             return Vec::new();
         }
         let mut computed = Vec::new();
@@ -155,8 +155,10 @@ impl Mirror {
                     }
                 }
             }
-            Step::Read { .. } | Step::Drop { .. } | Step::EnterScope { .. } => {}
-            Step::ExitScope { .. } => {}
+            Step::Read { .. }
+            | Step::Drop { .. }
+            | Step::EnterScope { .. }
+            | Step::ExitScope { .. } => {}
         }
         computed
             .into_iter()
