@@ -21,13 +21,11 @@ pub mod regressions;
 pub mod report;
 pub mod rng;
 
-use std::collections::BTreeMap;
-
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use interpreter::Trace;
-use oracles::{Finding, Oracles, Policy, Violation};
+use oracles::{Finding, OracleReport, Oracles, Policy};
 use program::Program;
 
 /// The result of checking one program.
@@ -35,21 +33,9 @@ use program::Program;
 pub struct Verdict {
     /// What each step did, with every panic classified.
     pub trace: Trace,
-    /// Oracle invariants the run broke.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub violations: Vec<Violation>,
-    /// Ids of the known divergences (`harness/known-divergences.json`) the run showed.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub known_divergences: Vec<String>,
-    /// How many values the Flex vs wgpu differential compared (0 when it did not run).
-    #[serde(default)]
-    pub compared: usize,
-    /// How many replayed graph outputs the eager-replay oracle compared with eager values.
-    #[serde(default)]
-    pub replay_compared: usize,
-    /// Values the differential did not compare, per poison reason (`argmax-tie`, ...).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
-    pub poisoned: BTreeMap<String, usize>,
+    /// What the oracles found and counted.
+    #[serde(flatten)]
+    pub oracles: OracleReport,
     /// Reviewed regression cases whose finding the run showed again (known findings: not
     /// findings unless the policy says `known`).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -72,18 +58,10 @@ pub fn check_with(program: &Program, policy: &Policy) -> Result<Verdict> {
 /// [`check`] under an explicit policy with a choice of oracles (the benchmark turns them off).
 pub fn check_with_oracles(program: &Program, policy: &Policy, oracles: Oracles) -> Result<Verdict> {
     let mut judged = oracles::run(program, oracles)?;
-    let classified = oracles::classify(&mut judged.trace, &judged.violations, policy);
+    let classified = oracles::classify(&mut judged.trace, &judged.report.violations, policy);
     Ok(Verdict {
         trace: judged.trace,
-        violations: judged.violations,
-        known_divergences: judged.known_divergences,
-        compared: judged.compared,
-        replay_compared: judged.replay_compared,
-        poisoned: judged
-            .poisoned
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        oracles: judged.report,
         known_findings: classified.known,
         finding: classified.finding,
     })

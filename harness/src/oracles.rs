@@ -25,7 +25,7 @@ pub use classify::{
     assign_classes, class_of, classify, is_known_bug, normalize_message, signature, Classified,
     Finding, Policy, KNOWN, STATE_LEAK, UNKNOWN,
 };
-pub use lockstep::{run, Judged, Shared};
+pub use lockstep::{run, Judged, OracleReport, Shared};
 
 /// A broken oracle invariant, found at a step.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -188,5 +188,5 @@ pub trait Oracle {
     }
 
     /// After the run, over its trace (panics classified).
-    fn after_run(&mut self, _program: &Program, _trace: &Trace, _judged: &mut Judged) {}
+    fn after_run(&mut self, _program: &Program, _trace: &Trace, _report: &mut OracleReport) {}
 }

@@ -21,7 +21,7 @@ fn the_model_is_quiet_on_random_programs_while_judging_their_steps() {
         let len = rng.below(3000) as usize;
         let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
         let verdict = check(&program).unwrap();
-        for v in &verdict.violations {
+        for v in &verdict.oracles.violations {
             assert!(v.class != MODEL_MISMATCH, "{}\n{program}", v.message);
         }
         judged += model::check(&program, &verdict.trace).judged;
@@ -73,7 +73,7 @@ fn every_known_divergence_is_still_shown_by_its_reproducer() {
             .program();
         let verdict = check(&program).unwrap();
         assert!(
-            verdict.known_divergences.contains(&known.id),
+            verdict.oracles.known_divergences.contains(&known.id),
             "known divergence `{}` is stale: its reproducer no longer shows it (fixed in Burn? \
              then remove the entry and let the model's rule hold). Trace: {:?}",
             known.id,
@@ -131,6 +131,7 @@ fn every_rule_fires_when_inverted_on_some_random_program() {
         let fired = programs.iter().any(|program| {
             let verdict = check_with_oracles(program, &Policy::default(), model).unwrap();
             verdict
+                .oracles
                 .violations
                 .iter()
                 .any(|v| v.class == MODEL_MISMATCH && v.summary.starts_with(rule.id))

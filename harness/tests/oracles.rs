@@ -43,7 +43,7 @@ fn the_oracle_can_be_turned_off() {
     corrupt_replay_feed_for_tests(true);
     let judged = oracles::run(&captured_exp(), Oracles::NONE);
     corrupt_replay_feed_for_tests(false);
-    assert!(judged.unwrap().violations.is_empty());
+    assert!(judged.unwrap().report.violations.is_empty());
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn eager_replay_is_quiet_on_random_programs_while_judging_real_graphs() {
         let len = rng.below(3000) as usize;
         let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
         let verdict = check(&program).unwrap();
-        for v in &verdict.violations {
+        for v in &verdict.oracles.violations {
             assert!(
                 v.class != REPLAY_MISMATCH && v.class != REPLAY_FAILURE,
                 "{}: {}\n{program}",
@@ -62,7 +62,7 @@ fn eager_replay_is_quiet_on_random_programs_while_judging_real_graphs() {
                 v.message
             );
         }
-        judged += verdict.replay_compared;
+        judged += verdict.oracles.replay_compared;
     }
     // The oracle must have compared replayed outputs with eager values, or its silence means
     // nothing.

@@ -84,6 +84,7 @@ mod differential {
         perturb_wgpu_values_for_tests(None);
         verdict
             .unwrap()
+            .oracles
             .violations
             .iter()
             .filter(|v| v.class == DIVERGENCE)
@@ -132,7 +133,7 @@ mod differential {
                     f.message
                 );
             }
-            compared += verdict.compared;
+            compared += verdict.oracles.compared;
         }
         assert!(compared > 200, "only {compared} values compared");
     }
@@ -223,5 +224,9 @@ fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses
     // And the differential compares each of the four values wgpu computed with Flex's.
     let verdict = check(&program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
-    assert_eq!(verdict.compared, 4, "{:?}", verdict.poisoned);
+    assert_eq!(
+        verdict.oracles.compared, 4,
+        "{:?}",
+        verdict.oracles.poisoned
+    );
 }

@@ -161,8 +161,8 @@ fn record(stats: &mut Stats, verdict: &Verdict, now: f64) -> Vec<String> {
     for case in &verdict.known_findings {
         *stats.known.entry(case.clone()).or_default() += 1;
     }
-    stats.compared += verdict.compared as u64;
-    for (why, n) in &verdict.poisoned {
+    stats.compared += verdict.oracles.compared as u64;
+    for (why, n) in &verdict.oracles.poisoned {
         *stats.poisoned.entry(why.clone()).or_default() += *n as u64;
     }
     for (_, panic) in verdict.trace.panics() {

@@ -80,7 +80,7 @@ fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
         .map(|f| json!({"signature": f.signature, "class": f.class, "step": f.step, "message": f.message}));
     json!({
         "finding": finding,
-        "known_divergences": verdict.known_divergences,
+        "known_divergences": verdict.oracles.known_divergences,
         "steps": steps
     })
 }

@@ -121,8 +121,14 @@ fn judge(
     let on_wgpu = faults::wgpu_value(index, on_wgpu);
     let verdict = compare::compare(&flex, &on_wgpu, poisoned);
     match verdict {
-        DiffEq::Poisoned(why) => *shared.poisoned.entry(why.name()).or_default() += 1,
-        _ => shared.compared += 1,
+        DiffEq::Poisoned(why) => {
+            *shared
+                .report
+                .poisoned
+                .entry(why.name().to_string())
+                .or_default() += 1
+        }
+        _ => shared.report.compared += 1,
     }
     if let DiffEq::Differ(diff) = verdict {
         let both = format!(
@@ -145,7 +151,7 @@ fn judge(
 fn diverge(shared: &mut Shared, index: usize, out: Slot, summary: &str, details: String) {
     // What is computed from a diverged value would only repeat the report.
     shared.poison[usize::from(out)] = Some(Poison::FromPoisoned);
-    shared.violations.push(Violation {
+    shared.report.violations.push(Violation {
         location: None,
         step: index,
         class: DIVERGENCE.to_string(),

@@ -57,7 +57,7 @@ impl Oracle for EagerReplay {
                 let message = format!("{} at {at}", panic.message);
                 let mut failed = violation(REPLAY_FAILURE, summary, message);
                 failed.location = panic.location;
-                shared.violations.push(failed);
+                shared.report.violations.push(failed);
                 return;
             }
             // An input without eager data (its step never ran eagerly) cannot be judged.
@@ -65,6 +65,7 @@ impl Oracle for EagerReplay {
             Ok(Err(e)) => {
                 let summary = normalize_message(&e.to_string());
                 shared
+                    .report
                     .violations
                     .push(violation(REPLAY_FAILURE, summary, e.to_string()));
                 return;
@@ -76,7 +77,7 @@ impl Oracle for EagerReplay {
             let Some(eager) = flex.data(*slot) else {
                 continue;
             };
-            shared.replay_compared += 1;
+            shared.report.replay_compared += 1;
             if let Some(diff) = difference(data, &eager) {
                 found.push(format!("output {k} (t{slot}): {diff}"));
             }
@@ -100,6 +101,7 @@ impl Oracle for EagerReplay {
                     let message = e.to_string();
                     let summary = format!("replay on wgpu: {}", stable_summary(&message));
                     shared
+                        .report
                         .violations
                         .push(violation(REPLAY_FAILURE, summary, message));
                 }
@@ -109,7 +111,7 @@ impl Oracle for EagerReplay {
                     let summary = format!("replay on wgpu: {}", stable_summary(&panic.message));
                     let mut failed = violation(REPLAY_FAILURE, summary, panic.message);
                     failed.location = panic.location;
-                    shared.violations.push(failed);
+                    shared.report.violations.push(failed);
                 }
                 Err(panic) => note(panic),
             }
@@ -123,7 +125,7 @@ impl Oracle for EagerReplay {
                 .map(|(slot, _)| *slot)
                 .find(|slot| found.iter().any(|f| f.contains(&format!("(t{slot})"))));
             let what = first.map_or_else(|| "output".to_string(), |s| producer(world, s, exit));
-            shared.violations.push(violation(
+            shared.report.violations.push(violation(
                 REPLAY_MISMATCH,
                 format!("the replayed {what} differs from the eager Flex run"),
                 found.join("; "),

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use super::compare::{self, Poison};
 use super::{assign_classes, Oracle, OracleId, Oracles, StepFacts, Violation, ORACLES};
@@ -21,14 +22,28 @@ pub struct Shared {
     pub wgpu: Option<Mirror>,
     /// Per slot, why its wgpu value must not be compared with Flex's, if it must not.
     pub poison: Vec<Option<Poison>>,
-    /// What the oracles found so far.
+    /// What the oracles found and counted so far.
+    pub report: OracleReport,
+}
+
+/// What the oracles found and counted over one run.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct OracleReport {
+    /// Oracle invariants the run broke.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub violations: Vec<Violation>,
-    /// Values compared across Flex and wgpu.
+    /// Ids of the known divergences (`harness/known-divergences.json`) the run showed.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub known_divergences: Vec<String>,
+    /// How many values the Flex vs wgpu differential compared (0 when it did not run).
+    #[serde(default)]
     pub compared: usize,
-    /// Replayed graph outputs compared with their eager values.
+    /// How many replayed graph outputs the eager-replay oracle compared with eager values.
+    #[serde(default)]
     pub replay_compared: usize,
-    /// Values not compared, per [`Poison`] reason.
-    pub poisoned: BTreeMap<&'static str, usize>,
+    /// Values the differential did not compare, per poison reason (`argmax-tie`, ...).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub poisoned: BTreeMap<String, usize>,
 }
 
 /// A run and what the oracles made of it.
@@ -36,16 +51,8 @@ pub struct Shared {
 pub struct Judged {
     /// The trace, every panic classified.
     pub trace: Trace,
-    /// Oracle invariants the run broke.
-    pub violations: Vec<Violation>,
-    /// Ids of the known divergences (`harness/known-divergences.json`) the run showed.
-    pub known_divergences: Vec<String>,
-    /// How many values the Flex vs wgpu differential compared (0 when it did not run).
-    pub compared: usize,
-    /// How many replayed graph outputs the eager-replay oracle compared with eager values.
-    pub replay_compared: usize,
-    /// Values the differential did not compare, per poison reason.
-    pub poisoned: BTreeMap<&'static str, usize>,
+    /// What the oracles found and counted.
+    pub report: OracleReport,
 }
 
 struct OracleRun {
@@ -119,10 +126,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         flex,
         wgpu,
         poison: vec![None; usize::from(MAX_SLOTS)],
-        violations: Vec::new(),
-        compared: 0,
-        replay_compared: 0,
-        poisoned: BTreeMap::new(),
+        report: OracleReport::default(),
     };
     let chosen: Vec<(&'static str, Box<dyn Oracle>)> = ORACLES
         .iter()
@@ -136,18 +140,9 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
     let mut trace = interpreter::run_in_lockstep(program, Mode::Full, &mut hook)?;
     // Trace oracles compare classes of panics, so they are assigned first.
     assign_classes(&mut trace);
-    let mut judged = Judged {
-        trace,
-        violations: std::mem::take(&mut hook.shared.violations),
-        known_divergences: Vec::new(),
-        compared: hook.shared.compared,
-        replay_compared: hook.shared.replay_compared,
-        poisoned: std::mem::take(&mut hook.shared.poisoned),
-    };
+    let mut report = std::mem::take(&mut hook.shared.report);
     for (_, oracle) in &mut hook.oracles {
-        let trace = std::mem::take(&mut judged.trace);
-        oracle.after_run(program, &trace, &mut judged);
-        judged.trace = trace;
+        oracle.after_run(program, &trace, &mut report);
     }
-    Ok(judged)
+    Ok(Judged { trace, report })
 }

@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{class_of, Judged, Oracle, Violation};
+use super::{class_of, Oracle, OracleReport, Violation};
 use crate::interpreter::{Outcome, Trace};
 use crate::program::{AutodiffMode, DeviceRef, Kind, Op, Program, Slot, Step};
 
@@ -235,10 +235,10 @@ fn produced_kind(outcome: &Outcome) -> Option<Kind> {
 pub struct Model;
 
 impl Oracle for Model {
-    fn after_run(&mut self, program: &Program, trace: &Trace, judged: &mut Judged) {
+    fn after_run(&mut self, program: &Program, trace: &Trace, found: &mut OracleReport) {
         let report = check(program, trace);
-        judged.violations.extend(report.violations);
-        judged.known_divergences = report.known;
+        found.violations.extend(report.violations);
+        found.known_divergences = report.known;
     }
 }
 

@@ -114,11 +114,11 @@ pub fn render(program: &Program, verdict: &Verdict, style: Style) -> String {
     if !verdict.known_findings.is_empty() {
         let _ = writeln!(out, "known findings: {}", verdict.known_findings.join(", "));
     }
-    if !verdict.known_divergences.is_empty() {
+    if !verdict.oracles.known_divergences.is_empty() {
         let _ = writeln!(
             out,
             "known divergences: {}",
-            verdict.known_divergences.join(", ")
+            verdict.oracles.known_divergences.join(", ")
         );
     }
     match &verdict.finding {
