@@ -23,7 +23,7 @@ mod divergences;
 mod rules;
 
 pub use super::MODEL_MISMATCH;
-pub use divergences::{known_divergences, KnownDivergence};
+pub use divergences::{known_divergences, Consequence, KnownDivergence};
 pub use rules::*;
 
 /// A step's real or predicted outcome, at the model's level of detail.
@@ -263,8 +263,9 @@ pub fn check(program: &Program, trace: &Trace) -> ModelReport {
                 let accepted = prediction.expect == *actual
                     || matches!(actual, Observed::Panic(c) if prediction.also.contains(&c.as_str()));
                 if !accepted {
-                    off_contract = true;
-                    state.diverged(step, &prediction, actual, record.index, &mut report);
+                    let known =
+                        state.diverged(step, &prediction, actual, record.index, &mut report);
+                    off_contract = known != Some(Consequence::Follow);
                 }
             }
         }
@@ -287,8 +288,10 @@ fn captures(vals: &[Val]) -> impl Iterator<Item = (u8, usize, u32, bool)> + '_ {
 }
 
 impl State {
-    /// Records a mismatch: a known divergence taints the sessions it touched and the model goes
-    /// on; an unexplained one is a violation and the model stops judging this program.
+    /// Records a mismatch and returns the consequence of the known divergence that explains
+    /// it, if one does; the model then goes on as the entry says, judging the rest of the
+    /// session, its exit included. An unexplained one is a violation and the model stops
+    /// judging this program.
     fn diverged(
         &mut self,
         step: &Step,
@@ -296,7 +299,7 @@ impl State {
         actual: &Observed,
         index: usize,
         report: &mut ModelReport,
-    ) {
+    ) -> Option<Consequence> {
         let (rule, expected) = (prediction.rule, &prediction.expect);
         let actual_text = actual.to_string();
         let expected_text = expected.to_string();
@@ -310,12 +313,7 @@ impl State {
             if !report.known.contains(&known.id) {
                 report.known.push(known.id.clone());
             }
-            for s in step.reads() {
-                if let Some(Place::Capture { session, .. }) = self.slot(s).map(|v| v.place) {
-                    self.sessions[session].tainted = true;
-                }
-            }
-            return;
+            return Some(known.consequence);
         }
         report.violations.push(Violation {
             location: None,
@@ -331,6 +329,7 @@ impl State {
             ),
         });
         self.lost = true;
+        None
     }
 
     /// Whether `step` meets a known divergence's conditions: its op, its operands' kinds, which
@@ -543,8 +542,11 @@ impl State {
             for s in slots {
                 match self.slot(*s) {
                     Some(Val { unknown: true, .. }) => return None,
+                    // An autodiff capture tensor (an int or bool one, see the known
+                    // divergences) has no plain capture primitive, so no id to declare.
                     Some(Val {
                         place: Place::Capture { id, .. },
+                        autodiff: false,
                         ..
                     }) => ids.push(id),
                     _ => {}
@@ -581,16 +583,15 @@ impl State {
         {
             return predict(&EXIT_UNDECLARED_INPUT, error("UndeclaredInput"));
         }
-        // Handles held in slots are never the last reference, so no op consumes one: every
-        // produced tensor is a graph output. A bridged value is a value like any other by
-        // contract, though no `Init` op makes it a graph input (see the known divergences).
+        // Burn's InvalidOutput (capture.rs:329) needs an output that was consumed (a `Drop` or
+        // a read-write node) or is neither a graph input nor output. Neither happens here:
+        // handles held in slots are never the last reference, so no op consumes one, and every
+        // boundary id that passed the known-id check is produced (a graph output), or
+        // referenced and not produced (an inferred input), or a bridged value. So the model has
+        // no InvalidOutput rule; a program that met one would be a model mismatch. A bridged
+        // value is a value like any other by contract, though no `Init` op makes it a graph
+        // input (see the known divergences).
         let bridged = |id: &u32| session.bridged.contains(id) && !session.referenced.contains(id);
-        if outputs
-            .iter()
-            .any(|id| !inferred_input(id) && !session.produced.contains(id) && !bridged(id))
-        {
-            return predict(&EXIT_INVALID_OUTPUT, error("InvalidOutput"));
-        }
         if outputs.iter().any(bridged) {
             return predict(&EXIT_BRIDGED_OUTPUT, ok());
         }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A gap between the model's contract and Burn 0.23.0-pre.1, recorded so fuzzing continues.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KnownDivergence {
     /// Stable name.
     pub id: String,
@@ -28,11 +28,30 @@ pub struct KnownDivergence {
     /// exactly; absent: not a condition.
     #[serde(default)]
     pub stale_operands: Option<Vec<usize>>,
+    /// What the model does after it: follow Burn's real outcome, or stop following the value
+    /// the step produced.
+    #[serde(default)]
+    pub consequence: Consequence,
     /// Why it is a divergence and what a fix in Burn would look like.
     pub reason: String,
     /// A program (path from the repository root) that shows it; a test replays it so the entry
     /// goes stale, and fails, the day Burn fixes the gap.
     pub reproducer: String,
+}
+
+/// How the model goes on past a known divergence. Either way the rest of the program, the
+/// scope's exit included, is still judged; only what the entry says is left out.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Consequence {
+    /// The model takes Burn's outcome as it is and follows it like any other (an op accepted
+    /// with a foreign capture operand records into the session it was routed to, and that
+    /// session's exit is predicted from what it recorded).
+    #[default]
+    Follow,
+    /// The step produced a value the contract has no state for (an autodiff capture tensor):
+    /// steps reading it, and scope exits naming it, are not judged.
+    UnknownOutput,
 }
 
 /// The known divergences, from `harness/known-divergences.json` (embedded at build time).

@@ -106,9 +106,6 @@ rules! {
     EXIT_UNDECLARED_INPUT = "exit-undeclared-input",
         "a tensor the graph reads with no source is UndeclaredInput",
         "burn-capture/src/capture.rs:315";
-    EXIT_INVALID_OUTPUT = "exit-invalid-output",
-        "a declared output that is neither a graph input nor a graph output is InvalidOutput",
-        "burn-capture/src/capture.rs:329";
     EXIT_BRIDGED_OUTPUT = "exit-bridged-value-output",
         "a value moved in from another capture device is a graph output like any other value",
         "burn-capture/src/capture.rs:468 (CaptureBridge registers no Init op, unlike register_tensor)";
