@@ -23,5 +23,8 @@ pub use exec::{run, run_in_lockstep, Mode};
 pub use lockstep::{CompletedScope, Lockstep, Unobserved, World};
 pub use mirror::{kind_of, non_native_bools, on_flex, read_data, Computed, Mirror};
 pub use replay::{replay_on_device, replay_on_flex, ReplayError};
-pub use trace::{GraphInfo, Outcome, PanicInfo, SidePanic, StepRecord, Trace, ValueInfo};
+pub use trace::{
+    GraphInfo, Outcome, PanicInfo, SideError, SidePanic, StepRecord, Trace, ValueInfo,
+    EXECUTION_ERROR,
+};
 pub use value::{AnyTensor, Ranked};

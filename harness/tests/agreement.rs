@@ -112,6 +112,28 @@ impl dispatch_fuzz::interpreter::Lockstep for PanickingHook {
 }
 
 #[test]
+fn an_error_reading_a_replays_feed_is_recorded_and_judged_not_dropped() {
+    // t1 is a placeholder of the scope: feeding it to the replay reads it, which errs.
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [2], "fill": "ones", "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"binary": {"op": "add", "lhs": 0, "rhs": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": [1]}},
+            {"replay": {"graph": 0, "feed": [1], "outputs": [2]}}]"#,
+    );
+    let verdict = check_with(&program, &Policy::default()).unwrap();
+    let errors = &verdict.trace.side_errors;
+    assert!(
+        errors.iter().any(|e| e.step == Some(4)
+            && e.site == "replay feed"
+            && e.message.contains("has no concrete value")),
+        "{errors:?}"
+    );
+    // Catalogued (capture-tensor-read): judged, and not a finding.
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+}
+
+#[test]
 fn a_harness_panic_inside_a_capture_scope_is_a_harness_error_not_a_burn_panic() {
     use dispatch_fuzz::interpreter::{run_in_lockstep, Mode};
     let program = mirror_meets_int_dtype_mix();

@@ -1,5 +1,5 @@
 //! Runs Burn calls under `catch_unwind`, records where each panic came from, and keeps every
-//! panic that nobody else records in a per-run journal, so none is ever dropped.
+//! panic and error value that nobody else records in a per-run journal, so none is dropped.
 //!
 //! The payload alone has the message but not the location, so a process-wide panic hook stores
 //! the location and thread of a panic raised while a Burn call runs on this thread. Inside a
@@ -12,7 +12,7 @@ use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
 use std::sync::{Once, OnceLock};
 
-use super::trace::{PanicInfo, SidePanic};
+use super::trace::{PanicInfo, SideError, SidePanic};
 
 /// Class of a panic raised by the harness's own code while it ran inside a Burn call.
 pub const HARNESS_ERROR: &str = "harness-error";
@@ -24,6 +24,7 @@ thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
     static LAST: RefCell<Option<PanicInfo>> = const { RefCell::new(None) };
     static JOURNAL: RefCell<Vec<SidePanic>> = const { RefCell::new(Vec::new()) };
+    static ERRORS: RefCell<Vec<SideError>> = const { RefCell::new(Vec::new()) };
     static SITE: Cell<&'static str> = const { Cell::new("program") };
     static STEP: Cell<Option<usize>> = const { Cell::new(None) };
 }
@@ -147,6 +148,18 @@ pub fn note(panic: PanicInfo) {
     JOURNAL.with(|j| j.borrow_mut().push(entry));
 }
 
+/// Records an error value Burn returned where nothing else records it (a mirror's replay, a
+/// best-effort read), with the step and site it happened at.
+pub fn note_error(error: &str, message: String) {
+    let entry = SideError {
+        step: STEP.with(Cell::get),
+        site: SITE.with(Cell::get).into(),
+        error: error.to_string(),
+        message,
+    };
+    ERRORS.with(|e| e.borrow_mut().push(entry));
+}
+
 /// Runs `f` with panics it notes labelled `site` (`eager mirror`, `wgpu replay`, ...).
 pub fn at_site<T>(site: &'static str, f: impl FnOnce() -> T) -> T {
     let _site = Flag::set(&SITE, site);
@@ -161,10 +174,14 @@ pub(super) fn set_step(step: Option<usize>) {
 /// Starts a run's journal, dropping anything left from an earlier one.
 pub(super) fn journal_start() {
     JOURNAL.with(|j| j.borrow_mut().clear());
+    ERRORS.with(|e| e.borrow_mut().clear());
     set_step(None);
 }
 
-/// The run's journal.
-pub(super) fn journal_take() -> Vec<SidePanic> {
-    JOURNAL.with(|j| std::mem::take(&mut *j.borrow_mut()))
+/// The run's journal: the panics and the error values it noted.
+pub(super) fn journal_take() -> (Vec<SidePanic>, Vec<SideError>) {
+    (
+        JOURNAL.with(|j| std::mem::take(&mut *j.borrow_mut())),
+        ERRORS.with(|e| std::mem::take(&mut *e.borrow_mut())),
+    )
 }

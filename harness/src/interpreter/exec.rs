@@ -14,7 +14,7 @@ use super::mirror::{kind_of, read_data};
 use super::ops::exec_op;
 use super::pool;
 use super::replay::replay_on_flex;
-use super::trace::{GraphInfo, Outcome, StepRecord, Trace, ValueInfo};
+use super::trace::{GraphInfo, Outcome, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
 use super::value::{map_any, on_any, AnyTensor};
 use crate::hash::fnv1a;
 use crate::program::limits::MAX_SLOTS;
@@ -96,10 +96,12 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         steps.push(StepRecord { index, outcome });
     }
     let leaked_devices = at_site("device pool probe", pool::leaked_devices);
+    let (side_panics, side_errors) = catch::journal_take();
     let trace = Trace {
         steps,
         teardown,
-        side_panics: catch::journal_take(),
+        side_panics,
+        side_errors,
         leaked_devices,
     };
     // A panic of the harness's own code is never a Burn outcome, wherever it was caught.
@@ -478,7 +480,7 @@ impl Run<'_, '_> {
                         outputs: Vec::new(),
                     },
                     Err(e) => Outcome::Error {
-                        error: "ExecutionError".into(),
+                        error: EXECUTION_ERROR.into(),
                         message: e.to_string(),
                     },
                 }

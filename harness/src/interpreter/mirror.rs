@@ -4,12 +4,12 @@
 use burn::tensor::{Device, TensorData};
 use burn_backend::{BoolStore, DType};
 
-use super::catch::{attempt, catch};
+use super::catch::{attempt, catch, note_error};
 use super::lockstep::World;
 use super::ops::exec_op;
 use super::pool;
-use super::replay::replay_on_device;
-use super::trace::{Outcome, PanicInfo};
+use super::replay::{replay_on_device, ReplayError};
+use super::trace::{Outcome, PanicInfo, EXECUTION_ERROR};
 use super::value::{map_rank, AnyTensor};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{fill_data, Kind, Slot, Step};
@@ -70,7 +70,7 @@ impl Mirror {
     }
 
     /// The data of the mirror's tensor in slot `s`, when it has one and reading it neither
-    /// panics nor errs.
+    /// panics nor errs (see [`read_data`]).
     pub fn data(&self, s: Slot) -> Option<TensorData> {
         self.get(s).and_then(read_data)
     }
@@ -147,7 +147,10 @@ impl Mirror {
                             }
                         }
                     }
-                    Ok(Err(_)) => {}
+                    // A feed value the mirror could not compute (its step failed there): the
+                    // harness has nothing to replay with, Burn did nothing wrong.
+                    Ok(Err(ReplayError::MissingInput(_))) => {}
+                    Ok(Err(e @ ReplayError::Execution(_))) => note_error(e.name(), e.to_string()),
                     Err(panic) => {
                         if let Some(out) = outputs.first() {
                             computed.push((*out, Err(panic)));
@@ -197,10 +200,16 @@ pub fn on_flex(t: &AnyTensor) -> bool {
     matches!(pool::name(&t.device()), "flex" | "flex_ad")
 }
 
-/// The data of `t`, or `None` when reading it panics (the panic goes to the run's journal) or
-/// errs.
+/// The data of `t`, or `None` when reading it panics or errs (either goes to the run's
+/// journal, to be judged with the trace).
 pub fn read_data(t: AnyTensor) -> Option<TensorData> {
-    attempt(|| t.try_into_data())?.ok()
+    match attempt(|| t.try_into_data())? {
+        Ok(data) => Some(data),
+        Err(e) => {
+            note_error(EXECUTION_ERROR, e.to_string());
+            None
+        }
+    }
 }
 
 /// The element kind of `data`.

@@ -47,7 +47,7 @@ impl ReplayError {
     pub fn name(&self) -> &'static str {
         match self {
             ReplayError::MissingInput(_) => "MissingInput",
-            ReplayError::Execution(_) => "ExecutionError",
+            ReplayError::Execution(_) => super::trace::EXECUTION_ERROR,
         }
     }
 }

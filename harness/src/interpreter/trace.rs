@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::program::Kind;
 
+/// The `Outcome::Error` name of an error value from reading a tensor or running a graph.
+pub const EXECUTION_ERROR: &str = "ExecutionError";
+
 /// What a materialized or placeholder tensor looked like after a step.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ValueInfo {
@@ -65,6 +68,20 @@ pub struct SidePanic {
     pub site: Cow<'static, str>,
     /// The panic.
     pub panic: PanicInfo,
+}
+
+/// An error value Burn returned outside a step's own call (a mirror's replay, a best-effort
+/// read) that the harness could not go on with. Judged like a step's `ExecutionError`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct SideError {
+    /// The step running when it happened (`None`: before the first or after the last).
+    pub step: Option<usize>,
+    /// Where, as for [`SidePanic`].
+    pub site: Cow<'static, str>,
+    /// The variant name (`ExecutionError`).
+    pub error: String,
+    /// Its `Display` text.
+    pub message: String,
 }
 
 /// The outcome of one step.
@@ -138,6 +155,9 @@ pub struct Trace {
     /// Panics Burn raised outside the steps' own calls (see [`SidePanic`]).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub side_panics: Vec<SidePanic>,
+    /// Error values Burn returned outside the steps' own calls (see [`SideError`]).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub side_errors: Vec<SideError>,
     /// Pool devices that refused a fresh empty scope after the program (see
     /// `interpreter::pool::leaked_devices`).
     pub leaked_devices: Vec<usize>,

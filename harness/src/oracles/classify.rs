@@ -14,8 +14,7 @@ use crate::interpreter::{Outcome, PanicInfo, Trace};
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
-/// The `Outcome::Error` name of an error value from reading a tensor or running a graph.
-pub const EXECUTION_ERROR: &str = "ExecutionError";
+pub use crate::interpreter::EXECUTION_ERROR;
 /// Class of a program after which a pooled capture device refused a fresh scope.
 pub const STATE_LEAK: &str = "state-leak";
 /// The `DISPATCH_FUZZ_CRASH_ON` entry that makes known findings (stored cases) findings again.
@@ -151,6 +150,28 @@ mod tests {
             finding.signature.ends_with("| execution-error"),
             "{}",
             finding.signature
+        );
+    }
+
+    #[test]
+    fn an_unknown_error_a_mirror_or_a_read_returned_beside_the_steps_is_a_finding() {
+        let side = |message: &str| Trace {
+            side_errors: vec![crate::interpreter::SideError {
+                step: Some(3),
+                site: "wgpu mirror".into(),
+                error: super::EXECUTION_ERROR.into(),
+                message: message.into(),
+            }],
+            ..Trace::default()
+        };
+        let policy = Policy::default();
+        let known = "captured tensor TensorId(4) has no concrete value";
+        assert!(classify(&mut side(known), &[], &policy).finding.is_none());
+        let finding = classify(&mut side("device lost"), &[], &policy).finding;
+        let finding = finding.expect("an unknown side error is a finding");
+        assert_eq!(
+            (finding.class.as_str(), finding.step),
+            (super::UNKNOWN, Some(3))
         );
     }
 
@@ -313,19 +334,29 @@ pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) ->
     });
     // An `ExecutionError` a read or a replay returned is judged like a panic, against the
     // catalogue's execution-error records: an unknown one is a finding.
-    let errors = trace.steps.iter().filter_map(|r| match &r.outcome {
-        Outcome::Error { error, message } if error == EXECUTION_ERROR => {
+    // A side error (a mirror's replay, a best-effort read) counts at its step, or past the end.
+    let end = trace.steps.len();
+    let step_errors = trace.steps.iter().filter_map(|r| match &r.outcome {
+        Outcome::Error { error, message } => Some((r.index, error, message)),
+        _ => None,
+    });
+    let side_errors = trace
+        .side_errors
+        .iter()
+        .map(|e| (e.step.unwrap_or(end), &e.error, &e.message));
+    let errors = step_errors
+        .chain(side_errors)
+        .filter(|(_, error, _)| *error == EXECUTION_ERROR)
+        .filter_map(|(step, _, message)| {
             let class =
                 lookup_error(catalogue(), message).map_or(UNKNOWN, |r| r.background_tag.as_str());
             policy.is_finding(class).then(|| Finding {
                 signature: format!("{class} | {} | execution-error", normalize_message(message)),
                 class: class.to_string(),
-                step: Some(r.index),
+                step: Some(step),
                 message: message.clone(),
             })
-        }
-        _ => None,
-    });
+        });
     let mut candidates: Vec<Finding> = panics.chain(errors).chain(violation).collect();
     // The earliest step wins; a leak is seen after the program.
     candidates.sort_by_key(|f| f.step.unwrap_or(usize::MAX));

@@ -111,6 +111,16 @@ pub fn render(program: &Program, verdict: &Verdict, style: Style) -> String {
             describe(&Outcome::Panic(side.panic.clone()), style)
         );
     }
+    for side in &verdict.trace.side_errors {
+        let at = side
+            .step
+            .map_or_else(|| "the end".to_string(), |s| format!("step {s}"));
+        let _ = writeln!(
+            out,
+            "side error at {at} ({}) -> {}: {}",
+            side.site, side.error, side.message
+        );
+    }
     if !verdict.known_findings.is_empty() {
         let _ = writeln!(out, "known findings: {}", verdict.known_findings.join(", "));
     }
