@@ -57,6 +57,36 @@ fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
     );
 }
 
+#[test]
+fn a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug() {
+    // Found by a wgpu fuzz session (seed 21) once the catalogue's Bool(U32) patterns were
+    // narrowed: the same storage bug, met at two more Flex sites. Each has its own record.
+    wgpu::enable().expect("a wgpu adapter");
+    let cases = [
+        (
+            r#"[{"create": {"out": 0, "kind": "bool", "shape": [1], "fill": "ones", "device": "wgpu"}},
+                {"to_device": {"out": 1, "src": 0, "device": "flex"}},
+                {"op": {"out": 2, "op": {"mask_where": {"src": 1, "mask": 1, "value": 1}}}}]"#,
+            2,
+        ),
+        (
+            r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
+                {"op": {"out": 1, "op": {"compare": {"op": "lower", "lhs": 0, "rhs": 0}}}},
+                {"to_device": {"out": 2, "src": 1, "device": "flex"}},
+                {"op": {"out": 3, "op": {"logic": {"op": "or", "lhs": 2, "rhs": 2}}}}]"#,
+            3,
+        ),
+    ];
+    for (json, step) in cases {
+        let verdict = check(&common::program(json)).unwrap();
+        assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+        match &verdict.trace.steps[step].outcome {
+            Outcome::Panic(p) => assert_eq!(p.class, "bool-storage-transfer", "{p:?}"),
+            other => panic!("step {step}: {other:?}"),
+        }
+    }
+}
+
 mod differential {
     //! The Flex vs wgpu differential oracle: it fires on a perturbed wgpu value, stays quiet on
     //! a poisoned one, and on random programs that run on both backends.
