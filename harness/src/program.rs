@@ -9,9 +9,12 @@ mod encode;
 mod file;
 mod fill;
 mod fixup;
+mod kind;
 pub mod limits;
+mod names;
 mod step;
 mod typing;
+mod unary;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +29,8 @@ pub use step::{
     UnaryOp,
 };
 pub use typing::{op_output, Ty};
+pub(crate) use unary::unary_ops;
+pub use unary::{Tolerance, UnarySpec, UNARY};
 
 /// A test case: steps run in order, scopes nest by `EnterScope`/`ExitScope` pairs.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]

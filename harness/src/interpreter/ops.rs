@@ -5,7 +5,43 @@ use burn::tensor::kind::Basic;
 use burn::tensor::{Bool, Tensor};
 
 use super::value::{map_rank, zip_rank, AnyTensor, Ranked};
-use crate::program::{BinaryOp, CompareOp, Kind, LogicOp, Op, ScalarOp, Slot, UnaryOp};
+use crate::program::{unary_ops, BinaryOp, CompareOp, Kind, LogicOp, Op, ScalarOp, Slot};
+
+/// The result variant of a unary entry: the operand's kind (`same`) or the one it names.
+macro_rules! unary_result_variant {
+    (same, $kind:ident, $value:expr) => {
+        AnyTensor::$kind($value)
+    };
+    ($result:ident, $kind:ident, $value:expr) => {
+        AnyTensor::$result($value)
+    };
+}
+
+/// One call per entry of `program::unary_ops!`, in table order: `None` for a kind the entry
+/// does not take (the typing rule already refused it).
+macro_rules! unary_calls {
+    ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $x:ident => $call:expr;)+) => {
+        const UNARY_CALLS: &[fn(AnyTensor) -> Option<AnyTensor>] = &[$(
+            |t: AnyTensor| -> Option<AnyTensor> {
+                $(
+                    let t = match t {
+                        AnyTensor::$kind(r) => {
+                            return Some(unary_result_variant!(
+                                $result,
+                                $kind,
+                                map_rank!(r, $x => $call)
+                            ))
+                        }
+                        other => other,
+                    };
+                )+
+                drop(t);
+                None
+            }
+        ),+];
+    };
+}
+unary_ops!(unary_calls);
 
 fn mismatch(op: &Op) -> anyhow::Error {
     anyhow!("operands passed the typing rule but do not fit the executor: {op:?}")
@@ -85,15 +121,7 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
     use AnyTensor::{Bool as B, Float as F, Int as I};
     let arg = |s: Slot| get(s).ok_or_else(|| mismatch(op));
     let out = match op {
-        Op::Unary { op: u, src } => match (arg(*src)?, u) {
-            (F(r), UnaryOp::Neg) => Some(F(map_rank!(r, t => t.neg()))),
-            (F(r), UnaryOp::Abs) => Some(F(map_rank!(r, t => t.abs()))),
-            (F(r), UnaryOp::Exp) => Some(F(map_rank!(r, t => t.exp()))),
-            (F(r), UnaryOp::Tanh) => Some(F(map_rank!(r, t => t.tanh()))),
-            (I(r), UnaryOp::Neg) => Some(I(map_rank!(r, t => t.neg()))),
-            (I(r), UnaryOp::Abs) => Some(I(map_rank!(r, t => t.abs()))),
-            _ => None,
-        },
+        Op::Unary { op: u, src } => UNARY_CALLS[u.index()](arg(*src)?),
         Op::Binary { op: b, lhs, rhs } => match (arg(*lhs)?, arg(*rhs)?) {
             (F(x), F(y)) => zip_rank!(x, y, x, y => match b {
                 BinaryOp::Add => x.add(y),

@@ -227,14 +227,14 @@ fn simpler(step: &Step) -> Vec<Step> {
             if !matches!(
                 op,
                 Op::Unary {
-                    op: UnaryOp::Neg,
+                    op: UnaryOp::PLAINEST,
                     ..
                 }
             ) {
                 out.push(Step::Op {
                     out: *slot,
                     op: Op::Unary {
-                        op: UnaryOp::Neg,
+                        op: UnaryOp::PLAINEST,
                         src: first,
                     },
                 });

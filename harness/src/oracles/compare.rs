@@ -7,7 +7,7 @@ use burn::tensor::{TensorData, Tolerance};
 use burn_backend::{BoolStore, DType};
 
 use crate::interpreter::{non_native_bools, Mirror};
-use crate::program::{Kind, Op, Step};
+use crate::program::{Kind, Op, Step, Tolerance as OpTolerance};
 
 /// The comparison of one value on both backends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +37,10 @@ pub enum Poison {
     BoolU32OnFlex,
     /// The value was computed from a poisoned or already diverged value.
     FromPoisoned,
+    /// A discontinuous op (floor, sign, a comparison, a cast to int) over an operand Flex and
+    /// wgpu computed slightly differently (within tolerance, not bit for bit): its result
+    /// legitimately differs at the discontinuity.
+    InexactOperand,
 }
 
 impl Poison {
@@ -47,6 +51,7 @@ impl Poison {
             Poison::OutOfRangeCast => "out-of-range-cast",
             Poison::BoolU32OnFlex => "bool-u32-on-flex",
             Poison::FromPoisoned => "from-poisoned",
+            Poison::InexactOperand => "inexact-operand",
         }
     }
 }
@@ -59,15 +64,51 @@ pub fn tolerance_for(data: &TensorData) -> Option<Tolerance<f64>> {
     data.dtype().is_float().then(Tolerance::<f64>::balanced)
 }
 
+/// The tolerance for a value an op of family `family` computed, when its operands were
+/// bit-identical on both backends (`exact_operands`) or not: `Exact` and `Step` ops add no
+/// error of their own, so they must agree bit for bit on identical operands; a `Step` op over
+/// inexact ones is poisoned before it gets here ([`Poison::InexactOperand`]). Ints and bools are
+/// always exact.
+pub fn tolerance_of(
+    data: &TensorData,
+    family: OpTolerance,
+    exact_operands: bool,
+) -> Option<Tolerance<f64>> {
+    if !data.dtype().is_float() {
+        return None;
+    }
+    match family {
+        OpTolerance::Exact | OpTolerance::Step if exact_operands => None,
+        OpTolerance::Transcendental => Some(Tolerance::permissive()),
+        _ => Some(Tolerance::balanced()),
+    }
+}
+
+/// Whether `a` and `b` hold the same values bit for bit (NaN equal to NaN), whatever their
+/// storage dtypes.
+pub fn identical(a: &TensorData, b: &TensorData) -> bool {
+    a.shape() == b.shape() && difference_with(a, b, None, ("", "")).is_none()
+}
+
 /// Compares `wgpu` with `flex`, unless the value is `poisoned`. Shapes must match; dtypes may
 /// differ (each backend has its own default int and bool storage), values may not. NaN equals NaN
 /// and same-signed infinities are equal, explicitly: anything else against a NaN or an infinity
 /// is a difference.
 pub fn compare(flex: &TensorData, wgpu: &TensorData, poisoned: Option<Poison>) -> DiffEq {
+    compare_within(flex, wgpu, poisoned, tolerance_for(flex))
+}
+
+/// [`compare`] within `tolerance` (exactly, when `None`).
+pub fn compare_within(
+    flex: &TensorData,
+    wgpu: &TensorData,
+    poisoned: Option<Poison>,
+    tolerance: Option<Tolerance<f64>>,
+) -> DiffEq {
     if let Some(why) = poisoned {
         return DiffEq::Poisoned(why);
     }
-    match difference_with(wgpu, flex, tolerance_for(flex), ("wgpu", "flex")) {
+    match difference_with(wgpu, flex, tolerance, ("wgpu", "flex")) {
         None => DiffEq::Equal,
         Some(d) => DiffEq::Differ(d),
     }

@@ -8,7 +8,7 @@ use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
 use super::{faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{catch, note, on_flex, Outcome, World};
-use crate::program::{Slot, Step};
+use crate::program::{Slot, Step, Tolerance};
 
 pub use super::DIVERGENCE;
 
@@ -26,25 +26,51 @@ impl Oracle for Differential {
             .iter()
             .any(|s| shared.poison[usize::from(*s)].is_some())
             .then_some(Poison::FromPoisoned);
+        let exact_in = step
+            .reads()
+            .iter()
+            .all(|s| !shared.inexact[usize::from(*s)]);
         match step {
             Step::ToDevice { out, src, .. }
             | Step::Clone { out, src }
             | Step::Autodiff { out, src, .. } => {
                 shared.poison[usize::from(*out)] = shared.poison[usize::from(*src)];
+                shared.inexact[usize::from(*out)] = shared.inexact[usize::from(*src)];
                 return;
             }
             Step::Op { .. } | Step::Replay { .. } | Step::Create { .. } => {}
             _ => return,
         }
-        let poisoned = match step {
-            Step::Op { .. } => poisoned_in.or(facts.unspecified),
-            Step::Replay { .. } => poisoned_in,
-            _ => None,
+        let (poisoned, family) = match step {
+            Step::Op { op, .. } => {
+                let family = op.tolerance();
+                let at_step =
+                    (family == Tolerance::Step && !exact_in).then_some(Poison::InexactOperand);
+                (poisoned_in.or(facts.unspecified).or(at_step), family)
+            }
+            Step::Replay { .. } => (poisoned_in, Tolerance::Balanced),
+            _ => (None, Tolerance::Exact),
+        };
+        let how = How {
+            index: facts.index,
+            poisoned,
+            family,
+            exact_in,
         };
         for computed in facts.on_wgpu {
-            judge(shared, world, facts.index, computed, poisoned);
+            judge(shared, world, computed, &how);
         }
     }
+}
+
+/// How the values one step computed are judged.
+struct How {
+    index: usize,
+    poisoned: Option<Poison>,
+    /// The op's tolerance family.
+    family: Tolerance,
+    /// Whether every operand was bit-identical on both backends.
+    exact_in: bool,
 }
 
 /// Compares one value the wgpu mirror computed with the slot's eager Flex value. A wgpu panic
@@ -52,12 +78,14 @@ impl Oracle for Differential {
 fn judge(
     shared: &mut Shared,
     world: &World<'_>,
-    index: usize,
     computed: &crate::interpreter::Computed,
-    poisoned: Option<Poison>,
+    how: &How,
 ) {
+    let (index, poisoned) = (how.index, how.poisoned);
     let out = computed.slot;
     let o = usize::from(out);
+    // Until both values are read and compared, nothing says they are identical.
+    shared.inexact[o] = true;
     let eager = shared.flex.as_ref().and_then(|m| m.get(out));
     let on_flex = eager.as_ref().is_some_and(on_flex);
     // A Flex value that cannot be read is judged, not skipped: an error no execution-error
@@ -119,7 +147,9 @@ fn judge(
         }
     };
     let on_wgpu = faults::wgpu_value(index, on_wgpu);
-    let verdict = compare::compare(&flex, &on_wgpu, poisoned);
+    let tolerance = compare::tolerance_of(&flex, how.family, how.exact_in);
+    let verdict = compare::compare_within(&flex, &on_wgpu, poisoned, tolerance);
+    shared.inexact[o] = !compare::identical(&flex, &on_wgpu);
     match verdict {
         DiffEq::Poisoned(why) => {
             *shared

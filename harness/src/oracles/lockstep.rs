@@ -22,6 +22,9 @@ pub struct Shared {
     pub wgpu: Option<Mirror>,
     /// Per slot, why its wgpu value must not be compared with Flex's, if it must not.
     pub poison: Vec<Option<Poison>>,
+    /// Per slot, whether its Flex and wgpu values differed at all (within tolerance): a
+    /// discontinuous op over it is poisoned.
+    pub inexact: Vec<bool>,
     /// What the oracles found and counted so far.
     pub report: OracleReport,
 }
@@ -126,6 +129,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         flex,
         wgpu,
         poison: vec![None; usize::from(MAX_SLOTS)],
+        inexact: vec![false; usize::from(MAX_SLOTS)],
         report: OracleReport::default(),
     };
     let chosen: Vec<(&'static str, Box<dyn Oracle>)> = ORACLES

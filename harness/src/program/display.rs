@@ -32,7 +32,7 @@ fn list(slots: &[u8]) -> String {
 /// The right-hand side of an op step, as Rust.
 pub fn op_expr(op: &Op) -> String {
     match op {
-        Op::Unary { op, src } => format!("t{src}.clone().{}()", format!("{op:?}").to_lowercase()),
+        Op::Unary { op, src } => op.spec().call_on(&format!("t{src}.clone()")),
         Op::Binary { op, lhs, rhs } => format!(
             "t{lhs}.clone().{}(t{rhs}.clone())",
             format!("{op:?}").to_lowercase()

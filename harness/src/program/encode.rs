@@ -22,7 +22,7 @@ const VARIANTS: &[(&str, u32)] = &[
     ("Kind", 3),
     ("DeviceRef", 4),
     ("Fill", 4),
-    ("UnaryOp", 4),
+    ("UnaryOp", super::unary::UNARY.len() as u32),
     ("BinaryOp", 4),
     ("ScalarOp", 2),
     ("CompareOp", 3),

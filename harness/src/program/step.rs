@@ -3,20 +3,11 @@
 use arbitrary::Arbitrary;
 use serde::{Deserialize, Serialize};
 
+pub use super::kind::Kind;
+pub use super::unary::{Tolerance, UnaryOp};
+
 /// Index of a tensor slot, in `0..limits::MAX_SLOTS` once fixed up.
 pub type Slot = u8;
-
-/// The element kind of a tensor, matching Burn's `Float`, `Int` and `Bool` tensor kinds.
-#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// `Tensor<D>` (f32 on every device here).
-    Float,
-    /// `Tensor<D, Int>`.
-    Int,
-    /// `Tensor<D, Bool>`.
-    Bool,
-}
 
 /// A device a step can name.
 #[derive(
@@ -47,20 +38,6 @@ pub enum Fill {
     Arange,
     /// Every element equals the value (bool: value is odd).
     Value(i8),
-}
-
-/// Element-wise unary operations.
-#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[serde(rename_all = "snake_case")]
-pub enum UnaryOp {
-    /// `neg` (float, int).
-    Neg,
-    /// `abs` (float, int).
-    Abs,
-    /// `exp` (float).
-    Exp,
-    /// `tanh` (float).
-    Tanh,
 }
 
 /// Element-wise binary operations with broadcasting.
@@ -305,6 +282,18 @@ impl Op {
         match fields.get("op").and_then(|o| o.as_str()) {
             Some(inner) => format!("{variant} {inner}"),
             None => variant.clone(),
+        }
+    }
+
+    /// How closely Flex's and wgpu's values of its result must agree: the table's entry for a
+    /// unary op; comparisons, argmax and casts to int or bool are discontinuous; the rest is
+    /// float arithmetic or moves values without computing.
+    pub fn tolerance(&self) -> Tolerance {
+        match self {
+            Op::Unary { op, .. } => op.spec().tolerance,
+            Op::Compare { .. } | Op::ArgMax { .. } => Tolerance::Step,
+            Op::Cast { to, .. } if *to != Kind::Float => Tolerance::Step,
+            _ => Tolerance::Balanced,
         }
     }
 

@@ -39,12 +39,9 @@ pub fn is_numeric(kind: Kind) -> bool {
     matches!(kind, Kind::Float | Kind::Int)
 }
 
-/// Whether `op` accepts operands of kind `kind`.
+/// Whether `op` accepts operands of kind `kind` (its table entry says).
 pub fn unary_accepts(op: UnaryOp, kind: Kind) -> bool {
-    match op {
-        UnaryOp::Neg | UnaryOp::Abs => is_numeric(kind),
-        UnaryOp::Exp | UnaryOp::Tanh => kind == Kind::Float,
-    }
+    op.spec().accepts(kind)
 }
 
 /// Shape of `lhs.matmul(rhs)` (after the optional transpose of `rhs`), if Burn accepts it:
@@ -70,7 +67,12 @@ pub fn matmul_shape(lhs: &[usize], rhs: &[usize], transpose_rhs: bool) -> Option
 /// operands are missing or do not fit the op.
 pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
     match op {
-        Op::Unary { op, src } => slot(*src).filter(|t| unary_accepts(*op, t.kind)),
+        Op::Unary { op, src } => slot(*src)
+            .filter(|t| unary_accepts(*op, t.kind))
+            .map(|t| Ty {
+                kind: op.spec().result_kind(t.kind),
+                shape: t.shape,
+            }),
         Op::Binary { op, lhs, rhs } => {
             let (l, r) = (slot(*lhs)?, slot(*rhs)?);
             let int_div = l.kind == Kind::Int && *op == super::step::BinaryOp::Div;

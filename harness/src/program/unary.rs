@@ -1,0 +1,297 @@
+//! The unary op table: every element-wise op of one tensor, one entry each, read by the
+//! generator, the typing rule, the printers, the interpreter and the differential.
+//!
+//! [`unary_ops!`] is the table. It hands its entries to a macro of the caller's, so the spec
+//! ([`UNARY`], built here) and the calls on Burn's public API (built by `interpreter::ops`, the
+//! only room that may touch tensors) come from one text: adding an op is one line below. Each
+//! entry is `name: [kinds it takes] -> result, tolerance, x => call on x;`, where the result is
+//! `same` (the operand's kind) or a kind, and the tolerance is one of [`Tolerance`]'s variants.
+//! Names are what program files store, so entries may be reordered freely; the first entry is
+//! the plainest op, which the minimizer rewrites others to.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::kind::Kind;
+
+/// The table; see the module doc for the entry syntax.
+macro_rules! unary_ops {
+    ($then:ident) => {
+        $then! {
+            // The plainest op first (the minimizer's replacement for every other).
+            neg: [Float, Int] -> same, exact, x => x.neg();
+            abs: [Float, Int] -> same, exact, x => x.abs();
+            sign: [Float, Int] -> same, step, x => x.sign();
+            exp: [Float] -> same, transcendental, x => x.exp();
+            tanh: [Float] -> same, transcendental, x => x.tanh();
+            log: [Float] -> same, transcendental, x => x.log();
+            log1p: [Float] -> same, transcendental, x => x.log1p();
+            sqrt: [Float] -> same, transcendental, x => x.sqrt();
+            square: [Float] -> same, balanced, x => x.square();
+            recip: [Float] -> same, balanced, x => x.recip();
+            sin: [Float] -> same, transcendental, x => x.sin();
+            cos: [Float] -> same, transcendental, x => x.cos();
+            tan: [Float] -> same, transcendental, x => x.tan();
+            sinh: [Float] -> same, transcendental, x => x.sinh();
+            cosh: [Float] -> same, transcendental, x => x.cosh();
+            asin: [Float] -> same, transcendental, x => x.asin();
+            acos: [Float] -> same, transcendental, x => x.acos();
+            atan: [Float] -> same, transcendental, x => x.atan();
+            asinh: [Float] -> same, transcendental, x => x.asinh();
+            acosh: [Float] -> same, transcendental, x => x.acosh();
+            atanh: [Float] -> same, transcendental, x => x.atanh();
+            erf: [Float] -> same, transcendental, x => x.erf();
+            deg2rad: [Float] -> same, balanced, x => x.deg2rad();
+            rad2deg: [Float] -> same, balanced, x => x.rad2deg();
+            round: [Float] -> same, step, x => x.round();
+            floor: [Float] -> same, step, x => x.floor();
+            ceil: [Float] -> same, step, x => x.ceil();
+            is_nan: [Float] -> Bool, step, x => x.is_nan();
+            is_inf: [Float] -> Bool, step, x => x.is_inf();
+            is_finite: [Float] -> Bool, step, x => x.is_finite();
+            relu: [Float] -> same, exact, x => burn::tensor::activation::relu(x);
+            relu6: [Float] -> same, exact, x => burn::tensor::activation::relu6(x);
+            leaky_relu: [Float] -> same, balanced, x => burn::tensor::activation::leaky_relu(x, 0.01);
+            gelu: [Float] -> same, transcendental, x => burn::tensor::activation::gelu(x);
+            gelu_approximate: [Float] -> same, transcendental,
+                x => burn::tensor::activation::gelu_approximate(x);
+            sigmoid: [Float] -> same, transcendental, x => burn::tensor::activation::sigmoid(x);
+            hard_sigmoid: [Float] -> same, balanced,
+                x => burn::tensor::activation::hard_sigmoid(x, 0.2, 0.5);
+            log_sigmoid: [Float] -> same, transcendental,
+                x => burn::tensor::activation::log_sigmoid(x);
+            silu: [Float] -> same, transcendental, x => burn::tensor::activation::silu(x);
+            mish: [Float] -> same, transcendental, x => burn::tensor::activation::mish(x);
+            softplus: [Float] -> same, transcendental,
+                x => burn::tensor::activation::softplus(x, 1.0);
+            softsign: [Float] -> same, balanced, x => burn::tensor::activation::softsign(x);
+            selu: [Float] -> same, transcendental, x => burn::tensor::activation::selu(x);
+            elu: [Float] -> same, transcendental, x => burn::tensor::activation::elu(x, 1.0);
+            celu: [Float] -> same, transcendental, x => burn::tensor::activation::celu(x, 1.0);
+            hard_swish: [Float] -> same, balanced, x => burn::tensor::activation::hard_swish(x);
+            hardtanh: [Float] -> same, exact,
+                x => burn::tensor::activation::hardtanh(x, -1.0, 1.0);
+            tanhshrink: [Float] -> same, transcendental,
+                x => burn::tensor::activation::tanhshrink(x);
+            hard_shrink: [Float] -> same, step,
+                x => burn::tensor::activation::hard_shrink(x, 0.5);
+            soft_shrink: [Float] -> same, balanced,
+                x => burn::tensor::activation::soft_shrink(x, 0.5);
+            thresholded_relu: [Float] -> same, step,
+                x => burn::tensor::activation::thresholded_relu(x, 1.0);
+        }
+    };
+}
+pub(crate) use unary_ops;
+
+/// How closely two backends' values of an op must agree, per op family (Burn's own
+/// `Tolerance` presets; `oracles::compare` maps each to one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tolerance {
+    /// Continuous and adds no error of its own (neg, abs, relu): bit-exact on bit-identical
+    /// operands, `Balanced` once an operand carries another op's rounding.
+    Exact,
+    /// Discontinuous (rounding, sign, comparisons, thresholds, casts to int): bit-exact on
+    /// bit-identical operands; over an operand the backends computed slightly differently the
+    /// result is not pinned down (2.9999998 floors to 2, 3.0000002 to 3), so it is poisoned.
+    Step,
+    /// `Tolerance::balanced()` (0.5% relative, 1e-5 absolute): arithmetic.
+    Balanced,
+    /// `Tolerance::permissive()` (1% relative, 0.01 absolute): transcendentals, whose GPU
+    /// implementations are approximations (WGSL allows several ulps, more for `tan`, `erf`).
+    Transcendental,
+}
+
+/// One entry of the table.
+#[derive(Debug)]
+pub struct UnarySpec {
+    /// The name program files store.
+    pub name: &'static str,
+    /// The operand kinds the op takes.
+    pub kinds: &'static [Kind],
+    /// The result's kind, when it is not the operand's.
+    pub result: Option<Kind>,
+    /// How closely Flex and wgpu must agree.
+    pub tolerance: Tolerance,
+    /// The call on Burn's public API, over an operand named `x`.
+    pub call: &'static str,
+}
+
+impl UnarySpec {
+    /// Whether the op takes an operand of kind `kind`.
+    pub fn accepts(&self, kind: Kind) -> bool {
+        self.kinds.contains(&kind)
+    }
+
+    /// The result's kind for an operand of kind `kind`.
+    pub fn result_kind(&self, kind: Kind) -> Kind {
+        self.result.unwrap_or(kind)
+    }
+
+    /// The call with the operand `x` replaced by the Rust expression `arg`.
+    pub fn call_on(&self, arg: &str) -> String {
+        // `stringify!` spaces paths out (`burn :: tensor`).
+        replace_ident(&self.call.replace(" :: ", "::"), "x", arg)
+    }
+}
+
+macro_rules! unary_result {
+    (same) => {
+        None
+    };
+    ($kind:ident) => {
+        Some(Kind::$kind)
+    };
+}
+
+macro_rules! unary_tolerance {
+    (exact) => {
+        Tolerance::Exact
+    };
+    (step) => {
+        Tolerance::Step
+    };
+    (balanced) => {
+        Tolerance::Balanced
+    };
+    (transcendental) => {
+        Tolerance::Transcendental
+    };
+}
+
+macro_rules! unary_specs {
+    ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $x:ident => $call:expr;)+) => {
+        /// The unary ops, in table order.
+        pub const UNARY: &[UnarySpec] = &[$(UnarySpec {
+            name: stringify!($name),
+            kinds: &[$(Kind::$kind),+],
+            result: unary_result!($result),
+            tolerance: unary_tolerance!($tol),
+            call: stringify!($call),
+        }),+];
+    };
+}
+unary_ops!(unary_specs);
+
+/// A unary op: an index into [`UNARY`]. Stored by name; decoded from fuzzer bytes the way
+/// `arbitrary` decodes an enum of `UNARY.len()` variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnaryOp(u8);
+
+impl UnaryOp {
+    /// The plainest op (the table's first): what the minimizer rewrites others to.
+    pub const PLAINEST: UnaryOp = UnaryOp(0);
+
+    /// Every op, in table order.
+    pub fn all() -> impl Iterator<Item = UnaryOp> {
+        (0..UNARY.len() as u8).map(UnaryOp)
+    }
+
+    /// The op named `name`.
+    pub fn named(name: &str) -> Option<UnaryOp> {
+        UNARY
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| UnaryOp(i as u8))
+    }
+
+    /// Its index in [`UNARY`].
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// Its entry.
+    pub fn spec(self) -> &'static UnarySpec {
+        &UNARY[self.index()]
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+}
+
+impl<'a> arbitrary::Arbitrary<'a> for UnaryOp {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        // Exactly what `#[derive(Arbitrary)]` does for an enum, so `encode` writes it as one.
+        let x = u64::from(u32::arbitrary(u)?);
+        Ok(UnaryOp(((x * UNARY.len() as u64) >> 32) as u8))
+    }
+
+    fn size_hint(depth: usize) -> (usize, Option<usize>) {
+        u32::size_hint(depth)
+    }
+}
+
+impl Serialize for UnaryOp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // A unit variant, as a derived enum would be: JSON stores the name, `encode` the index.
+        s.serialize_unit_variant("UnaryOp", u32::from(self.0), self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for UnaryOp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        UnaryOp::named(&name).ok_or_else(|| {
+            let names: Vec<&str> = UNARY.iter().map(|s| s.name).collect();
+            serde::de::Error::custom(format!(
+                "unknown unary op `{name}`; nearest: {}",
+                super::names::nearest(&name, &names).join(", ")
+            ))
+        })
+    }
+}
+
+/// `text` with every whole identifier `ident` replaced by `with`.
+fn replace_ident(text: &str, ident: &str, with: &str) -> String {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len() + with.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(ident) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + ident.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+            out.push_str(ident);
+        } else {
+            out.push_str(with);
+        }
+        rest = &rest[at + ident.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_the_plainest_op_is_neg() {
+        let mut names: Vec<&str> = UNARY.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), UNARY.len());
+        assert_eq!(UnaryOp::PLAINEST.name(), "neg");
+        assert!(UNARY.len() <= usize::from(u8::MAX));
+    }
+
+    #[test]
+    fn a_call_prints_with_its_operand_in_place_of_x() {
+        let exp = UnaryOp::named("exp").unwrap().spec();
+        assert_eq!(exp.call_on("t3.clone()"), "t3.clone().exp()");
+        let relu = UnaryOp::named("leaky_relu").unwrap().spec();
+        assert_eq!(
+            relu.call_on("t0"),
+            "burn::tensor::activation::leaky_relu(t0, 0.01)"
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_is_an_error_naming_the_nearest_ops() {
+        let e = serde_json::from_str::<UnaryOp>("\"sqr\"").unwrap_err();
+        assert!(e.to_string().contains("sqrt"), "{e}");
+        let op: UnaryOp = serde_json::from_str("\"erf\"").unwrap();
+        assert_eq!(serde_json::to_string(&op).unwrap(), "\"erf\"");
+    }
+}
