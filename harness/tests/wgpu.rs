@@ -96,7 +96,9 @@ mod differential {
     use dispatch_fuzz::interpreter::wgpu;
     use dispatch_fuzz::oracles::differential::DIVERGENCE;
     use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
-    use dispatch_fuzz::oracles::faults::perturb_wgpu_values_for_tests;
+    use dispatch_fuzz::oracles::faults::{
+        nudge_wgpu_values_for_tests, perturb_wgpu_values_for_tests,
+    };
     use dispatch_fuzz::program::{Backends, Program};
     use dispatch_fuzz::rng::SplitMix64;
 
@@ -136,6 +138,52 @@ mod differential {
         };
         assert_eq!(finding.class, DIVERGENCE);
         assert!(finding.message.contains("flex F32"), "{}", finding.message);
+    }
+
+    /// Divergent steps and the verdict when step `step`'s wgpu values are nudged a hair lower.
+    fn with_step_nudged(program: &Program, step: usize) -> (Vec<usize>, dispatch_fuzz::Verdict) {
+        nudge_wgpu_values_for_tests(Some(step));
+        let verdict = check(program).unwrap();
+        nudge_wgpu_values_for_tests(None);
+        let steps = verdict
+            .oracles
+            .violations
+            .iter()
+            .filter(|v| v.class == DIVERGENCE)
+            .map(|v| v.step)
+            .collect();
+        (steps, verdict)
+    }
+
+    fn unary_of_arange(op: &str) -> Program {
+        common::program(&format!(
+            r#"[{{"create": {{"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex"}}}},
+                {{"op": {{"out": 1, "op": {{"unary": {{"op": "{op}", "src": 0}}}}}}}}]"#
+        ))
+    }
+
+    #[test]
+    fn a_floor_over_an_operand_the_backends_computed_slightly_differently_is_poisoned() {
+        wgpu::enable().expect("a wgpu adapter");
+        let program = common::program(
+            r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex"}},
+                {"op": {"out": 1, "op": {"scalar": {"op": "mul", "src": 0, "value": 1}}}},
+                {"op": {"out": 2, "op": {"unary": {"op": "floor", "src": 1}}}}]"#,
+        );
+        assert!(check(&program).unwrap().finding.is_none());
+        // 2.999997 floors to 2 where 3 floors to 3: not a bug, the operand was inexact.
+        let (diverged, verdict) = with_step_nudged(&program, 1);
+        assert!(diverged.is_empty(), "{diverged:?}");
+        assert_eq!(verdict.oracles.poisoned.get("inexact-operand"), Some(&1));
+    }
+
+    #[test]
+    fn an_exact_op_over_identical_operands_must_agree_bit_for_bit() {
+        wgpu::enable().expect("a wgpu adapter");
+        // A relative 1e-6 passes the balanced tolerance, but neg adds no error of its own.
+        assert_eq!(with_step_nudged(&unary_of_arange("neg"), 1).0, vec![1]);
+        // exp is a transcendental: the same nudge is within its tolerance.
+        assert!(with_step_nudged(&unary_of_arange("exp"), 1).0.is_empty());
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub enum Poison {
     BoolU32OnFlex,
     /// The value was computed from a poisoned or already diverged value.
     FromPoisoned,
+    /// A cast to bool or a comparison over a NaN: WGSL leaves comparisons with NaN
+    /// indeterminate (an implementation may assume NaNs absent), so `NaN.bool()` is `true` on
+    /// Flex (IEEE `NaN != 0`) and may be `false` on wgpu.
+    NanCompared,
     /// A discontinuous op (floor, sign, a comparison, a cast to int) over an operand Flex and
     /// wgpu computed slightly differently (within tolerance, not bit for bit): its result
     /// legitimately differs at the discontinuity.
@@ -52,6 +56,7 @@ impl Poison {
             Poison::BoolU32OnFlex => "bool-u32-on-flex",
             Poison::FromPoisoned => "from-poisoned",
             Poison::InexactOperand => "inexact-operand",
+            Poison::NanCompared => "nan-compared",
         }
     }
 }
@@ -203,19 +208,30 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
     let Step::Op { op, .. } = step else {
         return None;
     };
-    let (src, poison) = match op {
-        Op::ArgMax { src, .. } => (*src, Poison::ArgmaxTie),
-        Op::Cast { src, to: Kind::Int } => (*src, Poison::OutOfRangeCast),
+    let (srcs, poison) = match op {
+        Op::ArgMax { src, .. } => (vec![*src], Poison::ArgmaxTie),
+        Op::Cast { src, to: Kind::Int } => (vec![*src], Poison::OutOfRangeCast),
+        Op::Cast {
+            src,
+            to: Kind::Bool,
+        } => (vec![*src], Poison::NanCompared),
+        Op::Compare { lhs, rhs, .. } => (vec![*lhs, *rhs], Poison::NanCompared),
         _ => return None,
     };
-    let Some(data) = flex.data(src) else {
-        return Some(poison);
-    };
-    let unspecified = match op {
-        Op::ArgMax { dim, .. } => argmax_has_tie(&data, usize::from(*dim)),
-        _ => cast_out_of_range(&data),
-    };
-    unspecified.then_some(poison)
+    for src in srcs {
+        let Some(data) = flex.data(src) else {
+            return Some(poison);
+        };
+        let unspecified = match (op, poison) {
+            (Op::ArgMax { dim, .. }, _) => argmax_has_tie(&data, usize::from(*dim)),
+            (_, Poison::NanCompared) => values(&data).iter().any(|v| v.is_nan()),
+            _ => cast_out_of_range(&data),
+        };
+        if unspecified {
+            return Some(poison);
+        }
+    }
+    None
 }
 
 /// `data` with bools in Flex's native storage: a value that lived on wgpu holds `Bool(U32)`,

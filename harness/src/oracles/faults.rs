@@ -8,6 +8,7 @@ use burn::tensor::TensorData;
 thread_local! {
     static CORRUPT_REPLAY_FEED: Cell<bool> = const { Cell::new(false) };
     static PERTURB_WGPU: Cell<Option<usize>> = const { Cell::new(None) };
+    static NUDGE_WGPU: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
 /// Makes the eager-replay oracle feed every replayed graph input with wrong data (each value
@@ -24,6 +25,13 @@ pub fn perturb_wgpu_values_for_tests(step: Option<usize>) {
     PERTURB_WGPU.with(|c| c.set(step));
 }
 
+/// Makes the differential oracle see the float wgpu values of step `step` a hair lower
+/// (relative 1e-6, well inside every tolerance) on this thread: an inexact operand.
+#[doc(hidden)]
+pub fn nudge_wgpu_values_for_tests(step: Option<usize>) {
+    NUDGE_WGPU.with(|c| c.set(step));
+}
+
 /// The replay feed as the eager-replay oracle sees it.
 pub(crate) fn replay_feed(data: TensorData) -> TensorData {
     if CORRUPT_REPLAY_FEED.with(Cell::get) {
@@ -37,6 +45,13 @@ pub(crate) fn replay_feed(data: TensorData) -> TensorData {
 pub(crate) fn wgpu_value(index: usize, data: TensorData) -> TensorData {
     if PERTURB_WGPU.with(Cell::get) == Some(index) {
         plus_one(&data)
+    } else if NUDGE_WGPU.with(Cell::get) == Some(index) && data.dtype().is_float() {
+        let shape = data.shape().clone();
+        let values: Vec<f64> = data
+            .iter::<f64>()
+            .map(|v| v - v.abs().max(1.0) * 1e-6)
+            .collect();
+        TensorData::new(values, shape).convert_dtype(data.dtype())
     } else {
         data
     }
