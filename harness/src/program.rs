@@ -3,6 +3,7 @@
 //! idempotent [`fixup`] so that every program runs. Programs are stored as JSON text and print
 //! as Rust-like code a maintainer can read (`Display`).
 
+mod along_dim;
 mod decode;
 pub(crate) mod display;
 mod encode;
@@ -13,11 +14,14 @@ mod kind;
 pub mod limits;
 mod names;
 mod step;
+mod table;
 mod typing;
 mod unary;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use along_dim::along_dim_ops;
+pub use along_dim::{AlongDimSpec, DimShape, Unspecified, ALONG_DIM};
 pub use decode::{Backends, STEP_KINDS};
 pub use display::step_line;
 pub use encode::EncodeError;
@@ -25,12 +29,13 @@ pub use file::{Input, LoadError, ProgramFile};
 pub use fill::fill_data;
 pub use fixup::fixup;
 pub use step::{
-    AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, Op, ScalarOp, Slot, Step,
-    UnaryOp,
+    AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, Op, ScalarOp,
+    Slot, Step, UnaryOp,
 };
+pub use table::Tolerance;
 pub use typing::{op_output, Ty};
 pub(crate) use unary::unary_ops;
-pub use unary::{Tolerance, UnarySpec, UNARY};
+pub use unary::{UnarySpec, UNARY};
 
 /// A test case: steps run in order, scopes nest by `EnterScope`/`ExitScope` pairs.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]

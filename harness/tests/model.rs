@@ -115,15 +115,21 @@ fn rule_ids_are_unique_and_every_rule_cites_burn_source() {
 }
 
 #[test]
-fn every_rule_fires_when_inverted_on_some_random_program() {
+fn every_rule_fires_when_inverted_on_some_random_or_stored_program() {
     use dispatch_fuzz::oracles::{OracleId, Oracles};
-    let mut rng = SplitMix64::new(31);
-    let programs: Vec<Program> = (0..3000)
-        .map(|_| {
-            let len = rng.below(3000) as usize;
-            Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE)
-        })
-        .collect();
+    let mut rng = SplitMix64::new(7);
+    let random = (0..3000).map(|_| {
+        let len = rng.below(3000) as usize;
+        Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE)
+    });
+    // Every stored program too: some rules govern situations random programs reach rarely
+    // (a stale right operand, then a scope exit), and the stored cases hold one of each.
+    let store = common::repo().join("regressions");
+    let stored = dispatch_fuzz::regressions::seed_inputs(&store)
+        .unwrap()
+        .into_iter()
+        .map(|(_, bytes)| Program::from_fuzz_bytes(&bytes, Backends::FLEX_CAPTURE));
+    let programs: Vec<Program> = random.chain(stored).collect();
     let model = Oracles::only(OracleId::Model);
     let mut silent = Vec::new();
     for rule in RULES {

@@ -187,6 +187,21 @@ mod differential {
     }
 
     #[test]
+    fn a_wgpu_bool_moved_to_flex_is_poisoned_where_flex_misreads_it() {
+        wgpu::enable().expect("a wgpu adapter");
+        // Found by a wgpu session (seed 41): [true, false] from wgpu casts to [1, 0] on wgpu
+        // and to garbage on Flex, the catalogued bool-storage-transfer bug, not a new one.
+        let program = common::program(
+            r#"[{"create": {"out": 0, "kind": "bool", "shape": [2], "fill": "arange", "device": "wgpu"}},
+                {"to_device": {"out": 1, "src": 0, "device": "flex"}},
+                {"op": {"out": 2, "op": {"cast": {"src": 1, "to": "float"}}}}]"#,
+        );
+        let verdict = check(&program).unwrap();
+        assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+        assert_eq!(verdict.oracles.poisoned.get("from-poisoned"), Some(&1));
+    }
+
+    #[test]
     fn an_argmax_over_ties_is_poisoned_not_compared() {
         wgpu::enable().expect("a wgpu adapter");
         assert!(divergences_with_step_perturbed(&argmax_of(r#""ones""#), 1).is_empty());

@@ -5,10 +5,12 @@ use burn::tensor::kind::Basic;
 use burn::tensor::{Bool, Tensor};
 
 use super::value::{map_rank, zip_rank, AnyTensor, Ranked};
-use crate::program::{unary_ops, BinaryOp, CompareOp, Kind, LogicOp, Op, ScalarOp, Slot};
+use crate::program::{
+    along_dim_ops, unary_ops, BinaryOp, CompareOp, Kind, LogicOp, Op, ScalarOp, Slot,
+};
 
-/// The result variant of a unary entry: the operand's kind (`same`) or the one it names.
-macro_rules! unary_result_variant {
+/// The result variant of a table entry: the operand's kind (`same`) or the one it names.
+macro_rules! result_variant {
     (same, $kind:ident, $value:expr) => {
         AnyTensor::$kind($value)
     };
@@ -26,7 +28,7 @@ macro_rules! unary_calls {
                 $(
                     let t = match t {
                         AnyTensor::$kind(r) => {
-                            return Some(unary_result_variant!(
+                            return Some(result_variant!(
                                 $result,
                                 $kind,
                                 map_rank!(r, $x => $call)
@@ -42,6 +44,32 @@ macro_rules! unary_calls {
     };
 }
 unary_ops!(unary_calls);
+
+/// One call per entry of `program::along_dim_ops!`, in table order, like [`UNARY_CALLS`].
+macro_rules! along_dim_calls {
+    ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
+        $x:ident, $d:ident => $call:expr;)+) => {
+        const ALONG_DIM_CALLS: &[fn(AnyTensor, usize) -> Option<AnyTensor>] = &[$(
+            |t: AnyTensor, $d: usize| -> Option<AnyTensor> {
+                $(
+                    let t = match t {
+                        AnyTensor::$kind(r) => {
+                            return Some(result_variant!(
+                                $result,
+                                $kind,
+                                map_rank!(r, $x => $call)
+                            ))
+                        }
+                        other => other,
+                    };
+                )+
+                drop(t);
+                None
+            }
+        ),+];
+    };
+}
+along_dim_ops!(along_dim_calls);
 
 fn mismatch(op: &Op) -> anyhow::Error {
     anyhow!("operands passed the typing rule but do not fit the executor: {op:?}")
@@ -161,6 +189,9 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
             .map(F),
             _ => None,
         },
+        Op::AlongDim { op: a, src, dim } => {
+            ALONG_DIM_CALLS[a.index()](arg(*src)?, usize::from(*dim))
+        }
         Op::SumDim { src, dim } => {
             let dim = usize::from(*dim);
             match arg(*src)? {

@@ -7,7 +7,7 @@ use burn::tensor::{TensorData, Tolerance};
 use burn_backend::{BoolStore, DType};
 
 use crate::interpreter::{non_native_bools, Mirror};
-use crate::program::{Kind, Op, Step, Tolerance as OpTolerance};
+use crate::program::{Kind, Op, Step, Tolerance as OpTolerance, Unspecified};
 
 /// The comparison of one value on both backends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +37,9 @@ pub enum Poison {
     BoolU32OnFlex,
     /// The value was computed from a poisoned or already diverged value.
     FromPoisoned,
+    /// An index result (argmin, argsort) over a lane holding equal values or a NaN: which of
+    /// the equal values it points to is a kernel detail.
+    IndexTie,
     /// A cast to bool or a comparison over a NaN: WGSL leaves comparisons with NaN
     /// indeterminate (an implementation may assume NaNs absent), so `NaN.bool()` is `true` on
     /// Flex (IEEE `NaN != 0`) and may be `false` on wgpu.
@@ -57,6 +60,7 @@ impl Poison {
             Poison::FromPoisoned => "from-poisoned",
             Poison::InexactOperand => "inexact-operand",
             Poison::NanCompared => "nan-compared",
+            Poison::IndexTie => "index-tie",
         }
     }
 }
@@ -183,6 +187,28 @@ pub fn cast_out_of_range(data: &TensorData) -> bool {
 
 /// Whether `argmax` over `dim` of `data` meets a tie for the maximum in some lane.
 pub fn argmax_has_tie(data: &TensorData, dim: usize) -> bool {
+    any_lane(data, dim, |lane| {
+        let max = lane.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        lane.iter()
+            .filter(|v| **v == max || (v.is_nan() && max.is_nan()))
+            .count()
+            > 1
+            || lane.iter().any(|v| v.is_nan())
+    })
+}
+
+/// Whether some lane of `data` along `dim` holds two equal values or a NaN: where an index
+/// result (argmin, argsort) is not pinned down.
+pub fn lane_has_ties(data: &TensorData, dim: usize) -> bool {
+    any_lane(data, dim, |lane| {
+        let mut sorted = lane.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted.windows(2).any(|w| w[0] == w[1]) || lane.iter().any(|v| v.is_nan())
+    })
+}
+
+/// Whether `test` holds for some lane of `data` along `dim`.
+fn any_lane(data: &TensorData, dim: usize, test: impl Fn(&[f64]) -> bool) -> bool {
     let shape = data.shape().to_vec();
     let Some(&len) = shape.get(dim) else {
         return false;
@@ -193,12 +219,7 @@ pub fn argmax_has_tie(data: &TensorData, dim: usize) -> bool {
     (0..lanes).any(|lane| {
         let base = (lane / stride) * stride * len + lane % stride;
         let lane: Vec<f64> = (0..len).map(|k| xs[base + k * stride]).collect();
-        let max = lane.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        lane.iter()
-            .filter(|v| **v == max || (v.is_nan() && max.is_nan()))
-            .count()
-            > 1
-            || lane.iter().any(|v| v.is_nan())
+        test(&lane)
     })
 }
 
@@ -216,6 +237,11 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             to: Kind::Bool,
         } => (vec![*src], Poison::NanCompared),
         Op::Compare { lhs, rhs, .. } => (vec![*lhs, *rhs], Poison::NanCompared),
+        Op::AlongDim { op, src, .. } => match op.spec().unspecified {
+            Unspecified::None => return None,
+            Unspecified::Nan => (vec![*src], Poison::NanCompared),
+            Unspecified::Ties => (vec![*src], Poison::IndexTie),
+        },
         _ => return None,
     };
     for src in srcs {
@@ -224,6 +250,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
         };
         let unspecified = match (op, poison) {
             (Op::ArgMax { dim, .. }, _) => argmax_has_tie(&data, usize::from(*dim)),
+            (Op::AlongDim { dim, .. }, Poison::IndexTie) => lane_has_ties(&data, usize::from(*dim)),
             (_, Poison::NanCompared) => values(&data).iter().any(|v| v.is_nan()),
             _ => cast_out_of_range(&data),
         };

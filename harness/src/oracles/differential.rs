@@ -34,7 +34,17 @@ impl Oracle for Differential {
             Step::ToDevice { out, src, .. }
             | Step::Clone { out, src }
             | Step::Autodiff { out, src, .. } => {
-                shared.poison[usize::from(*out)] = shared.poison[usize::from(*src)];
+                // A wgpu bool moved to Flex keeps wgpu's Bool(U32) storage, which Flex
+                // misreads (the catalogued bool-storage-transfer bug): stop comparing there.
+                let misread = shared
+                    .flex
+                    .as_ref()
+                    .and_then(|m| m.get(*out))
+                    .filter(on_flex)
+                    .and_then(crate::interpreter::read_data)
+                    .is_some_and(|d| compare::bool_u32(&d))
+                    .then_some(Poison::BoolU32OnFlex);
+                shared.poison[usize::from(*out)] = shared.poison[usize::from(*src)].or(misread);
                 shared.inexact[usize::from(*out)] = shared.inexact[usize::from(*src)];
                 return;
             }

@@ -53,6 +53,9 @@ pub fn op_expr(op: &Op) -> String {
             };
             format!("t{lhs}.clone().matmul({rhs})")
         }
+        Op::AlongDim { op, src, dim } => op
+            .spec()
+            .call_on(&format!("t{src}.clone()"), &dim.to_string()),
         Op::SumDim { src, dim } => format!("t{src}.clone().sum_dim({dim})"),
         Op::ArgMax { src, dim } => format!("t{src}.clone().argmax({dim})"),
         Op::Reshape { src, dims } => format!("t{src}.clone().reshape({dims:?})"),

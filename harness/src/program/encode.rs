@@ -18,11 +18,12 @@ use super::Program;
 /// programs.
 const VARIANTS: &[(&str, u32)] = &[
     ("Step", 10),
-    ("Op", 17),
+    ("Op", 18),
     ("Kind", 3),
     ("DeviceRef", 4),
     ("Fill", 4),
     ("UnaryOp", super::unary::UNARY.len() as u32),
+    ("AlongDimOp", super::along_dim::ALONG_DIM.len() as u32),
     ("BinaryOp", 4),
     ("ScalarOp", 2),
     ("CompareOp", 3),

@@ -272,6 +272,14 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
                 transpose_rhs,
             }
         }
+        Op::AlongDim { op, src, dim } => {
+            let src = env.pick(src, |t| op.spec().accepts(t.kind))?;
+            Op::AlongDim {
+                op,
+                src,
+                dim: dim % env.ty(src)?.rank() as u8,
+            }
+        }
         Op::SumDim { src, dim } => {
             let src = env.pick(src, numeric)?;
             Op::SumDim {

@@ -3,8 +3,10 @@
 use arbitrary::Arbitrary;
 use serde::{Deserialize, Serialize};
 
+pub use super::along_dim::AlongDimOp;
 pub use super::kind::Kind;
-pub use super::unary::{Tolerance, UnaryOp};
+pub use super::table::Tolerance;
+pub use super::unary::UnaryOp;
 
 /// Index of a tensor slot, in `0..limits::MAX_SLOTS` once fixed up.
 pub type Slot = u8;
@@ -234,6 +236,15 @@ pub enum Op {
         /// Operand.
         src: Slot,
     },
+    /// An op of the along-dim table (a reduction, scan, sort or softmax over `dim`).
+    AlongDim {
+        /// Which op.
+        op: AlongDimOp,
+        /// Operand.
+        src: Slot,
+        /// The dim; `fixup` keeps it below the operand's rank.
+        dim: u8,
+    },
 }
 
 impl Op {
@@ -241,6 +252,7 @@ impl Op {
     pub fn map_slots(&mut self, mut f: impl FnMut(Slot) -> Slot) {
         match self {
             Op::Unary { src, .. }
+            | Op::AlongDim { src, .. }
             | Op::Scalar { src, .. }
             | Op::SumDim { src, .. }
             | Op::ArgMax { src, .. }
@@ -291,6 +303,7 @@ impl Op {
     pub fn tolerance(&self) -> Tolerance {
         match self {
             Op::Unary { op, .. } => op.spec().tolerance,
+            Op::AlongDim { op, .. } => op.spec().tolerance,
             Op::Compare { .. } | Op::ArgMax { .. } => Tolerance::Step,
             Op::Cast { to, .. } if *to != Kind::Float => Tolerance::Step,
             _ => Tolerance::Balanced,

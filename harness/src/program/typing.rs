@@ -98,6 +98,14 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
                 shape,
             })
         }
+        Op::AlongDim { op, src, dim } => {
+            let t = slot(*src).filter(|t| op.spec().accepts(t.kind))?;
+            let dim = usize::from(*dim);
+            (dim < t.rank()).then(|| Ty {
+                kind: op.spec().result_kind(t.kind),
+                shape: op.spec().result_shape(&t.shape, dim),
+            })
+        }
         Op::SumDim { src, dim } => {
             let mut t = slot(*src).filter(|t| is_numeric(t.kind))?;
             let dim = usize::from(*dim);

@@ -9,9 +9,8 @@
 //! Names are what program files store, so entries may be reordered freely; the first entry is
 //! the plainest op, which the minimizer rewrites others to.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 use super::kind::Kind;
+use super::table::{op_result, op_tolerance, render, table_index, Tolerance};
 
 /// The table; see the module doc for the entry syntax.
 macro_rules! unary_ops {
@@ -83,24 +82,6 @@ macro_rules! unary_ops {
 }
 pub(crate) use unary_ops;
 
-/// How closely two backends' values of an op must agree, per op family (Burn's own
-/// `Tolerance` presets; `oracles::compare` maps each to one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tolerance {
-    /// Continuous and adds no error of its own (neg, abs, relu): bit-exact on bit-identical
-    /// operands, `Balanced` once an operand carries another op's rounding.
-    Exact,
-    /// Discontinuous (rounding, sign, comparisons, thresholds, casts to int): bit-exact on
-    /// bit-identical operands; over an operand the backends computed slightly differently the
-    /// result is not pinned down (2.9999998 floors to 2, 3.0000002 to 3), so it is poisoned.
-    Step,
-    /// `Tolerance::balanced()` (0.5% relative, 1e-5 absolute): arithmetic.
-    Balanced,
-    /// `Tolerance::permissive()` (1% relative, 0.01 absolute): transcendentals, whose GPU
-    /// implementations are approximations (WGSL allows several ulps, more for `tan`, `erf`).
-    Transcendental,
-}
-
 /// One entry of the table.
 #[derive(Debug)]
 pub struct UnarySpec {
@@ -129,33 +110,8 @@ impl UnarySpec {
 
     /// The call with the operand `x` replaced by the Rust expression `arg`.
     pub fn call_on(&self, arg: &str) -> String {
-        // `stringify!` spaces paths out (`burn :: tensor`).
-        replace_ident(&self.call.replace(" :: ", "::"), "x", arg)
+        render(self.call, &[("x", arg)])
     }
-}
-
-macro_rules! unary_result {
-    (same) => {
-        None
-    };
-    ($kind:ident) => {
-        Some(Kind::$kind)
-    };
-}
-
-macro_rules! unary_tolerance {
-    (exact) => {
-        Tolerance::Exact
-    };
-    (step) => {
-        Tolerance::Step
-    };
-    (balanced) => {
-        Tolerance::Balanced
-    };
-    (transcendental) => {
-        Tolerance::Transcendental
-    };
 }
 
 macro_rules! unary_specs {
@@ -164,102 +120,28 @@ macro_rules! unary_specs {
         pub const UNARY: &[UnarySpec] = &[$(UnarySpec {
             name: stringify!($name),
             kinds: &[$(Kind::$kind),+],
-            result: unary_result!($result),
-            tolerance: unary_tolerance!($tol),
+            result: op_result!($result),
+            tolerance: op_tolerance!($tol),
             call: stringify!($call),
         }),+];
     };
 }
 unary_ops!(unary_specs);
 
-/// A unary op: an index into [`UNARY`]. Stored by name; decoded from fuzzer bytes the way
-/// `arbitrary` decodes an enum of `UNARY.len()` variants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UnaryOp(u8);
+table_index! {
+    /// A unary op: an index into [`UNARY`]. Stored by name; decoded from fuzzer bytes the way
+    /// `arbitrary` decodes an enum of `UNARY.len()` variants.
+    UnaryOp, UNARY, "unary"
+}
 
 impl UnaryOp {
     /// The plainest op (the table's first): what the minimizer rewrites others to.
-    pub const PLAINEST: UnaryOp = UnaryOp(0);
-
-    /// Every op, in table order.
-    pub fn all() -> impl Iterator<Item = UnaryOp> {
-        (0..UNARY.len() as u8).map(UnaryOp)
-    }
-
-    /// The op named `name`.
-    pub fn named(name: &str) -> Option<UnaryOp> {
-        UNARY
-            .iter()
-            .position(|s| s.name == name)
-            .map(|i| UnaryOp(i as u8))
-    }
-
-    /// Its index in [`UNARY`].
-    pub fn index(self) -> usize {
-        usize::from(self.0)
-    }
+    pub const PLAINEST: UnaryOp = UnaryOp::FIRST;
 
     /// Its entry.
     pub fn spec(self) -> &'static UnarySpec {
         &UNARY[self.index()]
     }
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        self.spec().name
-    }
-}
-
-impl<'a> arbitrary::Arbitrary<'a> for UnaryOp {
-    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
-        // Exactly what `#[derive(Arbitrary)]` does for an enum, so `encode` writes it as one.
-        let x = u64::from(u32::arbitrary(u)?);
-        Ok(UnaryOp(((x * UNARY.len() as u64) >> 32) as u8))
-    }
-
-    fn size_hint(depth: usize) -> (usize, Option<usize>) {
-        u32::size_hint(depth)
-    }
-}
-
-impl Serialize for UnaryOp {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // A unit variant, as a derived enum would be: JSON stores the name, `encode` the index.
-        s.serialize_unit_variant("UnaryOp", u32::from(self.0), self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for UnaryOp {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        UnaryOp::named(&name).ok_or_else(|| {
-            let names: Vec<&str> = UNARY.iter().map(|s| s.name).collect();
-            serde::de::Error::custom(format!(
-                "unknown unary op `{name}`; nearest: {}",
-                super::names::nearest(&name, &names).join(", ")
-            ))
-        })
-    }
-}
-
-/// `text` with every whole identifier `ident` replaced by `with`.
-fn replace_ident(text: &str, ident: &str, with: &str) -> String {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = String::with_capacity(text.len() + with.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(ident) {
-        let before = rest[..at].chars().next_back();
-        let after = rest[at + ident.len()..].chars().next();
-        out.push_str(&rest[..at]);
-        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
-            out.push_str(ident);
-        } else {
-            out.push_str(with);
-        }
-        rest = &rest[at + ident.len()..];
-    }
-    out.push_str(rest);
-    out
 }
 
 #[cfg(test)]

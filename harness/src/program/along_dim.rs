@@ -1,0 +1,191 @@
+//! The along-a-dim op table: reductions, scans, sorts and softmaxes over one dim of one tensor,
+//! one entry each, read by the generator, the typing rule, the printers, the interpreter and the
+//! differential (see `unary.rs` for how a table macro feeds both the spec and the calls).
+//!
+//! An entry is `name: [kinds it takes] -> result, shape, tolerance, unspecified, x, d => call;`:
+//! the result is `same` or a kind; the shape is `same` or `reduce` (the dim becomes 1); the
+//! tolerance one of [`Tolerance`]'s families; `unspecified` names what Burn leaves open (`none`,
+//! `nan`: NaN ordering, `ties`: which of equal values an index points to); `x` is the operand
+//! and `d` the dim (a `usize`).
+
+use super::kind::Kind;
+use super::table::{op_result, op_tolerance, render, table_index, Tolerance};
+
+/// The table; see the module doc for the entry syntax.
+macro_rules! along_dim_ops {
+    ($then:ident) => {
+        $then! {
+            // The plainest op first (the minimizer's replacement for every other).
+            mean_dim: [Float, Int] -> same, reduce, balanced, none, x, d => x.mean_dim(d);
+            prod_dim: [Float, Int] -> same, reduce, balanced, none, x, d => x.prod_dim(d);
+            max_dim: [Float, Int] -> same, reduce, exact, nan, x, d => x.max_dim(d);
+            min_dim: [Float, Int] -> same, reduce, exact, nan, x, d => x.min_dim(d);
+            max_abs_dim: [Float, Int] -> same, reduce, exact, nan, x, d => x.max_abs_dim(d);
+            argmin: [Float, Int] -> Int, reduce, step, ties, x, d => x.argmin(d);
+            cumsum: [Float, Int] -> same, same, balanced, none, x, d => x.cumsum(d);
+            cumprod: [Float, Int] -> same, same, balanced, none, x, d => x.cumprod(d);
+            cummax: [Float, Int] -> same, same, exact, nan, x, d => x.cummax(d);
+            cummin: [Float, Int] -> same, same, exact, nan, x, d => x.cummin(d);
+            sort: [Float, Int] -> same, same, exact, nan, x, d => x.sort(d);
+            sort_descending: [Float, Int] -> same, same, exact, nan, x, d => x.sort_descending(d);
+            argsort: [Float, Int] -> Int, same, step, ties, x, d => x.argsort(d);
+            argsort_descending: [Float, Int] -> Int, same, step, ties,
+                x, d => x.argsort_descending(d);
+            var: [Float] -> same, reduce, balanced, none, x, d => x.var(d);
+            var_bias: [Float] -> same, reduce, balanced, none, x, d => x.var_bias(d);
+            median: [Float] -> same, reduce, exact, nan, x, d => x.median(d);
+            softmax: [Float] -> same, same, transcendental, none,
+                x, d => burn::tensor::activation::softmax(x, d);
+            log_softmax: [Float] -> same, same, transcendental, none,
+                x, d => burn::tensor::activation::log_softmax(x, d);
+            softmin: [Float] -> same, same, transcendental, none,
+                x, d => burn::tensor::activation::softmin(x, d);
+            quiet_softmax: [Float] -> same, same, transcendental, none,
+                x, d => burn::tensor::activation::quiet_softmax(x, d);
+            any_dim: [Float, Int, Bool] -> Bool, reduce, step, none, x, d => x.any_dim(d);
+            all_dim: [Float, Int, Bool] -> Bool, reduce, step, none, x, d => x.all_dim(d);
+            flip: [Float, Int, Bool] -> same, same, exact, none, x, d => x.flip([d as isize]);
+        }
+    };
+}
+pub(crate) use along_dim_ops;
+
+/// What an along-dim op does to its operand's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DimShape {
+    /// Unchanged.
+    Same,
+    /// The dim becomes 1 (the rank is kept).
+    Reduce,
+}
+
+/// What Burn leaves unspecified about an along-dim op, so that backends may legitimately
+/// disagree: the differential poisons the result when the operand meets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unspecified {
+    /// Nothing.
+    None,
+    /// How NaN orders (WGSL may assume there is none): a lane holding a NaN.
+    Nan,
+    /// Which of equal values an index points to: a lane holding two equal values or a NaN.
+    Ties,
+}
+
+/// One entry of the table.
+#[derive(Debug)]
+pub struct AlongDimSpec {
+    /// The name program files store.
+    pub name: &'static str,
+    /// The operand kinds the op takes.
+    pub kinds: &'static [Kind],
+    /// The result's kind, when it is not the operand's.
+    pub result: Option<Kind>,
+    /// What it does to the shape.
+    pub shape: DimShape,
+    /// How closely Flex and wgpu must agree.
+    pub tolerance: Tolerance,
+    /// What Burn leaves open.
+    pub unspecified: Unspecified,
+    /// The call on Burn's public API, over an operand `x` and a dim `d`.
+    pub call: &'static str,
+}
+
+impl AlongDimSpec {
+    /// Whether the op takes an operand of kind `kind`.
+    pub fn accepts(&self, kind: Kind) -> bool {
+        self.kinds.contains(&kind)
+    }
+
+    /// The result's kind for an operand of kind `kind`.
+    pub fn result_kind(&self, kind: Kind) -> Kind {
+        self.result.unwrap_or(kind)
+    }
+
+    /// The result's shape for an operand of shape `shape`, along `dim`.
+    pub fn result_shape(&self, shape: &[usize], dim: usize) -> Vec<usize> {
+        let mut out = shape.to_vec();
+        if self.shape == DimShape::Reduce {
+            out[dim] = 1;
+        }
+        out
+    }
+
+    /// The call with the operand `x` and the dim `d` replaced by Rust expressions.
+    pub fn call_on(&self, x: &str, d: &str) -> String {
+        render(self.call, &[("x", x), ("d", d)])
+    }
+}
+
+macro_rules! dim_shape {
+    (same) => {
+        DimShape::Same
+    };
+    (reduce) => {
+        DimShape::Reduce
+    };
+}
+
+macro_rules! dim_unspecified {
+    (none) => {
+        Unspecified::None
+    };
+    (nan) => {
+        Unspecified::Nan
+    };
+    (ties) => {
+        Unspecified::Ties
+    };
+}
+
+macro_rules! along_dim_specs {
+    ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
+        $x:ident, $d:ident => $call:expr;)+) => {
+        /// The along-dim ops, in table order.
+        pub const ALONG_DIM: &[AlongDimSpec] = &[$(AlongDimSpec {
+            name: stringify!($name),
+            kinds: &[$(Kind::$kind),+],
+            result: op_result!($result),
+            shape: dim_shape!($shape),
+            tolerance: op_tolerance!($tol),
+            unspecified: dim_unspecified!($un),
+            call: stringify!($call),
+        }),+];
+    };
+}
+along_dim_ops!(along_dim_specs);
+
+table_index! {
+    /// An along-dim op: an index into [`ALONG_DIM`], stored by name.
+    AlongDimOp, ALONG_DIM, "along-dim"
+}
+
+impl AlongDimOp {
+    /// Its entry.
+    pub fn spec(self) -> &'static AlongDimSpec {
+        &ALONG_DIM[self.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_calls_print_with_their_operands() {
+        let mut names: Vec<&str> = ALONG_DIM.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALONG_DIM.len());
+        let softmax = AlongDimOp::named("softmax").unwrap().spec();
+        assert_eq!(
+            softmax.call_on("t1.clone()", "2"),
+            "burn::tensor::activation::softmax(t1.clone(), 2)"
+        );
+        let flip = AlongDimOp::named("flip").unwrap().spec();
+        assert_eq!(flip.call_on("t0", "1"), "t0.flip([1 as isize])");
+        assert_eq!(flip.result_shape(&[2, 3], 1), vec![2, 3]);
+        let argmin = AlongDimOp::named("argmin").unwrap().spec();
+        assert_eq!(argmin.result_shape(&[2, 3], 1), vec![2, 1]);
+        assert_eq!(argmin.result_kind(Kind::Float), Kind::Int);
+    }
+}

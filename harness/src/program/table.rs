@@ -1,0 +1,149 @@
+//! What every op table shares: tolerance families, the entry helpers, and the index type that
+//! stores an op by its table name and decodes it from fuzzer bytes like an enum.
+
+/// How closely two backends' values of an op must agree, per op family (Burn's own
+/// `Tolerance` presets; `oracles::compare` maps each to one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tolerance {
+    /// Continuous and adds no error of its own (neg, abs, relu): bit-exact on bit-identical
+    /// operands, `Balanced` once an operand carries another op's rounding.
+    Exact,
+    /// Discontinuous (rounding, sign, comparisons, thresholds, casts to int): bit-exact on
+    /// bit-identical operands; over an operand the backends computed slightly differently the
+    /// result is not pinned down (2.9999998 floors to 2, 3.0000002 to 3), so it is poisoned.
+    Step,
+    /// `Tolerance::balanced()` (0.5% relative, 1e-5 absolute): arithmetic.
+    Balanced,
+    /// `Tolerance::permissive()` (1% relative, 0.01 absolute): transcendentals, whose GPU
+    /// implementations are approximations (WGSL allows several ulps, more for `tan`, `erf`).
+    Transcendental,
+}
+
+/// An entry's result kind: `same` (the operand's) or the kind named.
+macro_rules! op_result {
+    (same) => {
+        None
+    };
+    ($kind:ident) => {
+        Some(Kind::$kind)
+    };
+}
+
+/// An entry's tolerance family, from its lower-case name.
+macro_rules! op_tolerance {
+    (exact) => {
+        Tolerance::Exact
+    };
+    (step) => {
+        Tolerance::Step
+    };
+    (balanced) => {
+        Tolerance::Balanced
+    };
+    (transcendental) => {
+        Tolerance::Transcendental
+    };
+}
+
+/// Declares a newtype index into a table of specs with a `name` field: stored by name in
+/// program files (an unknown name is an error listing the nearest ones) and decoded from fuzzer
+/// bytes exactly as `#[derive(Arbitrary)]` decodes an enum of as many variants, so `encode`
+/// writes it as one (a unit variant whose index is the table position).
+macro_rules! table_index {
+    ($(#[$doc:meta])* $name:ident, $table:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(u8);
+
+        impl $name {
+            /// The table's first entry.
+            pub const FIRST: $name = $name(0);
+
+            /// Every entry, in table order.
+            pub fn all() -> impl Iterator<Item = $name> {
+                (0..$table.len() as u8).map($name)
+            }
+
+            /// The entry named `name`.
+            pub fn named(name: &str) -> Option<$name> {
+                $table
+                    .iter()
+                    .position(|s| s.name == name)
+                    .map(|i| $name(i as u8))
+            }
+
+            /// Its position in the table.
+            pub fn index(self) -> usize {
+                usize::from(self.0)
+            }
+
+            /// Its name.
+            pub fn name(self) -> &'static str {
+                $table[self.index()].name
+            }
+        }
+
+        impl<'a> arbitrary::Arbitrary<'a> for $name {
+            fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+                let x = u64::from(<u32 as arbitrary::Arbitrary>::arbitrary(u)?);
+                Ok($name(((x * $table.len() as u64) >> 32) as u8))
+            }
+
+            fn size_hint(depth: usize) -> (usize, Option<usize>) {
+                <u32 as arbitrary::Arbitrary>::size_hint(depth)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_unit_variant(stringify!($name), u32::from(self.0), self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = <String as serde::Deserialize>::deserialize(d)?;
+                $name::named(&name).ok_or_else(|| {
+                    let names: Vec<&str> = $table.iter().map(|s| s.name).collect();
+                    serde::de::Error::custom(format!(
+                        concat!("unknown ", $what, " op `{}`; nearest: {}"),
+                        name,
+                        $crate::program::names::nearest(&name, &names).join(", ")
+                    ))
+                })
+            }
+        }
+    };
+}
+
+pub(crate) use {op_result, op_tolerance, table_index};
+
+/// An entry's call as Rust: each `(ident, expr)` of `args` put in place of the identifier.
+pub fn render(call: &str, args: &[(&str, &str)]) -> String {
+    // `stringify!` spaces paths out (`burn :: tensor`).
+    let mut text = call.replace(" :: ", "::");
+    for (ident, with) in args {
+        text = replace_ident(&text, ident, with);
+    }
+    text
+}
+
+/// `text` with every whole identifier `ident` replaced by `with`.
+fn replace_ident(text: &str, ident: &str, with: &str) -> String {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len() + with.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(ident) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + ident.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+            out.push_str(ident);
+        } else {
+            out.push_str(with);
+        }
+        rest = &rest[at + ident.len()..];
+    }
+    out.push_str(rest);
+    out
+}
