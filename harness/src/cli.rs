@@ -7,6 +7,7 @@ mod fuzz;
 mod minimize;
 mod nightly_report;
 mod promote;
+mod reproducers;
 mod run;
 mod seed_corpus;
 mod triage;
@@ -34,6 +35,7 @@ enum Command {
     Triage(triage::Args),
     NightlyReport(nightly_report::Args),
     SeedCorpus(seed_corpus::Args),
+    Reproducers(reproducers::Args),
     Bench(bench::Args),
 }
 
@@ -48,6 +50,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Triage(args) => args.run(),
         Command::NightlyReport(args) => args.run(),
         Command::SeedCorpus(args) => args.run(),
+        Command::Reproducers(args) => args.run(),
         Command::Bench(args) => args.run(),
     }
 }

@@ -32,7 +32,7 @@ pub use step::{
     AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, Op, ScalarOp,
     Slot, Step, UnaryOp,
 };
-pub use table::Tolerance;
+pub use table::{replace_ident, Tolerance};
 pub use typing::{op_output, Ty};
 pub(crate) use unary::unary_ops;
 pub use unary::{UnarySpec, UNARY};

@@ -38,8 +38,10 @@ fn rust(input: Input) -> Result<ExitCode> {
     let program = &input.program;
     let policy = config::get().policy().with_class(input.class.as_deref());
     let verdict = check_with(program, &policy)?;
-    let signature = verdict.finding.as_ref().map(|f| f.signature.as_str());
-    print!("{}", to_rust(program, &verdict.trace, signature));
+    print!(
+        "{}",
+        to_rust(program, &verdict.trace, verdict.finding.as_ref())
+    );
     Ok(ExitCode::SUCCESS)
 }
 

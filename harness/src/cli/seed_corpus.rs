@@ -30,9 +30,25 @@ impl Args {
 
 fn main(regressions: &Path, out: &Path) -> Result<ExitCode> {
     let seeds = seed_inputs(regressions)?;
+    let (changed, removed) = mirror_dir(out, &seeds, |_| true)?;
+    println!(
+        "{} seeds in {} ({changed} written, {removed} removed)",
+        seeds.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Makes `out` hold exactly `files` among its files that `owned` claims: each written through a
+/// rename (never torn), unchanged ones left alone, the rest removed. Returns (written, removed).
+pub fn mirror_dir(
+    out: &Path,
+    files: &[(String, Vec<u8>)],
+    owned: impl Fn(&str) -> bool,
+) -> Result<(usize, usize)> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut changed = 0;
-    for (name, bytes) in &seeds {
+    for (name, bytes) in files {
         let path = out.join(name);
         if std::fs::read(&path).ok().as_deref() == Some(bytes.as_slice()) {
             continue;
@@ -46,16 +62,11 @@ fn main(regressions: &Path, out: &Path) -> Result<ExitCode> {
     for entry in std::fs::read_dir(out)? {
         let path = entry?.path();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        if path.is_file() && !seeds.iter().any(|(n, _)| *n == name) {
+        if path.is_file() && owned(&name) && !files.iter().any(|(n, _)| *n == name) {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
             removed += 1;
         }
     }
-    println!(
-        "{} seeds in {} ({changed} written, {removed} removed)",
-        seeds.len(),
-        out.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok((changed, removed))
 }

@@ -129,7 +129,7 @@ pub fn render(call: &str, args: &[(&str, &str)]) -> String {
 }
 
 /// `text` with every whole identifier `ident` replaced by `with`.
-fn replace_ident(text: &str, ident: &str, with: &str) -> String {
+pub fn replace_ident(text: &str, ident: &str, with: &str) -> String {
     let is_ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len() + with.len());
     let mut rest = text;

@@ -1,15 +1,21 @@
 //! Prints a program as a stand-alone Rust reproducer against Burn's public API, ready to paste
 //! into a Burn issue. The trace of a real run decides what is printed: steps that were skipped
-//! are left out (they never ran), steps that panicked before the last one are wrapped in
-//! `catch_unwind` so the snippet goes on as the harness did, and the last step is printed bare
-//! so the snippet panics where the finding does.
+//! are left out (they never ran), steps that panicked are wrapped in `catch_unwind` so the
+//! snippet goes on as the harness did, except the finding's own step (or, without a finding,
+//! the last one), printed bare so the snippet panics where the finding does. An oracle's finding ends with the check that
+//! shows it: a replay mismatch replays the graph and compares it with the same steps run
+//! eagerly, a model mismatch asserts the outcome the contract expects.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::interpreter::{Outcome, Trace};
+use crate::oracles::Finding;
+use crate::oracles::{MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::display::op_expr;
-use crate::program::{fill_data, AutodiffMode, DeviceRef, Fill, Kind, Op, Program, Slot, Step};
+use crate::program::{
+    fill_data, replace_ident, AutodiffMode, DeviceRef, Fill, Kind, Op, Program, Slot, Step,
+};
 
 fn device(d: DeviceRef) -> String {
     d.to_string()
@@ -130,7 +136,14 @@ fn exported(program: &Program, start: usize, end: usize, ran: &dyn Fn(usize) -> 
 }
 
 /// The reproducer: a `main` using Burn's public API, plus the replay helper when needed.
-pub fn to_rust(program: &Program, trace: &Trace, signature: Option<&str>) -> String {
+pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> String {
+    let signature = finding.map(|f| f.signature.as_str());
+    let at = finding.and_then(|f| f.step);
+    let model = finding.filter(|f| f.class == MODEL_MISMATCH);
+    // An eager-replay finding: a mismatch, or a replay that fails with a known bug's class.
+    let replay =
+        finding.filter(|f| f.class == REPLAY_MISMATCH || f.signature.ends_with("| eager-replay"));
+    let mut demo_helpers = false;
     let outcome = |i: usize| trace.steps.get(i).map(|r| &r.outcome);
     let ran = |i: usize| !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None);
     let last_run = (0..program.steps.len()).rev().find(|&i| ran(i));
@@ -146,12 +159,11 @@ pub fn to_rust(program: &Program, trace: &Trace, signature: Option<&str>) -> Str
         };
         let _ = writeln!(body, "    let {} = {init};", device(*d));
     }
-    if !devices.contains(&DeviceRef::Flex)
-        && program
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::Replay { .. }))
-    {
+    let replays = program
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Replay { .. }));
+    if !devices.contains(&DeviceRef::Flex) && (replays || replay.is_some()) {
         let _ = writeln!(body, "    let flex = Device::flex();");
     }
     let mut depth = 1usize;
@@ -205,6 +217,21 @@ pub fn to_rust(program: &Program, trace: &Trace, signature: Option<&str>) -> Str
                 if let Some(Outcome::Error { message, .. }) = outcome(i) {
                     let _ = writeln!(body, "{pad}// -> Err({message})");
                 }
+                let graph = count_exits_before(program, i);
+                if let Some(f) = model.filter(|_| at == Some(i)) {
+                    let expected = expected_outcome(&f.signature);
+                    let ok = expected == "ok";
+                    let _ = writeln!(body, "{pad}// {}", f.message);
+                    let _ = writeln!(
+                        body,
+                        "{pad}assert!(graph{graph}.{}(), \"the contract expects {expected} here: {{:?}}\", graph{graph}.as_ref().map(|_| \"a graph\"));",
+                        if ok { "is_ok" } else { "is_err" }
+                    );
+                }
+                if let Some(on) = replay.and_then(replayed_on).filter(|_| at == Some(i)) {
+                    demo_helpers = true;
+                    body.push_str(&eager_replay_check(program, i, graph, on, &ran, &pad));
+                }
                 for s in &out {
                     let _ = writeln!(body, "{pad}let t{s} = t{s}_out.expect(\"the scope ran\");");
                 }
@@ -228,7 +255,7 @@ pub fn to_rust(program: &Program, trace: &Trace, signature: Option<&str>) -> Str
                 p.message.lines().next().unwrap_or_default()
             );
         }
-        if panicked && Some(i) != last_run {
+        if panicked && Some(i) != at.or(last_run) {
             let _ = writeln!(
                 body,
                 "{pad}let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {{ let _ = {expr}; }}));"
@@ -258,6 +285,20 @@ pub fn to_rust(program: &Program, trace: &Trace, signature: Option<&str>) -> Str
                 let _ = writeln!(body, "{pad}let t{out} = {expr};");
             }
         }
+        if let Some(f) = model.filter(|_| at == Some(i)) {
+            let expected = expected_outcome(&f.signature);
+            let _ = writeln!(body, "{pad}// {}", f.message);
+            if expected.starts_with("panic") && !panicked {
+                let _ = writeln!(
+                    body,
+                    "{pad}let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {{ let _ = {expr}; }}));"
+                );
+                let _ = writeln!(
+                    body,
+                    "{pad}assert!(caught.is_err(), \"the contract expects {expected} here; Burn accepted the call\");"
+                );
+            }
+        }
     }
     let replay = program
         .steps
@@ -282,17 +323,143 @@ pub fn to_rust(program: &Program, trace: &Trace, signature: Option<&str>) -> Str
             "// plus burn-router, burn-ir and burn-backend =0.23.0-pre.1 for replay_on_flex"
         );
     }
-    out.push_str("#![allow(unused_imports, unused_variables, unused_mut, clippy::all)]\n");
+    out.push_str(
+        "#![allow(unused_imports, unused_variables, unused_mut, dead_code, clippy::all)]\n",
+    );
     out.push_str("use burn::backend::Capture;\n");
     out.push_str("use burn::tensor::{Bool, Device, Float, Int, Tensor, TensorData};\n\n");
     out.push_str("fn main() {\n");
     out.push_str(&body);
     out.push_str("}\n");
-    if replay {
+    if replay || demo_helpers {
         out.push_str(REPLAY_HELPER);
+    }
+    if demo_helpers {
+        out.push_str(COMPARE_HELPER);
     }
     out
 }
+
+/// What a model-mismatch signature says the contract expects (`ok`, `panic <class>`,
+/// `error <Variant>`).
+fn expected_outcome(signature: &str) -> String {
+    signature
+        .split_once("expected ")
+        .and_then(|(_, rest)| rest.split_once(", got "))
+        .map_or_else(|| "another outcome".to_string(), |(e, _)| e.to_string())
+}
+
+/// The helper an eager-replay finding replays its graph with: on wgpu when the finding says so.
+fn replayed_on(finding: &Finding) -> Option<&'static str> {
+    let on_wgpu = finding.signature.contains("on wgpu") || finding.message.contains("on wgpu");
+    Some(if on_wgpu {
+        "replay_on_wgpu"
+    } else {
+        "replay_on_flex"
+    })
+}
+
+/// After the scope that ends at `exit` (graph `graph`): the same steps run eagerly on Flex
+/// (slots renamed `eN`), the graph replayed with `replay` (`replay_on_flex`, `replay_on_wgpu`)
+/// with the eager inputs, and every output compared with its eager value, printing both.
+fn eager_replay_check(
+    program: &Program,
+    exit: usize,
+    graph: usize,
+    replay: &str,
+    ran: &dyn Fn(usize) -> bool,
+    pad: &str,
+) -> String {
+    let Some(enter) = program.scope_ends().iter().position(|e| *e == Some(exit)) else {
+        return String::new();
+    };
+    let Step::EnterScope {
+        device: scope_device,
+    } = program.steps[enter]
+    else {
+        return String::new();
+    };
+    let Step::ExitScope { inputs, outputs } = &program.steps[exit] else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{pad}// The finding: the captured graph, replayed ({replay}), must equal the same steps run eagerly on Flex."
+    );
+    let mut renamed: BTreeSet<Slot> = BTreeSet::new();
+    let rename = |text: String, renamed: &BTreeSet<Slot>| -> String {
+        let mut text = replace_ident(&text, &device(scope_device), "flex");
+        for s in renamed {
+            text = replace_ident(&text, &format!("t{s}"), &format!("e{s}"));
+        }
+        text
+    };
+    for i in enter + 1..exit {
+        let step = &program.steps[i];
+        if matches!(step, Step::EnterScope { .. } | Step::ExitScope { .. }) {
+            let _ = writeln!(out, "{pad}// (a nested scope: its eager run is not shown)");
+            return out;
+        }
+        if !ran(i) {
+            continue;
+        }
+        let Some(expr) = expr(step) else { continue };
+        let expr = rename(expr, &renamed);
+        match step.writes().first() {
+            Some(w) => {
+                renamed.insert(*w);
+                let _ = writeln!(out, "{pad}let e{w} = {expr};");
+            }
+            None => {
+                let _ = writeln!(out, "{pad}let _ = {expr};");
+            }
+        }
+    }
+    let eager = |slots: &[Slot]| -> Vec<String> {
+        slots
+            .iter()
+            .map(|s| rename(format!("t{s}.clone().into_data()"), &renamed))
+            .collect()
+    };
+    let _ = writeln!(
+        out,
+        "{pad}let replayed = {replay}(graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![{}]);",
+        eager(inputs).join(", ")
+    );
+    for (k, expr) in eager(outputs).iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{pad}assert_same_values(\"output {k} (t{}): replayed vs eager\", &replayed[{k}], &{expr});",
+            outputs[k]
+        );
+    }
+    out
+}
+
+const COMPARE_HELPER: &str = r#"
+/// Prints both values and fails unless they agree: exactly for ints and bools, within Burn's
+/// balanced tolerance (0.5% relative, 1e-5 absolute) for floats. Dtypes may differ.
+fn assert_same_values(what: &str, got: &TensorData, want: &TensorData) {
+    let values = |d: &TensorData| -> Vec<f64> {
+        if d.dtype().is_bool() {
+            d.iter::<bool>().map(|b| f64::from(u8::from(b))).collect()
+        } else {
+            d.iter::<f64>().collect()
+        }
+    };
+    let (g, w) = (values(got), values(want));
+    println!("{what}:
+  got  {:?} {:?}
+  want {:?} {:?}", got.dtype(), g, want.dtype(), w);
+    let float = want.dtype().is_float();
+    let same = g.len() == w.len()
+        && g.iter().zip(&w).all(|(a, b)| {
+            a == b || (a.is_nan() && b.is_nan()) || (float && (a - b).abs() <= 1e-5 + 5e-3 * b.abs())
+        });
+    assert!(same, "{what}: the values differ");
+}
+"#;
 
 fn count_exits_before(program: &Program, exit: usize) -> usize {
     program.steps[..exit]
@@ -304,9 +471,26 @@ fn count_exits_before(program: &Program, exit: usize) -> usize {
 const REPLAY_HELPER: &str = r#"
 /// Replays a captured graph on Flex: recorded values, then fed inputs, then every operation.
 fn replay_on_flex(graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
-    use burn::backend::Flex;
+    replay::<burn::backend::Flex>(graph, feed, Default::default())
+}
+
+/// Replays a captured graph on the default wgpu device.
+fn replay_on_wgpu(graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
+    let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
+    let burn::backend::DispatchDevice::Cube(device) = wgpu.as_dispatch() else {
+        panic!("the wgpu device is a CubeCL device");
+    };
+    replay::<burn::backend::Cube>(graph, feed, device.clone())
+}
+
+/// What a graph consumer does with a `CapturedGraph`, through burn-router's interpreter.
+fn replay<B: burn_ir::BackendIr>(
+    graph: &burn::tensor::CapturedGraph,
+    feed: Vec<TensorData>,
+    device: B::Device,
+) -> Vec<TensorData> {
     use burn_ir::{TensorIr, TensorStatus};
-    let mut interpreter = burn_router::TensorInterpreter::<Flex>::new(Default::default());
+    let mut interpreter = burn_router::TensorInterpreter::<B>::new(device);
     for (id, data) in &graph.values {
         interpreter.register_tensor_data_id(*id, data.clone());
     }

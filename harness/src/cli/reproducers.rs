@@ -1,0 +1,47 @@
+//! `dispatch-fuzz reproducers`: regenerates the Rust reproducer of every stored case.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Result};
+
+use dispatch_fuzz::regressions::load_all;
+
+use super::seed_corpus::mirror_dir;
+
+/// Writes `<out>/<case>.rs`, the `fmt --rust` reproducer of every regression case, and removes
+/// those of cases no longer stored. `cargo test` compiles them as examples of the harness
+/// (against the very Burn build it tests) and runs each, requiring it to fail as its case says.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The regression store.
+    #[arg(long, default_value = "regressions")]
+    regressions: PathBuf,
+    /// Where the reproducers go (the harness's examples folder).
+    #[arg(long, default_value = "harness/examples")]
+    out: PathBuf,
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        let mut files = Vec::new();
+        // wgpu cases last, with wgpu turned on only then, as the regression suite runs them.
+        let (wgpu, cpu): (Vec<_>, Vec<_>) = load_all(&self.regressions)?
+            .into_iter()
+            .partition(|c| c.uses_wgpu());
+        for case in cpu.iter().chain(&wgpu) {
+            if case.uses_wgpu() {
+                dispatch_fuzz::interpreter::wgpu::enable()
+                    .map_err(|reason| anyhow!("case {} needs wgpu: {reason}", case.name))?;
+            }
+            files.push((format!("{}.rs", case.name), case.reproducer()?.into_bytes()));
+        }
+        let (changed, removed) = mirror_dir(&self.out, &files, |n| n.ends_with(".rs"))?;
+        println!(
+            "{} reproducers in {} ({changed} written, {removed} removed)",
+            files.len(),
+            self.out.display()
+        );
+        Ok(ExitCode::SUCCESS)
+    }
+}

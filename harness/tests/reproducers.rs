@@ -1,0 +1,122 @@
+//! Every regression case's Rust reproducer (`harness/examples/<case>.rs`, compiled by `cargo
+//! test` against the harness's own Burn build) is up to date with its case and, run as its own
+//! process, fails the way the case says. One that runs clean is reported as fixed upstream.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use dispatch_fuzz::oracles::catalogue::{catalogue, pattern_matches};
+use dispatch_fuzz::oracles::{normalize_message, Finding, MODEL_MISMATCH, REPLAY_MISMATCH};
+use dispatch_fuzz::regressions::{load_all, Case};
+
+/// The cases, wgpu ones last with wgpu turned on only then (as the suite runs them), each with
+/// its finding and generated reproducer.
+fn generated() -> Vec<(Case, Finding, String)> {
+    let (wgpu, cpu): (Vec<Case>, Vec<Case>) = load_all(&common::repo().join("regressions"))
+        .unwrap()
+        .into_iter()
+        .partition(Case::uses_wgpu);
+    let mut out = Vec::new();
+    for case in cpu.into_iter().chain(wgpu) {
+        if case.uses_wgpu() {
+            dispatch_fuzz::interpreter::wgpu::enable().expect("a wgpu adapter");
+        }
+        let finding = case
+            .check()
+            .unwrap()
+            .finding
+            .expect("every case shows its finding");
+        let text = case.reproducer().unwrap();
+        out.push((case, finding, text));
+    }
+    out
+}
+
+/// What the reproducer's output must contain: the oracle's own words for an oracle finding,
+/// else the catalogue pattern of the case's class (or the finding's first line).
+fn expected(finding: &Finding) -> String {
+    match finding.class.as_str() {
+        REPLAY_MISMATCH => "the values differ".to_string(),
+        MODEL_MISMATCH => "the contract expects".to_string(),
+        class => catalogue()
+            .iter()
+            .find(|r| {
+                r.background_tag == class && pattern_matches(&r.message_pattern, &finding.message)
+            })
+            .map(|r| r.message_pattern.clone())
+            .unwrap_or_else(|| {
+                normalize_message(finding.message.lines().next().unwrap_or_default())
+            }),
+    }
+}
+
+fn example(name: &str) -> PathBuf {
+    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
+    let exe = std::env::current_exe().unwrap();
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name)
+}
+
+#[test]
+fn every_case_has_its_reproducer_and_each_fails_as_its_case_says() {
+    let cases = generated();
+    assert!(!cases.is_empty(), "no regression cases");
+    let stale: Vec<&str> = cases
+        .iter()
+        .filter(|(case, _, text)| {
+            let path = common::repo().join(format!("harness/examples/{}.rs", case.name));
+            std::fs::read_to_string(path).ok().as_deref() != Some(text.as_str())
+        })
+        .map(|(case, _, _)| case.name.as_str())
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "reproducers out of date with their cases: {stale:?}; run `cargo run -- reproducers`"
+    );
+    let run = |(case, finding, _): &(Case, Finding, String)| -> Option<String> {
+        let binary = example(&case.name);
+        let Ok(out) = Command::new(&binary).output() else {
+            return Some(format!(
+                    "{}: no binary at {} (`cargo test` builds the examples; so does `cargo build --examples`)",
+                    case.name,
+                    binary.display()
+                ));
+        };
+        let text = normalize_message(&format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        let want = normalize_message(&expected(finding));
+        if out.status.success() {
+            Some(format!(
+                "fixed upstream: {} (its reproducer runs clean; the case can become a guard test)",
+                case.name
+            ))
+        } else if !pattern_matches(&want, &text) {
+            Some(format!(
+                "{} fails differently now: expected `{want}` in its output:\n{text}",
+                case.name
+            ))
+        } else {
+            None
+        }
+    };
+    // One process per case, all at once.
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let runs: Vec<_> = cases.iter().map(|c| scope.spawn(move || run(c))).collect();
+        runs.into_iter().filter_map(|r| r.join().unwrap()).collect()
+    });
+    eprintln!(
+        "{} reproducers compiled and run, {} failed as their cases say",
+        cases.len(),
+        cases.len() - failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
