@@ -4,6 +4,7 @@
 //! as Rust-like code a maintainer can read (`Display`).
 
 mod along_dim;
+mod binary;
 mod decode;
 pub(crate) mod display;
 mod encode;
@@ -21,7 +22,9 @@ mod unary;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use along_dim::along_dim_ops;
-pub use along_dim::{AlongDimSpec, DimShape, Unspecified, ALONG_DIM};
+pub use along_dim::{AlongDimSpec, DimShape, ALONG_DIM};
+pub(crate) use binary::{binary_ops, compare_ops, scalar_ops};
+pub use binary::{TwoOperandSpec, BINARY, COMPARE, SCALAR};
 pub use decode::{Backends, STEP_KINDS};
 pub use display::step_line;
 pub use encode::EncodeError;
@@ -32,7 +35,7 @@ pub use step::{
     AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, Op, ScalarOp,
     Slot, Step, UnaryOp,
 };
-pub use table::{replace_ident, Tolerance};
+pub use table::{replace_ident, Tolerance, Unspecified};
 pub use typing::{op_output, Ty};
 pub(crate) use unary::unary_ops;
 pub use unary::{UnarySpec, UNARY};

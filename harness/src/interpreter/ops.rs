@@ -6,7 +6,7 @@ use burn::tensor::{Bool, Tensor};
 
 use super::value::{map_rank, zip_rank, AnyTensor, Ranked};
 use crate::program::{
-    along_dim_ops, unary_ops, BinaryOp, CompareOp, Kind, LogicOp, Op, ScalarOp, Slot,
+    along_dim_ops, binary_ops, compare_ops, scalar_ops, unary_ops, Kind, LogicOp, Op, Slot,
 };
 
 /// The result variant of a table entry: the operand's kind (`same`) or the one it names.
@@ -71,6 +71,68 @@ macro_rules! along_dim_calls {
 }
 along_dim_ops!(along_dim_calls);
 
+/// One call per entry of a tensor-tensor table (`program::binary_ops!`, `compare_ops!`), in
+/// table order: `None` for operands of a kind the entry does not take or of different ranks.
+macro_rules! tensor_tensor_calls {
+    ($calls:ident; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
+        $x:ident, $y:ident => $call:expr;)+) => {
+        const $calls: &[fn(AnyTensor, AnyTensor) -> Option<AnyTensor>] = &[$(
+            |a: AnyTensor, b: AnyTensor| -> Option<AnyTensor> {
+                $(
+                    let (a, b) = match (a, b) {
+                        (AnyTensor::$kind(l), AnyTensor::$kind(r)) => {
+                            return zip_rank!(l, r, $x, $y => $call)
+                                .map(|v| result_variant!($result, $kind, v));
+                        }
+                        other => other,
+                    };
+                )+
+                drop((a, b));
+                None
+            }
+        ),+];
+    };
+}
+binary_ops!(tensor_tensor_calls, BINARY_CALLS);
+compare_ops!(tensor_tensor_calls, COMPARE_CALLS);
+
+/// A scalar operand as the element type of kind `$kind`.
+macro_rules! scalar_as {
+    (Float, $v:expr) => {
+        f32::from($v)
+    };
+    (Int, $v:expr) => {
+        i64::from($v)
+    };
+}
+
+/// One call per entry of `program::scalar_ops!`, in table order.
+macro_rules! scalar_calls {
+    ($calls:ident; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
+        $x:ident, $y:ident => $call:expr;)+) => {
+        const $calls: &[fn(AnyTensor, i8) -> Option<AnyTensor>] = &[$(
+            |t: AnyTensor, value: i8| -> Option<AnyTensor> {
+                $(
+                    let t = match t {
+                        AnyTensor::$kind(r) => {
+                            let $y = scalar_as!($kind, value);
+                            return Some(result_variant!(
+                                $result,
+                                $kind,
+                                map_rank!(r, $x => $call)
+                            ));
+                        }
+                        other => other,
+                    };
+                )+
+                drop(t);
+                None
+            }
+        ),+];
+    };
+}
+scalar_ops!(scalar_calls, SCALAR_CALLS);
+
 fn mismatch(op: &Op) -> anyhow::Error {
     anyhow!("operands passed the typing rule but do not fit the executor: {op:?}")
 }
@@ -99,10 +161,6 @@ fn mask_fill<K: Basic, E: burn::tensor::ElementConversion + Copy>(
     value: E,
 ) -> Option<Ranked<K>> {
     zip_rank!(s, m, s, m => s.mask_fill(m, value))
-}
-
-fn equal<K: Basic>(a: Ranked<K>, b: Ranked<K>) -> Option<Ranked<Bool>> {
-    zip_rank!(a, b, x, y => x.equal(y))
 }
 
 /// `Tensor::cat` over same-rank tensors; `None` if a rank differs.
@@ -150,33 +208,8 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
     let arg = |s: Slot| get(s).ok_or_else(|| mismatch(op));
     let out = match op {
         Op::Unary { op: u, src } => UNARY_CALLS[u.index()](arg(*src)?),
-        Op::Binary { op: b, lhs, rhs } => match (arg(*lhs)?, arg(*rhs)?) {
-            (F(x), F(y)) => zip_rank!(x, y, x, y => match b {
-                BinaryOp::Add => x.add(y),
-                BinaryOp::Sub => x.sub(y),
-                BinaryOp::Mul => x.mul(y),
-                BinaryOp::Div => x.div(y),
-            })
-            .map(F),
-            (I(x), I(y)) if *b != BinaryOp::Div => zip_rank!(x, y, x, y => match b {
-                BinaryOp::Add => x.add(y),
-                BinaryOp::Sub => x.sub(y),
-                _ => x.mul(y),
-            })
-            .map(I),
-            _ => None,
-        },
-        Op::Scalar { op: s, src, value } => match arg(*src)? {
-            F(r) => Some(F(map_rank!(r, t => match s {
-                ScalarOp::Add => t.add_scalar(f32::from(*value)),
-                ScalarOp::Mul => t.mul_scalar(f32::from(*value)),
-            }))),
-            I(r) => Some(I(map_rank!(r, t => match s {
-                ScalarOp::Add => t.add_scalar(i64::from(*value)),
-                ScalarOp::Mul => t.mul_scalar(i64::from(*value)),
-            }))),
-            B(_) => None,
-        },
+        Op::Binary { op, lhs, rhs } => BINARY_CALLS[op.index()](arg(*lhs)?, arg(*rhs)?),
+        Op::Scalar { op, src, value } => SCALAR_CALLS[op.index()](arg(*src)?, *value),
         Op::Matmul {
             lhs,
             rhs,
@@ -247,16 +280,7 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
             (B(r), Kind::Float) => Some(F(map_rank!(r, t => t.float()))),
             _ => None,
         },
-        Op::Compare { op: c, lhs, rhs } => match (arg(*lhs)?, arg(*rhs)?, c) {
-            (F(x), F(y), CompareOp::Equal) => equal(x, y).map(B),
-            (I(x), I(y), CompareOp::Equal) => equal(x, y).map(B),
-            (B(x), B(y), CompareOp::Equal) => equal(x, y).map(B),
-            (F(x), F(y), CompareOp::Greater) => zip_rank!(x, y, x, y => x.greater(y)).map(B),
-            (F(x), F(y), CompareOp::Lower) => zip_rank!(x, y, x, y => x.lower(y)).map(B),
-            (I(x), I(y), CompareOp::Greater) => zip_rank!(x, y, x, y => x.greater(y)).map(B),
-            (I(x), I(y), CompareOp::Lower) => zip_rank!(x, y, x, y => x.lower(y)).map(B),
-            _ => None,
-        },
+        Op::Compare { op, lhs, rhs } => COMPARE_CALLS[op.index()](arg(*lhs)?, arg(*rhs)?),
         Op::Clamp { src, min, max } => match arg(*src)? {
             F(r) => Some(F(
                 map_rank!(r, t => t.clamp(f32::from(*min), f32::from(*max))),

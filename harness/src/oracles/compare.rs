@@ -236,7 +236,15 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             src,
             to: Kind::Bool,
         } => (vec![*src], Poison::NanCompared),
-        Op::Compare { lhs, rhs, .. } => (vec![*lhs, *rhs], Poison::NanCompared),
+        Op::Compare { op, lhs, rhs } if op.spec().unspecified == Unspecified::Nan => {
+            (vec![*lhs, *rhs], Poison::NanCompared)
+        }
+        Op::Binary { op, lhs, rhs } if op.spec().unspecified == Unspecified::Nan => {
+            (vec![*lhs, *rhs], Poison::NanCompared)
+        }
+        Op::Scalar { op, src, .. } if op.spec().unspecified == Unspecified::Nan => {
+            (vec![*src], Poison::NanCompared)
+        }
         Op::AlongDim { op, src, .. } => match op.spec().unspecified {
             Unspecified::None => return None,
             Unspecified::Nan => (vec![*src], Poison::NanCompared),

@@ -9,7 +9,9 @@
 //! and `d` the dim (a `usize`).
 
 use super::kind::Kind;
-use super::table::{op_result, op_tolerance, render, table_index, Tolerance};
+use super::table::{
+    op_result, op_tolerance, op_unspecified, render, table_index, Tolerance, Unspecified,
+};
 
 /// The table; see the module doc for the entry syntax.
 macro_rules! along_dim_ops {
@@ -57,18 +59,6 @@ pub enum DimShape {
     Same,
     /// The dim becomes 1 (the rank is kept).
     Reduce,
-}
-
-/// What Burn leaves unspecified about an along-dim op, so that backends may legitimately
-/// disagree: the differential poisons the result when the operand meets it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unspecified {
-    /// Nothing.
-    None,
-    /// How NaN orders (WGSL may assume there is none): a lane holding a NaN.
-    Nan,
-    /// Which of equal values an index points to: a lane holding two equal values or a NaN.
-    Ties,
 }
 
 /// One entry of the table.
@@ -125,18 +115,6 @@ macro_rules! dim_shape {
     };
 }
 
-macro_rules! dim_unspecified {
-    (none) => {
-        Unspecified::None
-    };
-    (nan) => {
-        Unspecified::Nan
-    };
-    (ties) => {
-        Unspecified::Ties
-    };
-}
-
 macro_rules! along_dim_specs {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
         $x:ident, $d:ident => $call:expr;)+) => {
@@ -147,7 +125,7 @@ macro_rules! along_dim_specs {
             result: op_result!($result),
             shape: dim_shape!($shape),
             tolerance: op_tolerance!($tol),
-            unspecified: dim_unspecified!($un),
+            unspecified: op_unspecified!($un),
             call: stringify!($call),
         }),+];
     };

@@ -33,14 +33,12 @@ fn list(slots: &[u8]) -> String {
 pub fn op_expr(op: &Op) -> String {
     match op {
         Op::Unary { op, src } => op.spec().call_on(&format!("t{src}.clone()")),
-        Op::Binary { op, lhs, rhs } => format!(
-            "t{lhs}.clone().{}(t{rhs}.clone())",
-            format!("{op:?}").to_lowercase()
-        ),
-        Op::Scalar { op, src, value } => format!(
-            "t{src}.clone().{}_scalar({value})",
-            format!("{op:?}").to_lowercase()
-        ),
+        Op::Binary { op, lhs, rhs } => op
+            .spec()
+            .call_on(&format!("t{lhs}.clone()"), &format!("t{rhs}.clone()")),
+        Op::Scalar { op, src, value } => op
+            .spec()
+            .call_on(&format!("t{src}.clone()"), &value.to_string()),
         Op::Matmul {
             lhs,
             rhs,
@@ -75,10 +73,9 @@ pub fn op_expr(op: &Op) -> String {
             format!("Tensor::cat(vec![{}], {dim})", all.join(", "))
         }
         Op::Cast { src, to } => format!("t{src}.clone().{}()", kind_ty(*to).to_lowercase()),
-        Op::Compare { op, lhs, rhs } => format!(
-            "t{lhs}.clone().{}(t{rhs}.clone())",
-            format!("{op:?}").to_lowercase()
-        ),
+        Op::Compare { op, lhs, rhs } => op
+            .spec()
+            .call_on(&format!("t{lhs}.clone()"), &format!("t{rhs}.clone()")),
         Op::Clamp { src, min, max } => format!("t{src}.clone().clamp({min}, {max})"),
         Op::MaskWhere { src, mask, value } => {
             format!("t{src}.clone().mask_where(t{mask}.clone(), t{value}.clone())")

@@ -24,9 +24,9 @@ const VARIANTS: &[(&str, u32)] = &[
     ("Fill", 4),
     ("UnaryOp", super::unary::UNARY.len() as u32),
     ("AlongDimOp", super::along_dim::ALONG_DIM.len() as u32),
-    ("BinaryOp", 4),
-    ("ScalarOp", 2),
-    ("CompareOp", 3),
+    ("BinaryOp", super::binary::BINARY.len() as u32),
+    ("ScalarOp", super::binary::SCALAR.len() as u32),
+    ("CompareOp", super::binary::COMPARE.len() as u32),
     ("LogicOp", 2),
     ("AutodiffMode", 3),
 ];

@@ -8,7 +8,7 @@ use super::limits::{
     CAPTURE_POOL_SIZE, MAX_DIM, MAX_ELEMENTS, MAX_LIST, MAX_RANK, MAX_SCOPE_DEPTH,
 };
 use super::limits::{MAX_SLOTS, MAX_STEPS};
-use super::step::{BinaryOp, CompareOp, DeviceRef, Kind, Op, Slot, Step};
+use super::step::{DeviceRef, Kind, Op, Slot, Step};
 use super::typing::{broadcasts_to, is_numeric, matmul_shape, op_output, unary_accepts, Ty};
 
 /// What `fixup` knows about the program so far: the static type of each slot and the output
@@ -231,9 +231,7 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
             src: env.pick(src, |t| unary_accepts(op, t.kind))?,
         },
         Op::Binary { op, lhs, rhs } => {
-            let lhs = env.pick(lhs, |t| {
-                numeric(t) && !(op == BinaryOp::Div && t.kind == Kind::Int)
-            })?;
+            let lhs = env.pick(lhs, |t| op.spec().accepts(t.kind))?;
             let l = env.ty(lhs)?;
             // `lhs` itself always fits, so a binary op never has to be dropped for its rhs.
             let rhs = env.pick(rhs, |t| {
@@ -243,7 +241,7 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
         }
         Op::Scalar { op, src, value } => Op::Scalar {
             op,
-            src: env.pick(src, numeric)?,
+            src: env.pick(src, |t| op.spec().accepts(t.kind))?,
             value,
         },
         Op::Matmul {
@@ -373,7 +371,7 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
             Op::Cast { src, to }
         }
         Op::Compare { op, lhs, rhs } => {
-            let lhs = env.pick(lhs, |t| op == CompareOp::Equal || numeric(t))?;
+            let lhs = env.pick(lhs, |t| op.spec().accepts(t.kind))?;
             let l = env.ty(lhs)?;
             Op::Compare {
                 op,

@@ -4,6 +4,7 @@ use arbitrary::Arbitrary;
 use serde::{Deserialize, Serialize};
 
 pub use super::along_dim::AlongDimOp;
+pub use super::binary::{BinaryOp, CompareOp, ScalarOp};
 pub use super::kind::Kind;
 pub use super::table::Tolerance;
 pub use super::unary::UnaryOp;
@@ -40,43 +41,6 @@ pub enum Fill {
     Arange,
     /// Every element equals the value (bool: value is odd).
     Value(i8),
-}
-
-/// Element-wise binary operations with broadcasting.
-#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[serde(rename_all = "snake_case")]
-pub enum BinaryOp {
-    /// `add` (float, int).
-    Add,
-    /// `sub` (float, int).
-    Sub,
-    /// `mul` (float, int).
-    Mul,
-    /// `div` (float; int division is left out because Flex divides by zero with a Rust panic,
-    /// which is not a dispatch-layer question).
-    Div,
-}
-
-/// Operations with one scalar operand.
-#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[serde(rename_all = "snake_case")]
-pub enum ScalarOp {
-    /// `add_scalar` (float, int).
-    Add,
-    /// `mul_scalar` (float, int).
-    Mul,
-}
-
-/// Comparisons producing a bool tensor.
-#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[serde(rename_all = "snake_case")]
-pub enum CompareOp {
-    /// `equal` (any kind).
-    Equal,
-    /// `greater` (float, int).
-    Greater,
-    /// `lower` (float, int).
-    Lower,
 }
 
 /// Bool-only binary logic.
@@ -304,7 +268,10 @@ impl Op {
         match self {
             Op::Unary { op, .. } => op.spec().tolerance,
             Op::AlongDim { op, .. } => op.spec().tolerance,
-            Op::Compare { .. } | Op::ArgMax { .. } => Tolerance::Step,
+            Op::Binary { op, .. } => op.spec().tolerance,
+            Op::Scalar { op, .. } => op.spec().tolerance,
+            Op::Compare { op, .. } => op.spec().tolerance,
+            Op::ArgMax { .. } => Tolerance::Step,
             Op::Cast { to, .. } if *to != Kind::Float => Tolerance::Step,
             _ => Tolerance::Balanced,
         }

@@ -45,6 +45,31 @@ macro_rules! op_tolerance {
     };
 }
 
+/// What Burn leaves unspecified about an op, so that backends may legitimately
+/// disagree: the differential poisons the result when the operand meets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unspecified {
+    /// Nothing.
+    None,
+    /// How NaN orders (WGSL may assume there is none): a lane holding a NaN.
+    Nan,
+    /// Which of equal values an index points to: a lane holding two equal values or a NaN.
+    Ties,
+}
+
+/// An entry's `unspecified`, from its lower-case name.
+macro_rules! op_unspecified {
+    (none) => {
+        Unspecified::None
+    };
+    (nan) => {
+        Unspecified::Nan
+    };
+    (ties) => {
+        Unspecified::Ties
+    };
+}
+
 /// Declares a newtype index into a table of specs with a `name` field: stored by name in
 /// program files (an unknown name is an error listing the nearest ones) and decoded from fuzzer
 /// bytes exactly as `#[derive(Arbitrary)]` decodes an enum of as many variants, so `encode`
@@ -116,7 +141,7 @@ macro_rules! table_index {
     };
 }
 
-pub(crate) use {op_result, op_tolerance, table_index};
+pub(crate) use {op_result, op_tolerance, op_unspecified, table_index};
 
 /// An entry's call as Rust: each `(ident, expr)` of `args` put in place of the identifier.
 pub fn render(call: &str, args: &[(&str, &str)]) -> String {

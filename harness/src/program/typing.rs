@@ -75,14 +75,21 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
             }),
         Op::Binary { op, lhs, rhs } => {
             let (l, r) = (slot(*lhs)?, slot(*rhs)?);
-            let int_div = l.kind == Kind::Int && *op == super::step::BinaryOp::Div;
-            (is_numeric(l.kind)
-                && r.kind == l.kind
-                && broadcasts_to(&r.shape, &l.shape)
-                && !int_div)
-                .then_some(l)
+            (op.spec().accepts(l.kind) && r.kind == l.kind && broadcasts_to(&r.shape, &l.shape))
+                .then(|| Ty {
+                    kind: op.spec().result_kind(l.kind),
+                    shape: l.shape,
+                })
         }
-        Op::Scalar { src, .. } | Op::Clamp { src, .. } => slot(*src).filter(|t| is_numeric(t.kind)),
+        Op::Scalar { op, src, .. } => {
+            slot(*src)
+                .filter(|t| op.spec().accepts(t.kind))
+                .map(|t| Ty {
+                    kind: op.spec().result_kind(t.kind),
+                    shape: t.shape,
+                })
+        }
+        Op::Clamp { src, .. } => slot(*src).filter(|t| is_numeric(t.kind)),
         Op::Matmul {
             lhs,
             rhs,
@@ -183,12 +190,8 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
         }
         Op::Compare { op, lhs, rhs } => {
             let (l, r) = (slot(*lhs)?, slot(*rhs)?);
-            let kind_ok = match op {
-                super::step::CompareOp::Equal => true,
-                _ => is_numeric(l.kind),
-            };
-            (kind_ok && l == r).then_some(Ty {
-                kind: Kind::Bool,
+            (op.spec().accepts(l.kind) && l == r).then(|| Ty {
+                kind: op.spec().result_kind(l.kind),
                 shape: l.shape,
             })
         }
