@@ -35,4 +35,5 @@ cargo fuzz run -s none "$target" "${seeds[@]}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 cp corpus/"$target"/* "$scratch"/ 2>/dev/null || true
-cargo fuzz run -s none "$target" "$scratch" -- -seed="$seed" -runs="$runs" -max_total_time=300
+cargo fuzz run -s none "$target" "$scratch" -- -seed="$seed" -runs="$runs" -max_total_time=300 \
+  -dict=fuzz/"$target".dict

@@ -44,6 +44,14 @@ fail() { echo "nightly: $*" >&2; exit 2; }
 mkdir -p "$out"/{logs,artifacts,corpus,merged,coverage,state} || fail "cannot create $out"
 out="$(cd "$out" && pwd)"
 # Logs of an earlier run on the same folder are kept, numbered, never overwritten.
+# The host triple cargo fuzz builds for, and the folder of a dependency crate (any version,
+# registry, git or [patch]ed path), so a Burn bump or another machine needs no edit here.
+host="$(rustc -vV | sed -n 's/^host: //p')"
+crate_dir() {
+  cargo metadata --format-version 1 2>/dev/null \
+    | grep -o "\"manifest_path\":\"[^\"]*/$1\(-[0-9][^/\"]*\)\{0,1\}/Cargo.toml\"" | head -1 \
+    | sed -e 's/^"manifest_path":"//' -e 's#/Cargo.toml"$##'
+}
 rotate() { local f="$1" n=1; [ -e "$f" ] || return 0; while [ -e "$f.$n" ]; do n=$((n + 1)); done; mv "$f" "$f.$n"; }
 timings="$out/timings.tsv"
 rotate "$timings"
@@ -98,7 +106,7 @@ for target in $targets; do
   mkdir -p "$dest"
   fresh="$out/merged/$target"
   [ -f "$out/state/merge-$target.ctl" ] || { rm -rf "$fresh"; mkdir -p "$fresh"; }
-  bin="target/x86_64-unknown-linux-gnu/release/$target"
+  bin="target/$host/release/$target"
   rotate "$out/logs/merge-$target.log"
   if "$bin" -merge=1 -merge_control_file="$out/state/merge-$target.ctl" -timeout=30 \
       -rss_limit_mb=4096 -artifact_prefix="$out/artifacts/$target/" \
@@ -140,10 +148,11 @@ for target in $targets; do
       llvm_bin="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin"
       covbin="$(find target -path "*coverage*/release/$target" -type f | head -1)"
       profdata="fuzz/coverage/$target/coverage.profdata"
-      registry="$(dirname "$(find "${CARGO_HOME:-$HOME/.cargo}/registry/src" -maxdepth 2 -type d \
-        -name burn-capture-0.23.0-pre.1 | head -1)")"
-      files=("$registry"/burn-dispatch-0.23.0-pre.1/src/macros.rs "$registry"/burn-dispatch-0.23.0-pre.1/src/ops/*.rs
-             "$registry"/burn-capture-0.23.0-pre.1/src/capture.rs)
+      # Source folders of the Burn crates the harness builds, whatever their version or
+      # location (registry, git or a [patch]ed checkout), from cargo metadata.
+      dispatch="$(crate_dir burn-dispatch)"; capture="$(crate_dir burn-capture)"; router="$(crate_dir burn-router)"
+      files=("$dispatch"/src/macros.rs "$dispatch"/src/ops/*.rs "$capture"/src/capture.rs
+             "$router"/src/ops/*.rs "$router"/src/interpreter.rs)
       "$llvm_bin/llvm-cov" report "$covbin" -instr-profile="$profdata" "${files[@]}" \
         >"$out/coverage/$target-report.txt" 2>>"$out/logs/coverage-$target.log"
       "$llvm_bin/llvm-cov" show "$covbin" -instr-profile="$profdata" "${files[@]}" \

@@ -1,13 +1,22 @@
 //! The glue the libFuzzer target calls: decode, [`check`](crate::check), and abort with a
 //! `DEDUP_TOKEN` line on a finding, so libFuzzer's crash buckets are the harness's signatures.
 
+use std::sync::OnceLock;
+
 use crate::oracles::{self, Policy};
-use crate::program::Program;
+use crate::program::{Backends, Program};
 use crate::{check, config, interpreter, Verdict};
 
-/// What the fuzz target runs for each input. Call [`init`] once first.
+/// The backends a target fixed in its `init` (the wgpu target), over `DISPATCH_FUZZ_BACKENDS`.
+static TARGET_BACKENDS: OnceLock<Backends> = OnceLock::new();
+
+/// What the fuzz target runs for each input. Call [`init`] (or [`init_wgpu`]) once first.
 pub fn one(data: &[u8]) {
-    let program = Program::from_fuzz_bytes(data, config::get().backends);
+    let backends = TARGET_BACKENDS
+        .get()
+        .copied()
+        .unwrap_or(config::get().backends);
+    let program = Program::from_fuzz_bytes(data, backends);
     match check(&program) {
         Ok(Verdict {
             finding: Some(finding),
@@ -38,6 +47,20 @@ fn report(signature: &str, message: &str, program: &Program) {
 /// `DEDUP_TOKEN`, so libFuzzer records the crash with the panic's own stack. A malformed
 /// `DISPATCH_FUZZ_*` switch stops the process here, before any input runs.
 pub fn init() {
+    init_with(None);
+}
+
+/// [`init`] for the wgpu target: its inputs decode and run wgpu steps too, whatever
+/// `DISPATCH_FUZZ_BACKENDS` says (ClusterFuzzLite cannot set environment variables per target).
+pub fn init_wgpu() {
+    init_with(Some(Backends::WITH_WGPU));
+}
+
+fn init_with(backends: Option<Backends>) {
+    if let Some(backends) = backends {
+        let _ = TARGET_BACKENDS.set(backends);
+        interpreter::wgpu::turn_on();
+    }
     if let Err(error) = config::try_get() {
         eprintln!("==dispatch-fuzz== {error}");
         std::process::exit(2);

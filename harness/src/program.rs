@@ -27,7 +27,7 @@ pub(crate) use binary::{binary_ops, compare_ops, scalar_ops};
 pub use binary::{TwoOperandSpec, BINARY, COMPARE, SCALAR};
 pub use decode::{Backends, STEP_KINDS};
 pub use display::step_line;
-pub use encode::EncodeError;
+pub use encode::{fuzz_dictionary, EncodeError};
 pub use file::{Input, LoadError, ProgramFile};
 pub use fill::fill_data;
 pub use fixup::fixup;

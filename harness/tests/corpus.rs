@@ -89,3 +89,14 @@ fn regression_seeds_mirror_every_stored_program_and_decode_to_it() {
         );
     }
 }
+
+#[test]
+fn the_fuzz_dictionary_matches_the_byte_format() {
+    let path = common::repo().join("fuzz/dispatch_ops.dict");
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        on_disk,
+        dispatch_fuzz::program::fuzz_dictionary().unwrap(),
+        "fuzz/dispatch_ops.dict is stale: run `cargo run -p dispatch-fuzz -- seed-corpus`"
+    );
+}

@@ -11,7 +11,8 @@ use dispatch_fuzz::regressions::seed_inputs;
 /// longer stored, so `out` mirrors `regressions` exactly. Files are replaced through a rename,
 /// so an interrupted run leaves each seed either old or new, never torn.
 /// Regenerate the fuzzer seeds made from every stored program (regression cases and
-/// known-divergence reproducers), so each fuzz session starts from every known bug.
+/// known-divergence reproducers), so each fuzz session starts from every known bug, and the
+/// libFuzzer dictionary of the byte format.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The regression store.
@@ -20,15 +21,18 @@ pub struct Args {
     /// Where the seeds go (a subfolder of the fuzz target's corpus).
     #[arg(long, default_value = "corpus/dispatch_ops/regressions")]
     out: PathBuf,
+    /// Where the libFuzzer dictionary of the byte format goes.
+    #[arg(long, default_value = "fuzz/dispatch_ops.dict")]
+    dict: PathBuf,
 }
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
-        main(&self.regressions, &self.out)
+        main(&self.regressions, &self.out, &self.dict)
     }
 }
 
-fn main(regressions: &Path, out: &Path) -> Result<ExitCode> {
+fn main(regressions: &Path, out: &Path, dict: &Path) -> Result<ExitCode> {
     let seeds = seed_inputs(regressions)?;
     let (changed, removed) = mirror_dir(out, &seeds, |_| true)?;
     println!(
@@ -36,6 +40,9 @@ fn main(regressions: &Path, out: &Path) -> Result<ExitCode> {
         seeds.len(),
         out.display()
     );
+    let text = dispatch_fuzz::program::fuzz_dictionary()?;
+    std::fs::write(dict, text).with_context(|| format!("cannot write {}", dict.display()))?;
+    println!("dictionary in {}", dict.display());
     Ok(ExitCode::SUCCESS)
 }
 
