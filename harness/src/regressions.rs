@@ -36,13 +36,16 @@ impl Case {
         Policy::default().with_class(self.file.class.as_deref())
     }
 
-    /// Whether any step names the wgpu device: such cases need wgpu enabled and run one at a
-    /// time (a CPU adapter costs ~1 ms per op, and one device queue serves them all).
+    /// Whether any step names the wgpu device, or the case is a Flex/wgpu divergence: such cases
+    /// need wgpu enabled and run one at a time (a CPU adapter costs ~1 ms per op, and one device queue serves them all).
     pub fn uses_wgpu(&self) -> bool {
-        self.file
-            .steps
-            .iter()
-            .any(|s| s.device() == Some(crate::program::DeviceRef::Wgpu))
+        // A Flex/wgpu divergence needs the wgpu run even when every step names Flex.
+        self.file.class.as_deref() == Some(crate::oracles::DIVERGENCE)
+            || self
+                .file
+                .steps
+                .iter()
+                .any(|s| s.device() == Some(crate::program::DeviceRef::Wgpu))
     }
 
     /// Runs the case.

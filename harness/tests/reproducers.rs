@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use dispatch_fuzz::oracles::catalogue::{catalogue, pattern_matches};
-use dispatch_fuzz::oracles::{normalize_message, Finding, MODEL_MISMATCH, REPLAY_MISMATCH};
+use dispatch_fuzz::oracles::{
+    normalize_message, Finding, DIVERGENCE, MODEL_MISMATCH, REPLAY_MISMATCH,
+};
 use dispatch_fuzz::regressions::{load_all, Case};
 
 /// The cases, wgpu ones last with wgpu turned on only then (as the suite runs them), each with
@@ -38,7 +40,7 @@ fn generated() -> Vec<(Case, Finding, String)> {
 /// else the catalogue pattern of the case's class (or the finding's first line).
 fn expected(finding: &Finding) -> String {
     match finding.class.as_str() {
-        REPLAY_MISMATCH => "the values differ".to_string(),
+        REPLAY_MISMATCH | DIVERGENCE => "the values differ".to_string(),
         MODEL_MISMATCH => "the contract expects".to_string(),
         class => catalogue()
             .iter()

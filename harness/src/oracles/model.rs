@@ -87,9 +87,14 @@ fn predict(rule: &'static Rule, expect: Observed) -> Option<Prediction> {
 const WRONG_BACKEND: &[&str] = &["mixed-backend-operands"];
 
 /// Whether the Tensor API checks that `op`'s operands share a device before dispatch (burn-tensor
-/// `api/check.rs`: binary arithmetic in `api/numeric.rs`, comparisons in `api/base.rs`).
+/// `api/check.rs`: binary arithmetic in `api/numeric.rs`, comparisons in `api/base.rs`), as the
+/// op's table entry says.
 fn api_checks_devices(op: &Op) -> bool {
-    matches!(op, Op::Binary { .. } | Op::Compare { .. })
+    match op {
+        Op::Binary { op, .. } => op.spec().api_checks_devices(),
+        Op::Compare { op, .. } => op.spec().api_checks_devices(),
+        _ => false,
+    }
 }
 
 /// Int tensors are I32 on Flex and I64 on capture and from argmax, bools are `Bool(Native)` on

@@ -75,6 +75,17 @@ macro_rules! scalar_ops {
 }
 pub(crate) use scalar_ops;
 
+/// Tensor-tensor ops whose Tensor API method calls no `TensorCheck::binary_ops_ew` (burn-tensor
+/// 0.23.0-pre.1 `api/numeric.rs` `max_pair`, `min_pair`; `api/int.rs` `bitwise_*`): their
+/// operands' devices are checked by dispatch only. Found by the reference model (fuzz seed 71).
+const API_UNCHECKED: &[&str] = &[
+    "max_pair",
+    "min_pair",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+];
+
 /// One entry of a two-operand table.
 #[derive(Debug)]
 pub struct TwoOperandSpec {
@@ -101,6 +112,13 @@ impl TwoOperandSpec {
     /// The result's kind for operands of kind `kind`.
     pub fn result_kind(&self, kind: Kind) -> Kind {
         self.result.unwrap_or(kind)
+    }
+
+    /// Whether the Tensor API checks that both operands are on one device before dispatch
+    /// (`TensorCheck::binary_ops_ew`); without it, operands of two backends meet dispatch's own
+    /// guard instead.
+    pub fn api_checks_devices(&self) -> bool {
+        !API_UNCHECKED.contains(&self.name)
     }
 
     /// The call with `x` and `y` replaced by Rust expressions.

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use crate::interpreter::{Outcome, Trace};
 use crate::oracles::Finding;
-use crate::oracles::{MODEL_MISMATCH, REPLAY_MISMATCH};
+use crate::oracles::{DIVERGENCE, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::display::op_expr;
 use crate::program::{
     fill_data, replace_ident, AutodiffMode, DeviceRef, Fill, Kind, Op, Program, Slot, Step,
@@ -143,6 +143,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     // An eager-replay finding: a mismatch, or a replay that fails with a known bug's class.
     let replay =
         finding.filter(|f| f.class == REPLAY_MISMATCH || f.signature.ends_with("| eager-replay"));
+    let differential = finding.filter(|f| f.class == DIVERGENCE);
     let mut demo_helpers = false;
     let outcome = |i: usize| trace.steps.get(i).map(|r| &r.outcome);
     let ran = |i: usize| !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None);
@@ -163,6 +164,15 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         .steps
         .iter()
         .any(|s| matches!(s, Step::Replay { .. }));
+    if differential.is_some() && !devices.contains(&DeviceRef::Wgpu) {
+        let _ = writeln!(
+            body,
+            "    let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);"
+        );
+    }
+    if differential.is_some() && !devices.contains(&DeviceRef::Flex) {
+        let _ = writeln!(body, "    let flex = Device::flex();");
+    }
     if !devices.contains(&DeviceRef::Flex) && (replays || replay.is_some()) {
         let _ = writeln!(body, "    let flex = Device::flex();");
     }
@@ -300,6 +310,10 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             }
         }
     }
+    if let (Some(_), Some(at)) = (differential, at) {
+        demo_helpers = true;
+        body.push_str(&differential_check(program, at, &ran));
+    }
     let replay = program
         .steps
         .iter()
@@ -432,6 +446,61 @@ fn eager_replay_check(
             out,
             "{pad}assert_same_values(\"output {k} (t{}): replayed vs eager\", &replayed[{k}], &{expr});",
             outputs[k]
+        );
+    }
+    out
+}
+
+/// After the program: every step up to `at` run again with every tensor on Flex (slots renamed
+/// `eN`) and again on wgpu (`wN`), moves between devices becoming clones as in the
+/// differential's two runs, and the value step `at` produced compared, printing both.
+fn differential_check(program: &Program, at: usize, ran: &dyn Fn(usize) -> bool) -> String {
+    let pad = "    ";
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{pad}// The finding: the same steps run on wgpu must give what they give on Flex."
+    );
+    for (prefix, device) in [("e", "flex"), ("w", "wgpu")] {
+        let mut written: BTreeSet<Slot> = BTreeSet::new();
+        for i in 0..=at {
+            if !ran(i) {
+                continue;
+            }
+            let step = &program.steps[i];
+            let line = match step {
+                Step::Create { out: o, .. } | Step::Op { out: o, .. } => {
+                    let Some(mut text) = expr(step) else { continue };
+                    for d in ["flex", "flex_ad", "wgpu"] {
+                        text = replace_ident(&text, d, device);
+                    }
+                    for s in &written {
+                        text = replace_ident(&text, &format!("t{s}"), &format!("{prefix}{s}"));
+                    }
+                    Some((*o, text))
+                }
+                Step::ToDevice { out: o, src, .. } | Step::Clone { out: o, src } => {
+                    Some((*o, format!("{prefix}{src}.clone()")))
+                }
+                Step::Read { .. } | Step::Drop { .. } => None,
+                _ => {
+                    let _ = writeln!(
+                        out,
+                        "{pad}// (step {i} is not run again here: a scope, replay or autodiff step)"
+                    );
+                    return out;
+                }
+            };
+            if let Some((o, text)) = line {
+                written.insert(o);
+                let _ = writeln!(out, "{pad}let {prefix}{o} = {text};");
+            }
+        }
+    }
+    if let Some(o) = program.steps[at].writes().first() {
+        let _ = writeln!(
+            out,
+            "{pad}assert_same_values(\"t{o}: wgpu vs flex\", &w{o}.clone().into_data(), &e{o}.clone().into_data());"
         );
     }
     out
