@@ -7,6 +7,7 @@ mod fuzz;
 mod minimize;
 mod nightly_report;
 mod promote;
+mod report;
 mod reproducers;
 mod run;
 mod seed_corpus;
@@ -36,6 +37,7 @@ enum Command {
     NightlyReport(nightly_report::Args),
     SeedCorpus(seed_corpus::Args),
     Reproducers(reproducers::Args),
+    Report(report::Args),
     Bench(bench::Args),
 }
 
@@ -51,6 +53,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::NightlyReport(args) => args.run(),
         Command::SeedCorpus(args) => args.run(),
         Command::Reproducers(args) => args.run(),
+        Command::Report(args) => args.run(),
         Command::Bench(args) => args.run(),
     }
 }

@@ -81,6 +81,36 @@ impl Case {
         Ok(text)
     }
 
+    /// Its Markdown issue body (`dispatch-fuzz report`), ready to file in Burn's tracker, or
+    /// `None` for a case that pins an intended guard (its class is a catalogued guard, not a
+    /// known bug or an oracle's finding): there is nothing to report.
+    pub fn issue(&self) -> Result<Option<String>> {
+        let verdict = self.check()?;
+        let class = verdict.finding.as_ref().map(|f| f.class.as_str());
+        let guard = class.is_some_and(|class| {
+            crate::oracles::ORACLES
+                .iter()
+                .all(|o| !o.classes.contains(&class))
+                && catalogue().iter().any(|r| {
+                    r.background_tag == class && r.handling_strategy.as_deref() != Some("known-bug")
+                })
+        });
+        if guard {
+            return Ok(None);
+        }
+        let adapter = self
+            .uses_wgpu()
+            .then(crate::interpreter::wgpu::device)
+            .and_then(Result::ok)
+            .map(|d| format!("{d:?}"));
+        Ok(Some(crate::report::issue_body(
+            &self.file,
+            &self.file.program(),
+            &verdict,
+            adapter.as_deref(),
+        )))
+    }
+
     /// The normalized trace its snapshot holds.
     pub fn snapshot_text(&self) -> Result<String> {
         let verdict = self.check()?;
@@ -230,6 +260,7 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
         }),
         found: Some(today()),
         root_cause: Some(root_cause),
+        upstream: None,
         steps: minimized.program.steps.clone(),
     };
     std::fs::create_dir_all(&options.dir)

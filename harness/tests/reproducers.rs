@@ -122,3 +122,31 @@ fn every_case_has_its_reproducer_and_each_fails_as_its_case_says() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn every_bug_case_has_an_issue_body_with_its_reproducer_and_guards_have_none() {
+    let case = |name: &str| {
+        load_all(&common::repo().join("regressions"))
+            .unwrap()
+            .into_iter()
+            .find(|c| c.name == name)
+            .unwrap()
+    };
+    let bug = case("captured-float-to-int-cast-replays-as-i64-unlike-eager-flex");
+    let body = bug.issue().unwrap().expect("a known bug is reported");
+    for section in [
+        "## What happens",
+        "## What should happen",
+        "## Reproducer",
+        "assert_same_values(",
+        "## Environment",
+        "## Minimized program and its trace",
+        "## Root cause",
+        "## Upstream status",
+        "## How it was found",
+    ] {
+        assert!(body.contains(section), "missing {section:?} in:\n{body}");
+    }
+    let guard = case("capture-tensor-created-outside-scope");
+    assert!(guard.issue().unwrap().is_none());
+}

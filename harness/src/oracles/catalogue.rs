@@ -42,6 +42,9 @@ pub struct Record {
     pub message_pattern: String,
     /// Source file in Burn's repository.
     pub file_path: String,
+    /// The line in it, when one is known.
+    #[serde(default)]
+    pub line_number: Option<u32>,
     /// Class name.
     pub background_tag: String,
     /// `critical`, `error` or `warning`.

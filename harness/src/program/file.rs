@@ -5,8 +5,8 @@
 //! [`Step`](crate::program::Step), e.g. `{"create": {"out": 0, "kind": "float", "shape": [2],
 //! "fill": "arange", "device": "flex"}}`. Every other key is optional metadata a person or a tool
 //! wrote down and the loader keeps: `name`, `signature`, `class`, `origin` (where the case came
-//! from: a fuzz session's seed and input, an artifact hash, or `hand-written`), `found` (date)
-//! and `root_cause` (a paragraph). Steps are fixed up on load, so a hand-edited file still runs.
+//! from: a fuzz session's seed and input, an artifact hash, or `hand-written`), `found` (date),
+//! `root_cause` (a paragraph) and `upstream` (what Burn's newest sources and tracker say). Steps are fixed up on load, so a hand-edited file still runs.
 
 use std::path::Path;
 
@@ -37,6 +37,10 @@ pub struct ProgramFile {
     /// Why it fails, for a person.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub root_cause: Option<String>,
+    /// Whether Burn's newest sources and issue tracker already fix or know it, and when that
+    /// was checked.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub upstream: Option<String>,
     /// The steps.
     pub steps: Vec<Step>,
 }

@@ -1,0 +1,65 @@
+//! `dispatch-fuzz report`: a regression case as a Markdown issue body for Burn's tracker.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context, Result};
+
+use dispatch_fuzz::regressions::load_all;
+
+/// Write the Markdown issue body of stored cases (title, what happens vs what should, the
+/// reproducer, environment, minimized program, root cause, how it was found).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Case names (file stems in the store); none: every case.
+    cases: Vec<String>,
+    /// The regression store.
+    #[arg(long, default_value = "regressions")]
+    regressions: PathBuf,
+    /// Write each report to `<out>/<case>.md` instead of printing it.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        let all = load_all(&self.regressions)?;
+        for wanted in &self.cases {
+            if !all.iter().any(|c| c.name == *wanted) {
+                let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+                return Err(anyhow!(
+                    "no case `{wanted}` in {}; cases: {}",
+                    self.regressions.display(),
+                    names.join(", ")
+                ));
+            }
+        }
+        // wgpu cases last, with wgpu turned on only then, as the regression suite runs them.
+        let (wgpu, cpu): (Vec<_>, Vec<_>) = all
+            .into_iter()
+            .filter(|c| self.cases.is_empty() || self.cases.contains(&c.name))
+            .partition(|c| c.uses_wgpu());
+        for case in cpu.iter().chain(&wgpu) {
+            if case.uses_wgpu() {
+                dispatch_fuzz::interpreter::wgpu::enable()
+                    .map_err(|reason| anyhow!("case {} needs wgpu: {reason}", case.name))?;
+            }
+            let Some(body) = case.issue()? else {
+                eprintln!("{}: pins an intended guard, nothing to report", case.name);
+                continue;
+            };
+            match &self.out {
+                Some(dir) => {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                    let path = dir.join(format!("{}.md", case.name));
+                    std::fs::write(&path, body)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    println!("{}", path.display());
+                }
+                None => print!("{body}"),
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
