@@ -150,3 +150,22 @@ fn every_bug_case_has_an_issue_body_with_its_reproducer_and_guards_have_none() {
     let guard = case("capture-tensor-created-outside-scope");
     assert!(guard.issue().unwrap().is_none());
 }
+
+#[test]
+fn the_regression_index_lists_every_case_as_generated() {
+    let store = common::repo().join("regressions");
+    let cases = load_all(&store).unwrap();
+    let on_disk = std::fs::read_to_string(store.join("README.md")).unwrap_or_default();
+    assert_eq!(
+        on_disk,
+        dispatch_fuzz::regressions::index(&cases),
+        "regressions/README.md is stale: run `cargo run -- reproducers`"
+    );
+    for case in &cases {
+        assert!(
+            on_disk.contains(&format!("| `{}` |", case.name)),
+            "{}",
+            case.name
+        );
+    }
+}

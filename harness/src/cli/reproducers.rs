@@ -3,14 +3,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 
 use dispatch_fuzz::regressions::load_all;
 
 use super::seed_corpus::mirror_dir;
 
-/// Writes `<out>/<case>.rs`, the `fmt --rust` reproducer of every regression case, and removes
-/// those of cases no longer stored. `cargo test` compiles them as examples of the harness
+/// Writes `<out>/<case>.rs`, the `fmt --rust` reproducer of every regression case, removes
+/// those of cases no longer stored, and writes the store's index, `regressions/README.md`. `cargo test` compiles them as examples of the harness
 /// (against the very Burn build it tests) and runs each, requiring it to fail as its case says.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -36,6 +36,12 @@ impl Args {
             }
             files.push((format!("{}.rs", case.name), case.reproducer()?.into_bytes()));
         }
+        let index = self.regressions.join("README.md");
+        std::fs::write(
+            &index,
+            dispatch_fuzz::regressions::index(&load_all(&self.regressions)?),
+        )
+        .with_context(|| format!("cannot write {}", index.display()))?;
         let (changed, removed) = mirror_dir(&self.out, &files, |n| n.ends_with(".rs"))?;
         println!(
             "{} reproducers in {} ({changed} written, {removed} removed)",
