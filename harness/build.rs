@@ -6,23 +6,29 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions");
+    // Read at run time, not with `env!`: a build script compiled for one checkout is reused for
+    // another with the same source (a worktree sharing the target folder), and `env!` would
+    // point it at the first one's store.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest).join("../regressions");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut cases = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_none_or(|e| e != "json") {
-                continue;
-            }
-            println!("cargo:rerun-if-changed={}", path.display());
-            let text = std::fs::read_to_string(&path).expect("a regression case is readable");
-            let json: serde_json::Value = serde_json::from_str(&text)
-                .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            if let Some(signature) = json.get("signature").and_then(|s| s.as_str()) {
-                cases.push((name, signature.to_string()));
-            }
+    // A missing store is an error, never an empty list: that would make every stored bug a new
+    // finding again, silently.
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: cannot list the regression store: {e}", dir.display()));
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        println!("cargo:rerun-if-changed={}", path.display());
+        let text = std::fs::read_to_string(&path).expect("a regression case is readable");
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if let Some(signature) = json.get("signature").and_then(|s| s.as_str()) {
+            cases.push((name, signature.to_string()));
         }
     }
     cases.sort();
