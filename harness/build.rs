@@ -5,11 +5,29 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// The resolved version of `name` in the workspace's `Cargo.lock`, so printed reproducers and
+/// reports name the Burn the harness really builds (a bump or a `[patch]` needs no edit here).
+fn locked_version(manifest: &str, name: &str) -> Option<String> {
+    let lock = Path::new(manifest).join("../Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    let text = std::fs::read_to_string(lock).ok()?;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == format!("name = \"{name}\"") {
+            let version = lines.next()?.trim().strip_prefix("version = \"")?;
+            return Some(version.trim_end_matches('"').to_string());
+        }
+    }
+    None
+}
+
 fn main() {
     // Read at run time, not with `env!`: a build script compiled for one checkout is reused for
     // another with the same source (a worktree sharing the target folder), and `env!` would
     // point it at the first one's store.
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let burn = locked_version(&manifest, "burn").expect("Cargo.lock names the burn it resolved");
+    println!("cargo:rustc-env=DISPATCH_FUZZ_BURN_VERSION={burn}");
     let dir = Path::new(&manifest).join("../regressions");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut cases = Vec::new();

@@ -78,7 +78,11 @@ pub fn issue_body(
         to_rust(program, &verdict.trace, Some(finding))
     );
     let _ = writeln!(out, "## Environment\n");
-    let _ = writeln!(out, "- burn `=0.23.0-pre.1`, features {FEATURES}");
+    let _ = writeln!(
+        out,
+        "- burn `={}`, features {FEATURES}",
+        env!("DISPATCH_FUZZ_BURN_VERSION")
+    );
     let backends = if adapter.is_some() {
         "Flex, capture, wgpu"
     } else {

@@ -17,6 +17,9 @@ use crate::program::{
     fill_data, replace_ident, AutodiffMode, DeviceRef, Fill, Kind, Op, Program, Slot, Step,
 };
 
+/// The Burn version the harness builds (from `Cargo.lock`, by `build.rs`).
+const BURN: &str = env!("DISPATCH_FUZZ_BURN_VERSION");
+
 fn device(d: DeviceRef) -> String {
     d.to_string()
 }
@@ -329,12 +332,12 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     }
     let _ = writeln!(
         out,
-        "// burn = {{ version = \"=0.23.0-pre.1\", default-features = false, features = [\"std\", \"flex\", \"capture\", \"extension\", \"autodiff\"] }}"
+        "// burn = {{ version = \"={BURN}\", default-features = false, features = [\"std\", \"flex\", \"capture\", \"extension\", \"autodiff\"] }}"
     );
     if replay {
         let _ = writeln!(
             out,
-            "// plus burn-router, burn-ir and burn-backend =0.23.0-pre.1 for replay_on_flex"
+            "// plus burn-router, burn-ir and burn-backend ={BURN} for replay_on_flex"
         );
     }
     out.push_str(
