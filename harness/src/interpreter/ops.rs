@@ -19,26 +19,43 @@ macro_rules! result_variant {
     };
 }
 
-/// One call per entry of `program::unary_ops!`, in table order: `None` for a kind the entry
-/// does not take (the typing rule already refused it).
+/// The body every one-tensor call shares: the first of the entry's kinds that `$t` holds goes
+/// to `$arm!($kind, tensor, $args)`; a kind the entry does not take gives `None` (the typing
+/// rule already refused it).
+macro_rules! first_kind {
+    ($t:ident, [$($kind:ident),+], $arm:ident $args:tt) => {{
+        $(
+            let $t = match $t {
+                AnyTensor::$kind(r) => return Some($arm!($kind, r, $args)),
+                other => other,
+            };
+        )+
+        drop($t);
+        None
+    }};
+}
+
+/// An entry's call mapped over the operand's rank, in its result's kind.
+macro_rules! mapped {
+    ($kind:ident, $r:ident, ($result:ident, $x:ident => $call:expr)) => {
+        result_variant!($result, $kind, map_rank!($r, $x => $call))
+    };
+}
+
+/// [`mapped`] with the scalar operand `$y` first made the element type of the kind.
+macro_rules! mapped_with_scalar {
+    ($kind:ident, $r:ident, ($result:ident, $y:ident = $value:ident, $x:ident => $call:expr)) => {{
+        let $y = scalar_as!($kind, $value);
+        result_variant!($result, $kind, map_rank!($r, $x => $call))
+    }};
+}
+
+/// One call per entry of `program::unary_ops!`, in table order.
 macro_rules! unary_calls {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $x:ident => $call:expr;)+) => {
         const UNARY_CALLS: &[fn(AnyTensor) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor| -> Option<AnyTensor> {
-                $(
-                    let t = match t {
-                        AnyTensor::$kind(r) => {
-                            return Some(result_variant!(
-                                $result,
-                                $kind,
-                                map_rank!(r, $x => $call)
-                            ))
-                        }
-                        other => other,
-                    };
-                )+
-                drop(t);
-                None
+                first_kind!(t, [$($kind),+], mapped ($result, $x => $call))
             }
         ),+];
     };
@@ -51,20 +68,7 @@ macro_rules! along_dim_calls {
         $x:ident, $d:ident => $call:expr;)+) => {
         const ALONG_DIM_CALLS: &[fn(AnyTensor, usize) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, $d: usize| -> Option<AnyTensor> {
-                $(
-                    let t = match t {
-                        AnyTensor::$kind(r) => {
-                            return Some(result_variant!(
-                                $result,
-                                $kind,
-                                map_rank!(r, $x => $call)
-                            ))
-                        }
-                        other => other,
-                    };
-                )+
-                drop(t);
-                None
+                first_kind!(t, [$($kind),+], mapped ($result, $x => $call))
             }
         ),+];
     };
@@ -112,21 +116,7 @@ macro_rules! scalar_calls {
         $x:ident, $y:ident => $call:expr;)+) => {
         const $calls: &[fn(AnyTensor, i8) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, value: i8| -> Option<AnyTensor> {
-                $(
-                    let t = match t {
-                        AnyTensor::$kind(r) => {
-                            let $y = scalar_as!($kind, value);
-                            return Some(result_variant!(
-                                $result,
-                                $kind,
-                                map_rank!(r, $x => $call)
-                            ));
-                        }
-                        other => other,
-                    };
-                )+
-                drop(t);
-                None
+                first_kind!(t, [$($kind),+], mapped_with_scalar ($result, $y = value, $x => $call))
             }
         ),+];
     };
