@@ -229,30 +229,17 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
     let Step::Op { op, .. } = step else {
         return None;
     };
-    let (srcs, poison) = match op {
-        Op::ArgMax { src, .. } => (vec![*src], Poison::ArgmaxTie),
-        Op::Cast { src, to: Kind::Int } => (vec![*src], Poison::OutOfRangeCast),
-        Op::Cast {
-            src,
-            to: Kind::Bool,
-        } => (vec![*src], Poison::NanCompared),
-        Op::Compare { op, lhs, rhs } if op.spec().unspecified == Unspecified::Nan => {
-            (vec![*lhs, *rhs], Poison::NanCompared)
-        }
-        Op::Binary { op, lhs, rhs } if op.spec().unspecified == Unspecified::Nan => {
-            (vec![*lhs, *rhs], Poison::NanCompared)
-        }
-        Op::Scalar { op, src, .. } if op.spec().unspecified == Unspecified::Nan => {
-            (vec![*src], Poison::NanCompared)
-        }
-        Op::AlongDim { op, src, .. } => match op.spec().unspecified {
+    let poison = match op {
+        Op::ArgMax { .. } => Poison::ArgmaxTie,
+        Op::Cast { to: Kind::Int, .. } => Poison::OutOfRangeCast,
+        Op::Cast { to: Kind::Bool, .. } => Poison::NanCompared,
+        _ => match op.unspecified() {
             Unspecified::None => return None,
-            Unspecified::Nan => (vec![*src], Poison::NanCompared),
-            Unspecified::Ties => (vec![*src], Poison::IndexTie),
+            Unspecified::Nan => Poison::NanCompared,
+            Unspecified::Ties => Poison::IndexTie,
         },
-        _ => return None,
     };
-    for src in srcs {
+    for src in op.operands() {
         let Some(data) = flex.data(src) else {
             return Some(poison);
         };

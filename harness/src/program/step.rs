@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 pub use super::along_dim::AlongDimOp;
 pub use super::binary::{BinaryOp, CompareOp, ScalarOp};
 pub use super::kind::Kind;
-pub use super::table::Tolerance;
+pub use super::table::{Tolerance, Unspecified};
 pub use super::unary::UnaryOp;
 
 /// Index of a tensor slot, in `0..limits::MAX_SLOTS` once fixed up.
@@ -274,6 +274,18 @@ impl Op {
             Op::ArgMax { .. } => Tolerance::Step,
             Op::Cast { to, .. } if *to != Kind::Float => Tolerance::Step,
             _ => Tolerance::Balanced,
+        }
+    }
+
+    /// What Burn leaves unspecified about its result, as its table entry says (the unary table
+    /// has nothing to say; ops outside the tables are handled where they are judged).
+    pub fn unspecified(&self) -> Unspecified {
+        match self {
+            Op::AlongDim { op, .. } => op.spec().unspecified,
+            Op::Binary { op, .. } => op.spec().unspecified,
+            Op::Scalar { op, .. } => op.spec().unspecified,
+            Op::Compare { op, .. } => op.spec().unspecified,
+            _ => Unspecified::None,
         }
     }
 
