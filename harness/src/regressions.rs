@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use crate::config;
 use crate::minimize::{minimize_finding, Minimized, Minimizer, Reproduction};
@@ -169,6 +169,25 @@ pub fn load_all(dir: &Path) -> Result<Vec<Case>> {
         cases.push(Case { name, path, file });
     }
     Ok(cases)
+}
+
+/// Runs `each` over `cases` in the order the regression suite runs them: Flex and capture cases
+/// first, then the wgpu ones, with wgpu turned on only then (with it on, a later Flex case
+/// would also run on wgpu under the differential and show another trace).
+pub fn each_in_suite_order<T>(
+    cases: &[Case],
+    mut each: impl FnMut(&Case) -> Result<T>,
+) -> Result<Vec<T>> {
+    let (wgpu, cpu): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| c.uses_wgpu());
+    let mut out = Vec::with_capacity(cases.len());
+    for case in cpu.into_iter().chain(wgpu) {
+        if case.uses_wgpu() {
+            crate::interpreter::wgpu::enable()
+                .map_err(|reason| anyhow!("case {} needs wgpu: {reason}", case.name))?;
+        }
+        out.push(each(case)?);
+    }
+    Ok(out)
 }
 
 /// `(file stem, path)` of every program file (`*.json`) directly in `dir`, sorted by name.

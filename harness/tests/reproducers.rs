@@ -7,33 +7,21 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use dispatch_fuzz::oracles::catalogue::{catalogue, pattern_matches};
+use dispatch_fuzz::oracles::catalogue::{catalogue, pattern_matches, record_of};
 use dispatch_fuzz::oracles::{
     normalize_message, Finding, DIVERGENCE, MODEL_MISMATCH, REPLAY_MISMATCH,
 };
-use dispatch_fuzz::regressions::{load_all, Case};
+use dispatch_fuzz::regressions::{each_in_suite_order, load_all, Case};
 
 /// The cases, wgpu ones last with wgpu turned on only then (as the suite runs them), each with
 /// its finding and generated reproducer.
 fn generated() -> Vec<(Case, Finding, String)> {
-    let (wgpu, cpu): (Vec<Case>, Vec<Case>) = load_all(&common::repo().join("regressions"))
-        .unwrap()
-        .into_iter()
-        .partition(Case::uses_wgpu);
-    let mut out = Vec::new();
-    for case in cpu.into_iter().chain(wgpu) {
-        if case.uses_wgpu() {
-            dispatch_fuzz::interpreter::wgpu::enable().expect("a wgpu adapter");
-        }
-        let finding = case
-            .check()
-            .unwrap()
-            .finding
-            .expect("every case shows its finding");
-        let text = case.reproducer().unwrap();
-        out.push((case, finding, text));
-    }
-    out
+    let cases = load_all(&common::repo().join("regressions")).unwrap();
+    each_in_suite_order(&cases, |case| {
+        let finding = case.check()?.finding.expect("every case shows its finding");
+        Ok((case.clone(), finding, case.reproducer()?))
+    })
+    .unwrap()
 }
 
 /// What the reproducer's output must contain: the oracle's own words for an oracle finding,
@@ -42,11 +30,7 @@ fn expected(finding: &Finding) -> String {
     match finding.class.as_str() {
         REPLAY_MISMATCH | DIVERGENCE => "the values differ".to_string(),
         MODEL_MISMATCH => "the contract expects".to_string(),
-        class => catalogue()
-            .iter()
-            .find(|r| {
-                r.background_tag == class && pattern_matches(&r.message_pattern, &finding.message)
-            })
+        class => record_of(catalogue(), class, &finding.message)
             .map(|r| r.message_pattern.clone())
             .unwrap_or_else(|| {
                 normalize_message(finding.message.lines().next().unwrap_or_default())

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context, Result};
 
-use dispatch_fuzz::regressions::load_all;
+use dispatch_fuzz::regressions::{each_in_suite_order, load_all};
 
 /// Write the Markdown issue body of stored cases (title, what happens vs what should, the
 /// reproducer, environment, minimized program, root cause, how it was found).
@@ -34,19 +34,14 @@ impl Args {
                 ));
             }
         }
-        // wgpu cases last, with wgpu turned on only then, as the regression suite runs them.
-        let (wgpu, cpu): (Vec<_>, Vec<_>) = all
+        let chosen: Vec<_> = all
             .into_iter()
             .filter(|c| self.cases.is_empty() || self.cases.contains(&c.name))
-            .partition(|c| c.uses_wgpu());
-        for case in cpu.iter().chain(&wgpu) {
-            if case.uses_wgpu() {
-                dispatch_fuzz::interpreter::wgpu::enable()
-                    .map_err(|reason| anyhow!("case {} needs wgpu: {reason}", case.name))?;
-            }
+            .collect();
+        each_in_suite_order(&chosen, |case| {
             let Some(body) = case.issue()? else {
                 eprintln!("{}: pins an intended guard, nothing to report", case.name);
-                continue;
+                return Ok(());
             };
             match &self.out {
                 Some(dir) => {
@@ -59,7 +54,8 @@ impl Args {
                 }
                 None => print!("{body}"),
             }
-        }
+            Ok(())
+        })?;
         Ok(ExitCode::SUCCESS)
     }
 }

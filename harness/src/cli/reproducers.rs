@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 
-use dispatch_fuzz::regressions::load_all;
+use dispatch_fuzz::regressions::{each_in_suite_order, load_all};
 
 use super::seed_corpus::mirror_dir;
 
@@ -24,24 +24,13 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
-        let mut files = Vec::new();
-        // wgpu cases last, with wgpu turned on only then, as the regression suite runs them.
-        let (wgpu, cpu): (Vec<_>, Vec<_>) = load_all(&self.regressions)?
-            .into_iter()
-            .partition(|c| c.uses_wgpu());
-        for case in cpu.iter().chain(&wgpu) {
-            if case.uses_wgpu() {
-                dispatch_fuzz::interpreter::wgpu::enable()
-                    .map_err(|reason| anyhow!("case {} needs wgpu: {reason}", case.name))?;
-            }
-            files.push((format!("{}.rs", case.name), case.reproducer()?.into_bytes()));
-        }
+        let cases = load_all(&self.regressions)?;
+        let files = each_in_suite_order(&cases, |case| {
+            Ok((format!("{}.rs", case.name), case.reproducer()?.into_bytes()))
+        })?;
         let index = self.regressions.join("README.md");
-        std::fs::write(
-            &index,
-            dispatch_fuzz::regressions::index(&load_all(&self.regressions)?),
-        )
-        .with_context(|| format!("cannot write {}", index.display()))?;
+        std::fs::write(&index, dispatch_fuzz::regressions::index(&cases))
+            .with_context(|| format!("cannot write {}", index.display()))?;
         let (changed, removed) = mirror_dir(&self.out, &files, |n| n.ends_with(".rs"))?;
         println!(
             "{} reproducers in {} ({changed} written, {removed} removed)",

@@ -153,6 +153,14 @@ pub fn pattern_matches(pattern: &str, message: &str) -> bool {
     true
 }
 
+/// The record of class `class` whose pattern a finding's `message` holds: the catalogued source
+/// of a classified finding (reports and reproducer checks name it).
+pub fn record_of<'a>(records: &'a [Record], class: &str, message: &str) -> Option<&'a Record> {
+    records
+        .iter()
+        .find(|r| r.background_tag == class && pattern_matches(&r.message_pattern, message))
+}
+
 /// The crate a source path belongs to: `burn-dispatch` for both
 /// `crates/burn-dispatch/src/macros.rs` and `.../burn-dispatch-0.23.0-pre.1/src/ops/tensor.rs`.
 pub fn crate_of(path: &str) -> Option<String> {

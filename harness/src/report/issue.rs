@@ -4,13 +4,13 @@
 
 use std::fmt::Write as _;
 
-use crate::oracles::catalogue::{catalogue, pattern_matches};
+use crate::oracles::catalogue::{catalogue, record_of};
 use crate::oracles::{Finding, DIVERGENCE, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::{Program, ProgramFile};
 use crate::Verdict;
 
 use super::listing::{render, Style};
-use super::rust::to_rust;
+use super::rust::{expected_outcome, to_rust};
 
 /// The burn features the harness builds with (the workspace's `burn` dependency).
 const FEATURES: &str = r#"["std", "flex", "capture", "extension", "autodiff", "wgpu"]"#;
@@ -26,14 +26,10 @@ fn expected(finding: &Finding) -> String {
         DIVERGENCE => {
             "Flex and wgpu compute the same values (within Burn's tolerance for the op).".into()
         }
-        MODEL_MISMATCH => {
-            let expected = finding
-                .signature
-                .split_once("expected ")
-                .and_then(|(_, r)| r.split_once(", got "))
-                .map_or("another outcome", |(e, _)| e);
-            format!("The call gives `{expected}`, as the capture/dispatch contract says.")
-        }
+        MODEL_MISMATCH => format!(
+            "The call gives `{}`, as the capture/dispatch contract says.",
+            expected_outcome(&finding.signature)
+        ),
         _ => "No panic: the op computes its result, or the Tensor API rejects the call with a \
               clear error before it reaches a backend."
             .into(),
@@ -107,10 +103,7 @@ pub fn issue_body(
         "{}\n",
         file.root_cause.as_deref().unwrap_or("Not analyzed yet.")
     );
-    let record = catalogue().iter().find(|r| {
-        r.background_tag == finding.class && pattern_matches(&r.message_pattern, &finding.message)
-    });
-    if let Some(r) = record {
+    if let Some(r) = record_of(catalogue(), &finding.class, &finding.message) {
         let line = r.line_number.map_or_else(String::new, |l| format!(":{l}"));
         let _ = writeln!(
             out,

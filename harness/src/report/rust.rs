@@ -241,7 +241,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                         if ok { "is_ok" } else { "is_err" }
                     );
                 }
-                if let Some(on) = replay.and_then(replayed_on).filter(|_| at == Some(i)) {
+                if let Some(on) = replay.map(replayed_on).filter(|_| at == Some(i)) {
                     demo_helpers = true;
                     body.push_str(&eager_replay_check(program, i, graph, on, &ran, &pad));
                 }
@@ -359,7 +359,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
 
 /// What a model-mismatch signature says the contract expects (`ok`, `panic <class>`,
 /// `error <Variant>`).
-fn expected_outcome(signature: &str) -> String {
+pub(super) fn expected_outcome(signature: &str) -> String {
     signature
         .split_once("expected ")
         .and_then(|(_, rest)| rest.split_once(", got "))
@@ -367,13 +367,13 @@ fn expected_outcome(signature: &str) -> String {
 }
 
 /// The helper an eager-replay finding replays its graph with: on wgpu when the finding says so.
-fn replayed_on(finding: &Finding) -> Option<&'static str> {
+fn replayed_on(finding: &Finding) -> &'static str {
     let on_wgpu = finding.signature.contains("on wgpu") || finding.message.contains("on wgpu");
-    Some(if on_wgpu {
+    if on_wgpu {
         "replay_on_wgpu"
     } else {
         "replay_on_flex"
-    })
+    }
 }
 
 /// After the scope that ends at `exit` (graph `graph`): the same steps run eagerly on Flex
