@@ -2,6 +2,8 @@
 //! itself lives in the library.
 
 mod bench;
+mod burn_checkout;
+mod cases;
 mod fmt;
 mod fuzz;
 mod minimize;
@@ -37,6 +39,8 @@ enum Command {
     NightlyReport(nightly_report::Args),
     SeedCorpus(seed_corpus::Args),
     Reproducers(reproducers::Args),
+    Cases(cases::Args),
+    BurnCheckout(burn_checkout::Args),
     Report(report::Args),
     Bench(bench::Args),
 }
@@ -53,6 +57,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::NightlyReport(args) => args.run(),
         Command::SeedCorpus(args) => args.run(),
         Command::Reproducers(args) => args.run(),
+        Command::Cases(args) => args.run(),
+        Command::BurnCheckout(args) => args.run(),
         Command::Report(args) => args.run(),
         Command::Bench(args) => args.run(),
     }

@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod checkout;
 pub mod config;
 pub mod fuzz;
 pub mod hash;

@@ -115,11 +115,65 @@ impl Case {
         )))
     }
 
+    /// The issue body of a known divergence's reproducer (`regressions/divergences/`): run with
+    /// no divergence acknowledged, so the model's mismatch is the finding the report shows.
+    pub fn divergence_issue(&self) -> Result<String> {
+        let verdict = crate::oracles::model::unacknowledged(|| self.check())?;
+        if verdict.finding.is_none() {
+            bail!(
+                "divergence reproducer {} shows no model mismatch: has Burn closed the gap?",
+                self.name
+            );
+        }
+        Ok(crate::report::issue_body(
+            &self.file,
+            &self.file.program(),
+            &verdict,
+            None,
+        ))
+    }
+
+    /// How the case fares on the Burn build this process links: what `dispatch-fuzz cases`
+    /// reports, against the pinned crates or a Burn checkout.
+    pub fn standing(&self) -> Result<Standing> {
+        let stored = self
+            .file
+            .signature
+            .as_deref()
+            .with_context(|| format!("case {} stores no signature", self.name))?;
+        let verdict = self.check()?;
+        Ok(match verdict.finding {
+            None => Standing::Fixed,
+            Some(f) if f.signature == stored => Standing::StillFails,
+            Some(f) => Standing::FailsDifferently {
+                signature: f.signature,
+                message: f.message,
+            },
+        })
+    }
+
     /// The normalized trace its snapshot holds.
     pub fn snapshot_text(&self) -> Result<String> {
         let verdict = self.check()?;
         Ok(render(&self.file.program(), &verdict, Style::Normalized))
     }
+}
+
+/// How a stored case fares on the Burn build the harness links.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "standing", rename_all = "kebab-case")]
+pub enum Standing {
+    /// The run shows the stored signature again.
+    StillFails,
+    /// The run shows no finding: the bug is fixed, or the guard the case pins is gone.
+    Fixed,
+    /// The run shows another finding than the stored one.
+    FailsDifferently {
+        /// The finding's signature now.
+        signature: String,
+        /// Its raw message.
+        message: String,
+    },
 }
 
 /// `regressions/README.md`: one row per case (name, class, status, first found, the root

@@ -221,3 +221,107 @@ fn help_lists_every_environment_switch() {
         assert!(help.contains(switch.var), "{help}");
     }
 }
+
+/// A stand-in Burn workspace at `dir` (version 9.9.9) holding the crates `names`.
+fn fake_burn_workspace(dir: &std::path::Path, names: &[&str]) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"crates/*\"]\nresolver = \"2\"\n\n[workspace.package]\n\
+         version = \"9.9.9\"\n",
+    )
+    .unwrap();
+    for name in names {
+        let krate = dir.join("crates").join(name);
+        std::fs::create_dir_all(krate.join("src")).unwrap();
+        std::fs::write(
+            krate.join("Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\nversion.workspace = true\nedition = \"2021\"\n"),
+        )
+        .unwrap();
+        std::fs::write(krate.join("src/lib.rs"), "").unwrap();
+    }
+}
+
+#[test]
+fn burn_checkout_names_what_a_folder_lacks_and_leaves_the_project_untouched() {
+    let root = std::env::temp_dir().join(format!("dispatch-fuzz-checkout-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let manifest = common::repo().join("Cargo.toml");
+    let before = std::fs::read(&manifest).unwrap();
+    let work = root.join("work");
+    let run = |path: &std::path::Path| {
+        dispatch_fuzz(&[
+            "burn-checkout",
+            path.to_str().unwrap(),
+            "prepare",
+            "--work",
+            work.to_str().unwrap(),
+        ])
+    };
+
+    let out = run(&root.join("absent"));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a directory"));
+
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    let out = run(&root.join("empty"));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no Cargo.toml"));
+
+    let partial = root.join("partial");
+    fake_burn_workspace(&partial, &["burn", "burn-ir"]);
+    let out = run(&partial);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for (name, _) in dispatch_fuzz::checkout::REQUIRED {
+        let named = stderr.contains(&format!(" {name} ("));
+        assert_eq!(
+            named,
+            !["burn", "burn-ir"].contains(name),
+            "{name}: {stderr}"
+        );
+    }
+    assert!(!work.exists(), "a refused checkout must not leave a copy");
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn burn_checkout_copies_the_project_pinned_to_the_checkouts_versions() {
+    let root = std::env::temp_dir().join(format!("dispatch-fuzz-copy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let names: Vec<&str> = dispatch_fuzz::checkout::REQUIRED
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    let burn = root.join("burn");
+    fake_burn_workspace(&burn, &names);
+    let manifest = common::repo().join("Cargo.toml");
+    let before = std::fs::read(&manifest).unwrap();
+    let work = root.join("work");
+    let out = dispatch_fuzz(&[
+        "burn-checkout",
+        burn.to_str().unwrap(),
+        "prepare",
+        "--work",
+        work.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let copy = std::fs::read_to_string(work.join("project/Cargo.toml")).unwrap();
+    assert!(copy.contains("burn-router = \"=9.9.9\""), "{copy}");
+    assert!(!copy.contains("\"=0.23.0-pre.1\""), "{copy}");
+    let dispatch = burn.join("crates/burn-dispatch");
+    assert!(
+        copy.contains(&format!("burn-dispatch = {{ path = {dispatch:?} }}")),
+        "{copy}"
+    );
+    assert!(work.join("project/harness/src/lib.rs").is_file());
+    assert!(work.join("project/regressions").is_dir());
+    assert!(
+        std::fs::read_link(work.join("project/fuzz/corpus/dispatch_ops")).is_ok(),
+        "cargo-fuzz's corpus link is copied as a link"
+    );
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&root);
+}

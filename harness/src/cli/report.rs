@@ -19,17 +19,26 @@ pub struct Args {
     /// Write each report to `<out>/<case>.md` instead of printing it.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Report the known divergences' reproducers (`<regressions>/divergences/`) instead: each
+    /// run with no divergence acknowledged, so the report shows the model's mismatch.
+    #[arg(long)]
+    divergences: bool,
 }
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
-        let all = load_all(&self.regressions)?;
+        let store = if self.divergences {
+            self.regressions.join("divergences")
+        } else {
+            self.regressions.clone()
+        };
+        let all = load_all(&store)?;
         for wanted in &self.cases {
             if !all.iter().any(|c| c.name == *wanted) {
                 let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
                 return Err(anyhow!(
                     "no case `{wanted}` in {}; cases: {}",
-                    self.regressions.display(),
+                    store.display(),
                     names.join(", ")
                 ));
             }
@@ -39,7 +48,12 @@ impl Args {
             .filter(|c| self.cases.is_empty() || self.cases.contains(&c.name))
             .collect();
         each_in_suite_order(&chosen, |case| {
-            let Some(body) = case.issue()? else {
+            let body = if self.divergences {
+                Some(case.divergence_issue()?)
+            } else {
+                case.issue()?
+            };
+            let Some(body) = body else {
                 eprintln!("{}: pins an intended guard, nothing to report", case.name);
                 return Ok(());
             };

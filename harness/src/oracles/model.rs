@@ -23,7 +23,7 @@ mod divergences;
 mod rules;
 
 pub use super::MODEL_MISMATCH;
-pub use divergences::{known_divergences, Consequence, KnownDivergence};
+pub use divergences::{known_divergences, unacknowledged, Consequence, KnownDivergence};
 pub use rules::*;
 
 /// A step's real or predicted outcome, at the model's level of detail.
@@ -308,8 +308,10 @@ impl State {
         let (rule, expected) = (prediction.rule, &prediction.expect);
         let actual_text = actual.to_string();
         let expected_text = expected.to_string();
+        let acknowledged = divergences::acknowledged();
         let known = known_divergences().iter().find(|k| {
-            k.rule == rule.id
+            acknowledged
+                && k.rule == rule.id
                 && k.expected == expected_text
                 && k.actual == actual_text
                 && self.covers(k, step)

@@ -1,0 +1,114 @@
+//! `dispatch-fuzz cases`: how every stored case fares on the Burn build this binary links.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Result};
+use serde::Serialize;
+
+use dispatch_fuzz::regressions::{load_all, Case, Standing};
+
+/// Runs every regression case (or the named ones) and says, for each, whether it still fails as
+/// stored, is fixed, or fails differently now: the question a Burn checkout run answers
+/// (`dispatch-fuzz burn-checkout`). Exit 0 when every case that ran still fails as stored, 1
+/// when one is fixed or fails differently.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Case names (file stems in the store); none: every case.
+    cases: Vec<String>,
+    /// The regression store.
+    #[arg(long, default_value = "regressions")]
+    regressions: PathBuf,
+    /// One JSON object per case instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    case: &'a str,
+    stored: Option<&'a str>,
+    #[serde(flatten)]
+    standing: Option<Standing>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<String>,
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        let all = load_all(&self.regressions)?;
+        for wanted in &self.cases {
+            if !all.iter().any(|c| c.name == *wanted) {
+                return Err(anyhow!(
+                    "no case `{wanted}` in {}",
+                    self.regressions.display()
+                ));
+            }
+        }
+        let (wgpu, cpu): (Vec<&Case>, Vec<&Case>) = all
+            .iter()
+            .filter(|c| self.cases.is_empty() || self.cases.contains(&c.name))
+            .partition(|c| c.uses_wgpu());
+        let (mut still, mut changed, mut skipped) = (0, 0, 0);
+        // Flex and capture cases first, wgpu ones after with wgpu on (as the suite runs them).
+        for case in cpu.into_iter().chain(wgpu) {
+            let unavailable = case
+                .uses_wgpu()
+                .then(dispatch_fuzz::interpreter::wgpu::enable)
+                .and_then(Result::err);
+            let standing = match unavailable {
+                Some(_) => None,
+                None => Some(case.standing()?),
+            };
+            match &standing {
+                None => skipped += 1,
+                Some(Standing::StillFails) => still += 1,
+                Some(_) => changed += 1,
+            }
+            let row = Row {
+                case: &case.name,
+                stored: case.file.signature.as_deref(),
+                standing,
+                skipped: unavailable.map(|why| format!("needs wgpu: {why}")),
+            };
+            if self.json {
+                println!("{}", serde_json::to_string(&row)?);
+            } else {
+                println!("{}", text(&row));
+            }
+        }
+        if !self.json {
+            println!(
+                "{} cases: {still} still fail as stored, {changed} fixed or failing differently, \
+                 {skipped} skipped",
+                still + changed + skipped
+            );
+        }
+        Ok(if changed == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
+    }
+}
+
+fn text(row: &Row) -> String {
+    match (&row.standing, &row.skipped) {
+        (Some(Standing::StillFails), _) => format!("still fails       {}", row.case),
+        (Some(Standing::Fixed), _) => format!(
+            "FIXED             {}: no finding now (stored: {})",
+            row.case,
+            row.stored.unwrap_or("?")
+        ),
+        (Some(Standing::FailsDifferently { signature, message }), _) => format!(
+            "FAILS DIFFERENTLY {}\n    stored: {}\n    now:    {signature}\n    message: {message}",
+            row.case,
+            row.stored.unwrap_or("?")
+        ),
+        (None, why) => format!(
+            "skipped           {}: {}",
+            row.case,
+            why.as_deref().unwrap_or("?")
+        ),
+    }
+}
