@@ -149,14 +149,14 @@ for target in $targets; do
       covbin="$(find target -path "*coverage*/release/$target" -type f | head -1)"
       profdata="fuzz/coverage/$target/coverage.profdata"
       # Source folders of the Burn crates the harness builds, whatever their version or
-      # location (registry, git or a [patch]ed checkout), from cargo metadata.
-      dispatch="$(crate_dir burn-dispatch)"; capture="$(crate_dir burn-capture)"; router="$(crate_dir burn-router)"
-      files=("$dispatch"/src/macros.rs "$dispatch"/src/ops/*.rs "$capture"/src/capture.rs
-             "$router"/src/ops/*.rs "$router"/src/interpreter.rs)
-      "$llvm_bin/llvm-cov" report "$covbin" -instr-profile="$profdata" "${files[@]}" \
-        >"$out/coverage/$target-report.txt" 2>>"$out/logs/coverage-$target.log"
-      "$llvm_bin/llvm-cov" show "$covbin" -instr-profile="$profdata" "${files[@]}" \
-        >"$out/coverage/$target-show.txt" 2>>"$out/logs/coverage-$target.log"
+      # location (registry, git or a [patch]ed checkout), from cargo metadata: the areas the
+      # report totals and the crates whose catalogued guards it counts hits of.
+      dirs=()
+      for crate in burn-dispatch burn-capture burn-router burn-tensor burn-autodiff burn-flex; do
+        dirs+=("$(crate_dir "$crate")/src")
+      done
+      "$llvm_bin/llvm-cov" export "$covbin" -instr-profile="$profdata" "${dirs[@]}" \
+        >"$out/coverage/$target.json" 2>>"$out/logs/coverage-$target.log"
     else
       echo "nightly: coverage of $target failed (see $out/logs/coverage-$target.log)"
     fi

@@ -1,6 +1,7 @@
 //! The Rust half of `ci/nightly.sh`: `triage` buckets a night's crash artifacts by signature
 //! (promoting one minimized reproducer per new bucket) and counts panic classes over the corpus;
-//! the parsers read libFuzzer's fork-mode logs and llvm-cov's reports for the night's report.
+//! the parsers read libFuzzer's fork-mode logs and (in [`coverage`]) llvm-cov's JSON export for
+//! the night's report.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,8 @@ use crate::config;
 use crate::interpreter::HARNESS_ERROR;
 use crate::program::{Program, ProgramFile};
 use crate::regressions::{program_files, promote, Promotion};
+
+pub mod coverage;
 
 /// The message part of the signature of an artifact that gives no finding in-process.
 const NOT_REPRODUCED: &str = "not reproduced in-process";
@@ -328,122 +331,6 @@ pub fn parse_log(text: &str) -> Vec<Sample> {
     samples
 }
 
-/// Line coverage of one source file, from `llvm-cov report`.
-#[derive(Serialize, Clone, Debug)]
-pub struct FileCoverage {
-    /// The file, shortened.
-    pub file: String,
-    /// Lines with code.
-    pub lines: u64,
-    /// Of them, never run.
-    pub missed: u64,
-    /// Percent run.
-    pub percent: f64,
-}
-
-/// The rows of `llvm-cov report` whose file name ends with one of `wanted`.
-pub fn parse_coverage_report(text: &str, wanted: &[&str]) -> Vec<FileCoverage> {
-    let mut rows = Vec::new();
-    for line in text.lines() {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let Some(file) = words.first() else { continue };
-        if !wanted.iter().any(|w| file.ends_with(w)) || words.len() < 10 {
-            continue;
-        }
-        // Filename, Regions, Missed, Cover, Functions, Missed, Executed, Lines, Missed, Cover.
-        let (Ok(lines), Ok(missed)) = (words[7].parse::<u64>(), words[8].parse::<u64>()) else {
-            continue;
-        };
-        let short = short_path(file);
-        let percent = if lines == 0 {
-            0.0
-        } else {
-            100.0 * (lines - missed) as f64 / lines as f64
-        };
-        rows.push(FileCoverage {
-            file: short,
-            lines,
-            missed,
-            percent,
-        });
-    }
-    rows
-}
-
-/// `.../burn-capture-0.23.0-pre.1/src/capture.rs` as `burn-capture/src/capture.rs`.
-pub fn short_path(file: &str) -> String {
-    const VERSION: &str = "-0.23.0-pre.1/";
-    match file.find(VERSION) {
-        Some(i) => {
-            let start = file[..i].rfind('/').map_or(0, |j| j + 1);
-            format!("{}/{}", &file[start..i], &file[i + VERSION.len()..])
-        }
-        None => file.to_string(),
-    }
-}
-
-/// The execution count `llvm-cov show` prints for `line` of the file whose section header ends
-/// with `file` (`None` when the line is not code or the file is absent).
-pub fn line_count(show: &str, file: &str, line: u32) -> Option<String> {
-    let mut in_file = false;
-    for text in show.lines() {
-        if !text.starts_with(' ') && text.ends_with(':') {
-            in_file = text.trim_end_matches(':').ends_with(file);
-            continue;
-        }
-        if !in_file {
-            continue;
-        }
-        let mut parts = text.splitn(3, '|');
-        let (Some(number), Some(count)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        if number.trim().parse::<u32>().ok() == Some(line) {
-            let count = count.trim();
-            return (!count.is_empty()).then(|| count.to_string());
-        }
-    }
-    None
-}
-
-/// The seed guards whose hit counts the report shows: (file suffix, line, what it is).
-pub const SEED_GUARDS: &[(&str, u32, &str)] = &[
-    (
-        "burn-dispatch-0.23.0-pre.1/src/macros.rs",
-        240,
-        "seed 000: `Cannot move a tensor from a capture device` (float to_device arm)",
-    ),
-    (
-        "burn-dispatch-0.23.0-pre.1/src/macros.rs",
-        349,
-        "seed 000: the same guard in the int/bool to_device arm",
-    ),
-    (
-        "burn-dispatch-0.23.0-pre.1/src/ops/tensor.rs",
-        46,
-        "seed 000: the macro's call site (float_to_device), where the panic reports",
-    ),
-    (
-        "burn-capture-0.23.0-pre.1/src/capture.rs",
-        442,
-        "seed 001: `capture tensor operations must run inside CaptureDevice::capture_scope`",
-    ),
-];
-
-/// The Burn files whose line coverage the report shows.
-pub const COVERED_FILES: &[&str] = &[
-    "burn-dispatch-0.23.0-pre.1/src/macros.rs",
-    "burn-dispatch-0.23.0-pre.1/src/ops/activation.rs",
-    "burn-dispatch-0.23.0-pre.1/src/ops/bool_tensor.rs",
-    "burn-dispatch-0.23.0-pre.1/src/ops/int_tensor.rs",
-    "burn-dispatch-0.23.0-pre.1/src/ops/module.rs",
-    "burn-dispatch-0.23.0-pre.1/src/ops/qtensor.rs",
-    "burn-dispatch-0.23.0-pre.1/src/ops/tensor.rs",
-    "burn-dispatch-0.23.0-pre.1/src/ops/transaction.rs",
-    "burn-dispatch-0.23.0-pre.1/src/ops/transfer.rs",
-    "burn-capture-0.23.0-pre.1/src/capture.rs",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,25 +355,5 @@ mod tests {
             }
         );
         assert_eq!(samples[1].corpus, 20);
-    }
-
-    #[test]
-    fn llvm_cov_tables_and_line_counts_parse() {
-        let report = "Filename Regions Missed Cover Functions Missed Executed Lines Missed Cover\n\
-            /r/burn-capture-0.23.0-pre.1/src/capture.rs 500 100 80.00% 50 5 90.00% 1000 250 75.00%\n\
-            /r/other.rs 1 1 0% 1 1 0% 10 10 0%\n";
-        let rows = parse_coverage_report(report, COVERED_FILES);
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].file, "burn-capture/src/capture.rs");
-        assert_eq!((rows[0].lines, rows[0].missed), (1000, 250));
-        let show = "/r/burn-capture-0.23.0-pre.1/src/capture.rs:\n  441|  1.2k|    fn init_client() {\n  442|  1.2k|        panic!(\"...\")\n";
-        assert_eq!(
-            line_count(show, "burn-capture-0.23.0-pre.1/src/capture.rs", 442).as_deref(),
-            Some("1.2k")
-        );
-        assert_eq!(
-            line_count(show, "burn-capture-0.23.0-pre.1/src/capture.rs", 7),
-            None
-        );
     }
 }

@@ -175,6 +175,13 @@ fn triage_buckets_artifacts_promotes_new_ones_and_reports_them() {
             .any(|n| n.starts_with("require-grad-without-autodiff-")),
         "{pending:?}"
     );
+    std::fs::create_dir_all(root.join("logs")).unwrap();
+    std::fs::write(
+        root.join("logs/fuzz-dispatch_ops.log"),
+        "#2048: cov: 1400 ft: 3900 corp: 104 exec/s: 3123 oom/timeout/crash: 0/0/0 time: 12s job: 3 dft_time: 0\n\
+         #9000: cov: 1500 ft: 4100 corp: 110 exec/s: 3000 oom/timeout/crash: 0/0/1 time: 60s job: 9 dft_time: 0\n",
+    )
+    .unwrap();
     let report = dispatch_fuzz(&["nightly-report", "--dir", root.to_str().unwrap()]);
     assert_eq!(report.status.code(), Some(0), "{report:?}");
     let md = std::fs::read_to_string(root.join("report.md")).unwrap();
@@ -182,6 +189,7 @@ fn triage_buckets_artifacts_promotes_new_ones_and_reports_them() {
         md.contains("| new | 1 | require-grad-without-autodiff"),
         "{md}"
     );
+    assert!(md.contains("```mermaid\nxychart-beta"), "{md}");
     assert!(root.join("chart.svg").exists() && root.join("report.json").exists());
     let _ = std::fs::remove_dir_all(&root);
 }

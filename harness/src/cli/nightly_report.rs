@@ -1,22 +1,23 @@
 //! `dispatch-fuzz nightly-report`: turns the night's logs and triage into `report.md`,
-//! `report.json` and an SVG chart.
+//! `report.json` and an SVG chart; `report.md` charts the run in Mermaid and sparklines, which
+//! a GitHub job summary displays.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::Serialize;
 
-use dispatch_fuzz::nightly::{
-    line_count, parse_coverage_report, parse_log, short_path, FileCoverage, Sample, Triage,
-    COVERED_FILES, SEED_GUARDS,
-};
+use dispatch_fuzz::nightly::coverage::{Coverage, FileCoverage, GuardHits};
+use dispatch_fuzz::nightly::{parse_log, Sample, Triage};
+use dispatch_fuzz::oracles::catalogue::catalogue;
 
 /// Write report.md, report.json and chart.svg from a nightly output folder.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The nightly output folder (logs/, triage-*.json, coverage/, timings.tsv).
+    /// The nightly output folder (logs/, triage-*.json, coverage/<target>.json from
+    /// `llvm-cov export`, timings.tsv).
     #[arg(long)]
     dir: PathBuf,
     /// Fuzz targets to report on.
@@ -39,8 +40,10 @@ struct TargetReport {
     runs: u64,
     execs_per_s: f64,
     triage: Option<Triage>,
+    /// Totals per area of interest (`coverage::AREAS`).
+    areas: Vec<FileCoverage>,
     coverage: Vec<FileCoverage>,
-    guards: Vec<(String, u32, String, Option<String>)>,
+    guards: Vec<GuardHits>,
 }
 
 /// Reads the night's files under `dir` and writes `report.md`, `report.json`, `chart.svg`.
@@ -54,21 +57,14 @@ fn report(dir: &Path, targets: &[String]) -> Result<ExitCode> {
         let triage = std::fs::read_to_string(dir.join(format!("triage-{target}.json")))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
-        let cov_report = std::fs::read_to_string(dir.join(format!("coverage/{target}-report.txt")))
-            .unwrap_or_default();
-        let show = std::fs::read_to_string(dir.join(format!("coverage/{target}-show.txt")))
-            .unwrap_or_default();
-        let guards = SEED_GUARDS
-            .iter()
-            .map(|(file, line, what)| {
-                (
-                    short_path(file),
-                    *line,
-                    what.to_string(),
-                    line_count(&show, file, *line),
-                )
-            })
-            .collect();
+        let export = dir.join(format!("coverage/{target}.json"));
+        let coverage = match std::fs::read_to_string(&export) {
+            Ok(text) => Some(
+                Coverage::parse(&text)
+                    .with_context(|| format!("cannot read {}", export.display()))?,
+            ),
+            Err(_) => None,
+        };
         reports.push(TargetReport {
             target: target.clone(),
             final_cov: last.cov,
@@ -81,8 +77,12 @@ fn report(dir: &Path, targets: &[String]) -> Result<ExitCode> {
             },
             samples,
             triage,
-            coverage: parse_coverage_report(&cov_report, COVERED_FILES),
-            guards,
+            areas: coverage.as_ref().map(Coverage::areas).unwrap_or_default(),
+            coverage: coverage.as_ref().map(Coverage::files).unwrap_or_default(),
+            guards: coverage
+                .as_ref()
+                .map(|c| c.guard_hits(catalogue()))
+                .unwrap_or_default(),
         });
     }
     let timings = std::fs::read_to_string(dir.join("timings.tsv")).unwrap_or_default();
@@ -105,8 +105,11 @@ fn report(dir: &Path, targets: &[String]) -> Result<ExitCode> {
 }
 
 fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
-    let mut md =
-        String::from("# Nightly fuzz report\n\n![coverage and execs over time](chart.svg)\n\n");
+    // `$GITHUB_STEP_SUMMARY` shows no image from the run's files: the chart is a Mermaid block
+    // (GitHub renders it) and a sparkline per target (shown anywhere); chart.svg is an artifact.
+    let mut md = String::from("# Nightly fuzz report\n\n");
+    md.push_str(&mermaid(reports));
+    md.push_str(&sparklines(reports));
     let _ = writeln!(
         md,
         "| target | runs | execs/s | edges (cov) | features (ft) | corpus inputs |"
@@ -163,26 +166,144 @@ fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
             }
             None => md.push_str("No triage ran (the job stopped before it).\n"),
         }
-        md.push_str("\n### Line coverage reached by the corpus\n\n");
+        md.push_str("\n### Coverage reached by the corpus\n\n");
         if r.coverage.is_empty() {
-            md.push_str("Not measured (run with coverage: `cargo fuzz coverage` and llvm-cov).\n");
+            md.push_str(
+                "Not measured (run with coverage: `cargo fuzz coverage` and `llvm-cov export`).\n",
+            );
         } else {
-            md.push_str("| file | lines | missed | covered |\n| --- | ---: | ---: | ---: |\n");
-            for c in &r.coverage {
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {:.1}% |",
-                    c.file, c.lines, c.missed, c.percent
-                );
+            md.push_str(
+                "| area | lines | lines run | functions | functions run |\n| --- | ---: | ---: | ---: | ---: |\n",
+            );
+            for c in &r.areas {
+                let _ = writeln!(md, "{}", coverage_row(c));
             }
-            md.push_str("\n| seed guard | line | hits |\n| --- | ---: | ---: |\n");
-            for (file, line, what, hits) in &r.guards {
-                let hits = hits.clone().unwrap_or_else(|| "not instrumented".into());
-                let _ = writeln!(md, "| {what} ({file}) | {line} | {hits} |");
+            md.push_str(
+                "\n<details><summary>Per file</summary>\n\n| file | lines | lines run | functions | functions run |\n| --- | ---: | ---: | ---: | ---: |\n",
+            );
+            for c in &r.coverage {
+                let _ = writeln!(md, "{}", coverage_row(c));
+            }
+            md.push_str("\n</details>\n");
+            md.push_str("\n| catalogued guard | location | hits |\n| --- | --- | ---: |\n");
+            for g in &r.guards {
+                let (location, hits) = match (g.line, g.hits) {
+                    (Some(line), Some(hits)) => (format!("{}:{line}", g.file), hits.to_string()),
+                    (Some(line), None) => (format!("{}:{line}", g.file), "not code".into()),
+                    (None, _) => (g.file.clone(), "message not found in the source".into()),
+                };
+                let _ = writeln!(md, "| {} | {location} | {hits} |", g.class);
             }
         }
     }
     md
+}
+
+/// One coverage table row: lines and functions, each with its percentage run.
+fn coverage_row(c: &FileCoverage) -> String {
+    format!(
+        "| {} | {} | {} ({:.1}%) | {} | {} ({:.1}%) |",
+        c.file,
+        c.lines,
+        c.lines_covered,
+        c.line_percent(),
+        c.functions,
+        c.functions_covered,
+        c.function_percent()
+    )
+}
+
+/// How many points the Markdown charts sample each run at.
+const CHART_POINTS: usize = 24;
+
+/// The sample times the Markdown charts share: `CHART_POINTS` evenly spaced up to the last.
+fn chart_times(reports: &[TargetReport]) -> Vec<f64> {
+    let end = reports
+        .iter()
+        .filter_map(|r| r.samples.last().map(|s| s.time_s))
+        .fold(0.0, f64::max);
+    (1..=CHART_POINTS)
+        .map(|i| end * i as f64 / CHART_POINTS as f64)
+        .collect()
+}
+
+/// `value` of the last sample at or before each of `times` (0 before the first).
+fn resample(samples: &[Sample], times: &[f64], value: impl Fn(&Sample) -> f64) -> Vec<f64> {
+    times
+        .iter()
+        .map(|t| {
+            samples
+                .iter()
+                .take_while(|s| s.time_s <= *t)
+                .last()
+                .map_or(0.0, &value)
+        })
+        .collect()
+}
+
+/// Edges over time, one line per target, as a Mermaid `xychart-beta` block.
+fn mermaid(reports: &[TargetReport]) -> String {
+    let times = chart_times(reports);
+    if times.last().is_none_or(|t| *t <= 0.0) {
+        return "No status lines in the logs: nothing to chart.\n\n".into();
+    }
+    let axis: Vec<String> = times.iter().map(|t| format!("{t:.0}")).collect();
+    let mut out = format!(
+        "```mermaid\nxychart-beta\n    title \"Edges (cov) over time, one line per target: {}\"\n    \
+         x-axis \"seconds\" [{}]\n    y-axis \"edges\"\n",
+        reports
+            .iter()
+            .map(|r| r.target.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        axis.join(", ")
+    );
+    for r in reports {
+        let values = resample(&r.samples, &times, |s| s.cov as f64);
+        let values: Vec<String> = values.iter().map(|v| format!("{v:.0}")).collect();
+        let _ = writeln!(out, "    line [{}]", values.join(", "));
+    }
+    out.push_str("```\n\n");
+    out
+}
+
+/// One row per target: edges and execs/s over the run as Unicode sparklines.
+fn sparklines(reports: &[TargetReport]) -> String {
+    let times = chart_times(reports);
+    let mut out = String::from(
+        "| target | edges over the run | execs/s over the run |\n| --- | --- | --- |\n",
+    );
+    for r in reports {
+        let cov = resample(&r.samples, &times, |s| s.cov as f64);
+        let eps = resample(&r.samples, &times, |s| s.execs_per_s as f64);
+        let _ = writeln!(
+            out,
+            "| {} | `{}` {} | `{}` {} |",
+            r.target,
+            sparkline(&cov),
+            cov.last().map_or(0.0, |v| *v),
+            sparkline(&eps),
+            eps.last().map_or(0.0, |v| *v)
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// `values` as block characters scaled from 0 to their maximum.
+fn sparkline(values: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = values.iter().copied().fold(0.0, f64::max);
+    values
+        .iter()
+        .map(|v| {
+            if max <= 0.0 {
+                BARS[0]
+            } else {
+                BARS[((v / max) * 7.0).round().clamp(0.0, 7.0) as usize]
+            }
+        })
+        .collect()
 }
 
 /// `text` safe inside a Markdown table cell (signatures contain ` | `).
@@ -245,4 +366,61 @@ fn chart(reports: &[TargetReport]) -> String {
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(time_s: f64, cov: u64, execs_per_s: u64) -> Sample {
+        Sample {
+            time_s,
+            runs: 0,
+            cov,
+            ft: 0,
+            corpus: 0,
+            execs_per_s,
+            crashes: 0,
+        }
+    }
+
+    fn report(samples: Vec<Sample>) -> TargetReport {
+        TargetReport {
+            target: "dispatch_ops".into(),
+            samples,
+            final_cov: 0,
+            final_ft: 0,
+            runs: 0,
+            execs_per_s: 0.0,
+            triage: None,
+            areas: Vec::new(),
+            coverage: Vec::new(),
+            guards: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn sparklines_scale_from_zero_to_the_maximum() {
+        assert_eq!(sparkline(&[0.0, 50.0, 100.0]), "▁▅█");
+        assert_eq!(sparkline(&[0.0, 0.0]), "▁▁");
+    }
+
+    #[test]
+    fn the_summary_chart_is_a_mermaid_block_holding_the_last_value_at_each_point() {
+        let r = report(vec![sample(10.0, 100, 900), sample(240.0, 400, 1000)]);
+        let md = mermaid(std::slice::from_ref(&r));
+        assert!(md.starts_with("```mermaid\nxychart-beta\n"), "{md}");
+        let line = md
+            .lines()
+            .find(|l| l.trim_start().starts_with("line ["))
+            .unwrap();
+        let values: Vec<&str> = line.trim()[6..line.trim().len() - 1].split(", ").collect();
+        assert_eq!(values.len(), CHART_POINTS);
+        assert_eq!(values[0], "100");
+        assert_eq!(values[CHART_POINTS - 1], "400");
+        assert!(
+            !markdown(&[r], &[]).contains("!["),
+            "no image: job summaries cannot show one"
+        );
+    }
 }

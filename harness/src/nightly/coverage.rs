@@ -1,0 +1,374 @@
+//! Coverage of Burn's sources from `llvm-cov export` JSON: lines and functions per file, totals
+//! per area of interest (a table), and the hit count of every catalogued guard, whose lines are
+//! found by its message in the source, so no line number is written down here.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::oracles::catalogue::{burn_file, Record};
+
+/// The areas the nightly report totals, as `(label, crate, path prefix under the crate)`: the
+/// code paths dispatch and capture route every op through.
+pub const AREAS: &[(&str, &str, &str)] = &[
+    ("burn-router op recording", "burn-router", "src/ops/"),
+    ("burn-router replay", "burn-router", "src/interpreter.rs"),
+    ("burn-dispatch ops", "burn-dispatch", "src/ops/"),
+    ("burn-dispatch macros", "burn-dispatch", "src/macros.rs"),
+    ("burn-capture capture.rs", "burn-capture", "src/capture.rs"),
+];
+
+#[derive(Deserialize)]
+struct Export {
+    data: Vec<ExportData>,
+}
+
+#[derive(Deserialize)]
+struct ExportData {
+    files: Vec<ExportFile>,
+}
+
+#[derive(Deserialize)]
+struct ExportFile {
+    filename: String,
+    /// `[line, col, count, has_count, is_region_entry, (is_gap_region)]`.
+    #[serde(default)]
+    segments: Vec<Vec<serde_json::Value>>,
+    summary: Summary,
+}
+
+#[derive(Deserialize)]
+struct Summary {
+    lines: Count,
+    functions: Count,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    count: u64,
+    covered: u64,
+}
+
+/// One segment of a file's coverage mapping.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    line: u32,
+    count: u64,
+    has_count: bool,
+    region_entry: bool,
+}
+
+/// Line and function coverage of one source file, or of an area's files together.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct FileCoverage {
+    /// `crate/src/...`, or an area's label.
+    pub file: String,
+    /// Lines with code.
+    pub lines: u64,
+    /// Of them, run at least once.
+    pub lines_covered: u64,
+    /// Functions.
+    pub functions: u64,
+    /// Of them, run at least once.
+    pub functions_covered: u64,
+}
+
+impl FileCoverage {
+    /// Percent of lines run.
+    pub fn line_percent(&self) -> f64 {
+        percent(self.lines_covered, self.lines)
+    }
+
+    /// Percent of functions run.
+    pub fn function_percent(&self) -> f64 {
+        percent(self.functions_covered, self.functions)
+    }
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// How often a catalogued guard's panic line ran.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct GuardHits {
+    /// The record's class.
+    pub class: String,
+    /// `crate/src/...`.
+    pub file: String,
+    /// The line holding the record's message, `None` when no line does (a stale record).
+    pub line: Option<u32>,
+    /// Its execution count (`None`: not code, or not found).
+    pub hits: Option<u64>,
+}
+
+/// A parsed export.
+pub struct Coverage {
+    files: Vec<(String, ExportFile, Vec<Segment>)>,
+}
+
+impl Coverage {
+    /// Parses `llvm-cov export` JSON (format 2 or 3).
+    pub fn parse(text: &str) -> Result<Coverage> {
+        let export: Export =
+            serde_json::from_str(text).context("not an llvm-cov export JSON document")?;
+        let files = export
+            .data
+            .into_iter()
+            .flat_map(|d| d.files)
+            .filter_map(|f| {
+                let short = burn_file(&f.filename)?;
+                let segments = f.segments.iter().filter_map(|s| segment(s)).collect();
+                Some((short, f, segments))
+            })
+            .collect();
+        Ok(Coverage { files })
+    }
+
+    /// Every file, by its `crate/src/...` path.
+    pub fn files(&self) -> Vec<FileCoverage> {
+        self.files
+            .iter()
+            .map(|(short, f, _)| FileCoverage {
+                file: short.clone(),
+                lines: f.summary.lines.count,
+                lines_covered: f.summary.lines.covered,
+                functions: f.summary.functions.count,
+                functions_covered: f.summary.functions.covered,
+            })
+            .collect()
+    }
+
+    /// One total per [`AREAS`] entry that has files in the export.
+    pub fn areas(&self) -> Vec<FileCoverage> {
+        AREAS
+            .iter()
+            .filter_map(|(label, krate, prefix)| {
+                let wanted = format!("{krate}/{prefix}");
+                let mut total = FileCoverage {
+                    file: label.to_string(),
+                    lines: 0,
+                    lines_covered: 0,
+                    functions: 0,
+                    functions_covered: 0,
+                };
+                let mut any = false;
+                for f in self
+                    .files()
+                    .into_iter()
+                    .filter(|f| f.file.starts_with(&wanted))
+                {
+                    any = true;
+                    total.lines += f.lines;
+                    total.lines_covered += f.lines_covered;
+                    total.functions += f.functions;
+                    total.functions_covered += f.functions_covered;
+                }
+                any.then_some(total)
+            })
+            .collect()
+    }
+
+    /// The execution count of `line` in `file` (`crate/src/...`) as llvm-cov computes it: the
+    /// largest of the count of the region the line starts in and those of the regions starting
+    /// on it (`None`: the line is not code).
+    pub fn line_hits(&self, file: &str, line: u32) -> Option<u64> {
+        let (_, _, segments) = self.files.iter().find(|(short, _, _)| short == file)?;
+        let wrapped = segments
+            .iter()
+            .rev()
+            .find(|s| s.line < line)
+            .filter(|s| s.has_count)
+            .map(|s| s.count);
+        let starting = segments
+            .iter()
+            .filter(|s| s.line == line && s.has_count && s.region_entry)
+            .map(|s| s.count)
+            .max();
+        match (wrapped, starting) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The hits of every catalogued panic guard whose file the export holds: each line of the
+    /// file (read from where llvm-cov found it) holding the record's message is one row.
+    pub fn guard_hits(&self, records: &[Record]) -> Vec<GuardHits> {
+        let mut rows = Vec::new();
+        for record in records.iter().filter(|r| {
+            !r.is_execution_error() && r.handling_strategy.as_deref() != Some("known-bug")
+        }) {
+            let Some(file) = burn_file(&record.file_path) else {
+                continue;
+            };
+            let Some((_, export, _)) = self.files.iter().find(|(short, _, _)| *short == file)
+            else {
+                continue;
+            };
+            let lines = message_lines(Path::new(&export.filename), &record.message_pattern);
+            if lines.is_empty() {
+                rows.push(GuardHits {
+                    class: record.background_tag.clone(),
+                    file: file.clone(),
+                    line: None,
+                    hits: None,
+                });
+            }
+            for line in lines {
+                rows.push(GuardHits {
+                    class: record.background_tag.clone(),
+                    file: file.clone(),
+                    line: Some(line),
+                    hits: self.line_hits(&file, line),
+                });
+            }
+        }
+        rows
+    }
+}
+
+fn segment(values: &[serde_json::Value]) -> Option<Segment> {
+    Some(Segment {
+        line: u32::try_from(values.first()?.as_u64()?).ok()?,
+        count: values.get(2)?.as_u64()?,
+        has_count: values.get(3)?.as_bool()?,
+        region_entry: values.get(4)?.as_bool()?,
+    })
+}
+
+/// The 1-based lines of `source` holding the longest literal piece of `pattern` (`{}` is a
+/// wildcard) inside a string literal.
+fn message_lines(source: &Path, pattern: &str) -> Vec<u32> {
+    let Some(literal) = pattern
+        .split("{}")
+        .map(str::trim)
+        .max_by_key(|piece| piece.len())
+        .filter(|piece| !piece.is_empty())
+    else {
+        return Vec::new();
+    };
+    let Ok(text) = std::fs::read_to_string(source) else {
+        return Vec::new();
+    };
+    text.lines()
+        .zip(1..)
+        .filter(|(line, _)| line.contains('"') && line.contains(literal))
+        .map(|(_, number)| number)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An export shaped as llvm-cov 3.1.0 writes it, for one file of burn-capture.
+    fn export(path: &Path) -> String {
+        serde_json::json!({
+            "type": "llvm.coverage.json.export",
+            "version": "3.1.0",
+            "data": [{
+                "files": [{
+                    "filename": path.display().to_string(),
+                    "segments": [
+                        [1, 1, 4, true, true, false],
+                        [1, 8, 0, true, true, false],
+                        [3, 1, 4, true, false, false],
+                        [3, 2, 0, false, false, false]
+                    ],
+                    "branches": [], "expansions": [], "mcdc_records": [],
+                    "summary": {
+                        "lines": {"count": 4, "covered": 3, "percent": 75.0},
+                        "functions": {"count": 2, "covered": 1, "percent": 50.0}
+                    }
+                }],
+                "functions": []
+            }]
+        })
+        .to_string()
+    }
+
+    /// A one-guard `capture.rs` in a registry-shaped folder of its own (`test` names it, so
+    /// parallel tests never share one).
+    fn source(test: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "dispatch-fuzz-cov-{}-{test}/burn-capture-9.9.9/src",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("capture.rs");
+        std::fs::write(
+            &file,
+            "fn f() {\n    panic!(\"capture scope is already complete\")\n}\n",
+        )
+        .unwrap();
+        file
+    }
+
+    #[test]
+    fn files_and_areas_are_read_from_the_export_summary() {
+        let path = source("files");
+        let coverage = Coverage::parse(&export(&path)).unwrap();
+        let files = coverage.files();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].file, "burn-capture/src/capture.rs");
+        assert_eq!((files[0].lines, files[0].lines_covered), (4, 3));
+        assert_eq!(files[0].function_percent(), 50.0);
+        let areas = coverage.areas();
+        assert_eq!(areas.len(), 1, "only areas with files in the export");
+        assert_eq!(areas[0].file, "burn-capture capture.rs");
+        let _ = std::fs::remove_dir_all(path.ancestors().nth(2).unwrap());
+    }
+
+    #[test]
+    fn line_hits_take_the_regions_starting_on_the_line_else_the_enclosing_one() {
+        let path = source("lines");
+        let coverage = Coverage::parse(&export(&path)).unwrap();
+        let file = "burn-capture/src/capture.rs";
+        assert_eq!(
+            coverage.line_hits(file, 1),
+            Some(4),
+            "the largest region starting there"
+        );
+        assert_eq!(
+            coverage.line_hits(file, 2),
+            Some(0),
+            "inside the never-run region"
+        );
+        assert_eq!(
+            coverage.line_hits(file, 3),
+            Some(0),
+            "no region entry: the wrapped one"
+        );
+        assert_eq!(
+            coverage.line_hits(file, 4),
+            None,
+            "after the last region: no code"
+        );
+        assert_eq!(coverage.line_hits("burn-router/src/lib.rs", 1), None);
+        let _ = std::fs::remove_dir_all(path.ancestors().nth(2).unwrap());
+    }
+
+    #[test]
+    fn guard_lines_are_found_by_the_records_message_in_the_source() {
+        let path = source("guards");
+        let coverage = Coverage::parse(&export(&path)).unwrap();
+        let records = crate::oracles::catalogue::catalogue();
+        let hits = coverage.guard_hits(records);
+        let complete: Vec<&GuardHits> = hits
+            .iter()
+            .filter(|h| h.class == "capture-scope-complete")
+            .collect();
+        assert_eq!(complete.len(), 1, "{hits:?}");
+        assert_eq!((complete[0].line, complete[0].hits), (Some(2), Some(0)));
+        // A record of the same file whose message the source lacks is listed as not found.
+        assert!(hits
+            .iter()
+            .any(|h| h.class == "operation-outside-capture-scope" && h.line.is_none()));
+        let _ = std::fs::remove_dir_all(path.ancestors().nth(2).unwrap());
+    }
+}
