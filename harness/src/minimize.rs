@@ -7,3 +7,19 @@ mod passes;
 mod shrink;
 
 pub use shrink::{minimize_finding, Minimized, Minimizer, Progress, Reproduction};
+
+use crate::oracles::known::known_case;
+use crate::oracles::Policy;
+use crate::program::Input;
+
+/// The policy a saved finding is minimized (or printed) under: `base` plus the input's own
+/// class as a finding. Known findings count too only when the input's own finding is one (a
+/// stored case re-minimized): otherwise a known finding earlier in the program would take the
+/// place of the one the file was saved for.
+pub fn policy_for(input: &Input, base: &Policy) -> Policy {
+    let mut policy = base.with_class(input.class.as_deref());
+    if let Some(signature) = &input.signature {
+        policy.known_are_findings = known_case(signature).is_some();
+    }
+    policy
+}

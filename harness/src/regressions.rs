@@ -332,7 +332,7 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
         bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
     }
     let input = Input::load(&options.input, config::get().backends)?;
-    let policy = policy.with_class(input.class.as_deref());
+    let policy = crate::minimize::policy_for(&input, policy);
     let origin = input.origin;
     let (signature, minimized, reproduction) =
         minimize_finding(input.program, &policy, Minimizer::new())?;

@@ -38,6 +38,7 @@ enum What {
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
         let project = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let project = project.canonicalize().unwrap_or(project);
         let lock_path = project.join("Cargo.lock");
         let lock = std::fs::read_to_string(&lock_path)
             .with_context(|| format!("cannot read {}", lock_path.display()))?;

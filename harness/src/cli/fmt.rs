@@ -36,7 +36,7 @@ impl Args {
 /// `fmt --rust`: runs the program (artifact or program file) and prints the Rust reproducer.
 fn rust(input: Input) -> Result<ExitCode> {
     let program = &input.program;
-    let policy = config::get().policy().with_class(input.class.as_deref());
+    let policy = dispatch_fuzz::minimize::policy_for(&input, config::get().policy());
     let verdict = check_with(program, &policy)?;
     print!(
         "{}",

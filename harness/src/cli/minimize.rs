@@ -8,19 +8,17 @@ use anyhow::{Context, Result};
 
 use dispatch_fuzz::config;
 use dispatch_fuzz::hash::fnv1a;
-use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
+use dispatch_fuzz::minimize::{minimize_finding, policy_for, Minimizer, Reproduction};
 use dispatch_fuzz::program::{Input, ProgramFile};
 
 /// Minimizes `path` under this process's policy, its own finding included (a known one too);
 /// returns the minimized file and where it went.
 fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
+    let input = Input::load(path, config::get().backends)?;
+    let policy = policy_for(&input, config::get().policy());
     let Input {
-        program,
-        origin,
-        class,
-        ..
-    } = Input::load(path, config::get().backends)?;
-    let policy = config::get().policy().with_class(class.as_deref());
+        program, origin, ..
+    } = input;
     let interactive = std::io::stderr().is_terminal() && !quiet;
     let minimizer = Minimizer::new().on_progress(move |p| {
         if interactive {

@@ -130,6 +130,8 @@ pub struct Input {
     pub origin: String,
     /// The class a saved finding names, if the input is such a program file.
     pub class: Option<String>,
+    /// The signature a saved finding names, if the input is such a program file.
+    pub signature: Option<String>,
     /// Whether the input was a program file (else a libFuzzer artifact).
     pub program_file: bool,
     /// The file's bytes as read.
@@ -157,6 +159,7 @@ impl Input {
                     program: file.program(),
                     origin,
                     class: file.class,
+                    signature: file.signature,
                     program_file: true,
                     bytes,
                 });
@@ -171,6 +174,7 @@ impl Input {
             program: Program::from_fuzz_bytes(&bytes, backends),
             origin,
             class: None,
+            signature: None,
             program_file: false,
             bytes,
         })
