@@ -10,6 +10,7 @@ pub mod catalogue;
 mod classify;
 pub mod compare;
 pub mod differential;
+pub mod dtype_contract;
 pub mod eager_replay;
 pub mod faults;
 pub mod known;
@@ -52,6 +53,8 @@ pub const REPLAY_FAILURE: &str = "replay-failure";
 pub const DIVERGENCE: &str = "flex-wgpu-divergence";
 /// Class of a step whose real outcome is not the one the model predicted ([`model`]).
 pub const MODEL_MISMATCH: &str = "model-mismatch";
+/// Class of a tensor stored in a dtype of another kind ([`dtype_contract`]).
+pub const DTYPE_CONTRACT: &str = "dtype-contract";
 
 /// Which oracle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +65,8 @@ pub enum OracleId {
     Differential,
     /// [`model`].
     Model,
+    /// [`dtype_contract`].
+    DtypeContract,
 }
 
 /// One oracle: its name in signatures, the violation classes it reports (always findings) and
@@ -99,6 +104,12 @@ pub const ORACLES: &[OracleSpec] = &[
         classes: &[DIVERGENCE],
         compares: "each value computed on Flex vs the same steps run on wgpu",
     },
+    OracleSpec {
+        id: OracleId::DtypeContract,
+        name: "dtype-contract",
+        classes: &[DTYPE_CONTRACT],
+        compares: "each tensor a step hands back vs the dtypes of its kind",
+    },
 ];
 
 impl OracleId {
@@ -112,6 +123,7 @@ impl OracleId {
                 .is_some()
                 .then(|| Box::new(differential::Differential) as Box<dyn Oracle>),
             OracleId::Model => Some(Box::new(model::Model)),
+            OracleId::DtypeContract => Some(Box::new(dtype_contract::DtypeContract)),
         }
     }
 

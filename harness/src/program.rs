@@ -13,6 +13,7 @@ mod fill;
 mod fixup;
 mod kind;
 pub mod limits;
+mod module;
 mod names;
 mod step;
 mod table;
@@ -31,9 +32,11 @@ pub use encode::{fuzz_dictionary, EncodeError};
 pub use file::{Input, LoadError, ProgramFile};
 pub use fill::fill_data;
 pub use fixup::fixup;
+pub(crate) use module::module_ops;
+pub use module::{kernel_size, ModuleSpec, MODULE};
 pub use step::{
-    AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, Op, ScalarOp,
-    Slot, Step, UnaryOp,
+    AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, ModuleOp, Op,
+    ScalarOp, Slot, Step, UnaryOp,
 };
 pub use table::{replace_ident, Tolerance, Unspecified};
 pub use typing::{op_output, Ty};

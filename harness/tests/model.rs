@@ -129,7 +129,15 @@ fn every_rule_fires_when_inverted_on_some_random_or_stored_program() {
         .unwrap()
         .into_iter()
         .map(|(_, bytes)| Program::from_fuzz_bytes(&bytes, Backends::FLEX_CAPTURE));
-    let programs: Vec<Program> = random.chain(stored).collect();
+    // And the seed scenarios (`corpus/dispatch_ops/programs/`), one per rule random programs
+    // may miss under a given decoding (ops across two capture devices).
+    let scenarios = std::fs::read_dir(common::repo().join("corpus/dispatch_ops/programs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| ProgramFile::load(&p).unwrap().program())
+        .collect::<Vec<_>>();
+    let programs: Vec<Program> = random.chain(stored).chain(scenarios).collect();
     let model = Oracles::only(OracleId::Model);
     let mut silent = Vec::new();
     for rule in RULES {

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use dispatch_fuzz::oracles::catalogue::{catalogue, pattern_matches, record_of};
 use dispatch_fuzz::oracles::{
-    normalize_message, Finding, DIVERGENCE, MODEL_MISMATCH, REPLAY_MISMATCH,
+    normalize_message, Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH,
 };
 use dispatch_fuzz::regressions::{each_in_suite_order, load_all, Case};
 
@@ -30,6 +30,7 @@ fn expected(finding: &Finding) -> String {
     match finding.class.as_str() {
         REPLAY_MISMATCH | DIVERGENCE => "the values differ".to_string(),
         MODEL_MISMATCH => "the contract expects".to_string(),
+        DTYPE_CONTRACT => "tensor stored as".to_string(),
         class => record_of(catalogue(), class, &finding.message)
             .map(|r| r.message_pattern.clone())
             .unwrap_or_else(|| {

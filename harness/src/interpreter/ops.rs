@@ -2,11 +2,12 @@
 
 use anyhow::{anyhow, Result};
 use burn::tensor::kind::Basic;
-use burn::tensor::{Bool, Tensor};
+use burn::tensor::{Bool, Int, Tensor};
 
 use super::value::{map_rank, zip_rank, AnyTensor, Ranked};
 use crate::program::{
-    along_dim_ops, binary_ops, compare_ops, scalar_ops, unary_ops, Kind, LogicOp, Op, Slot,
+    along_dim_ops, binary_ops, compare_ops, module_ops, scalar_ops, unary_ops, Kind, LogicOp, Op,
+    Slot,
 };
 
 /// The result variant of a table entry: the operand's kind (`same`) or the one it names.
@@ -52,7 +53,8 @@ macro_rules! mapped_with_scalar {
 
 /// One call per entry of `program::unary_ops!`, in table order.
 macro_rules! unary_calls {
-    ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $x:ident => $call:expr;)+) => {
+    ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
+        $x:ident => $call:expr;)+) => {
         const UNARY_CALLS: &[fn(AnyTensor) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor| -> Option<AnyTensor> {
                 first_kind!(t, [$($kind),+], mapped ($result, $x => $call))
@@ -74,6 +76,70 @@ macro_rules! along_dim_calls {
     };
 }
 along_dim_ops!(along_dim_calls);
+
+/// The operand of a module entry of rank `$rank`, as a typed tensor (`None`: another kind or
+/// rank, which the typing rule already refused).
+macro_rules! module_operand {
+    (3, $t:expr) => {
+        match $t {
+            AnyTensor::Float(Ranked::R3(x)) => x,
+            _ => return None,
+        }
+    };
+    (4, $t:expr) => {
+        match $t {
+            AnyTensor::Float(Ranked::R4(x)) => x,
+            _ => return None,
+        }
+    };
+}
+
+/// A module entry's spatial size variable `s` for an operand of rank `$rank`.
+macro_rules! module_spatial {
+    (3, $x:expr) => {
+        $x.dims()[2]
+    };
+    (4, $x:expr) => {
+        [$x.dims()[2], $x.dims()[3]]
+    };
+}
+
+/// A module entry's result, of the operand's rank, in the entry's result kind.
+macro_rules! module_result {
+    (3, $result:ident, $v:expr) => {
+        module_result!(@kind $result, Ranked::R3($v))
+    };
+    (4, $result:ident, $v:expr) => {
+        module_result!(@kind $result, Ranked::R4($v))
+    };
+    (@kind same, $v:expr) => {
+        AnyTensor::Float($v)
+    };
+    (@kind $result:ident, $v:expr) => {
+        AnyTensor::$result($v)
+    };
+}
+
+/// One call per entry of `program::module_ops!`, in table order: the variables the module doc
+/// of `program::module` promises (`x`, `d`, `c`, `k`, `p`, `s`), then the entry's call, the
+/// same text `ModuleSpec::call_on` prints.
+macro_rules! module_calls {
+    ($($name:ident : $rank:tt -> $result:ident, $tol:ident, $un:ident,
+        [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr;)+) => {
+        #[allow(unused_variables)]
+        const MODULE_CALLS: &[fn(AnyTensor, usize) -> Option<AnyTensor>] = &[$(
+            |t: AnyTensor, $k: usize| -> Option<AnyTensor> {
+                let $x = module_operand!($rank, t);
+                let $d = $x.device();
+                let $c = $x.dims()[1];
+                let $p = ($k - 1) / 2;
+                let $s = module_spatial!($rank, $x);
+                Some(module_result!($rank, $result, $call))
+            }
+        ),+];
+    };
+}
+module_ops!(module_calls);
 
 /// One call per entry of a tensor-tensor table (`program::binary_ops!`, `compare_ops!`), in
 /// table order: `None` for operands of a kind the entry does not take or of different ranks.
@@ -214,6 +280,9 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
         },
         Op::AlongDim { op: a, src, dim } => {
             ALONG_DIM_CALLS[a.index()](arg(*src)?, usize::from(*dim))
+        }
+        Op::Module { op, src, kernel } => {
+            MODULE_CALLS[op.index()](arg(*src)?, crate::program::kernel_size(*kernel))
         }
         Op::SumDim { src, dim } => {
             let dim = usize::from(*dim);

@@ -48,6 +48,9 @@ pub enum Poison {
     /// wgpu computed slightly differently (within tolerance, not bit for bit): its result
     /// legitimately differs at the discontinuity.
     InexactOperand,
+    /// A periodic function (sin, cos, tan) of an operand far from zero (see
+    /// `Unspecified::Large`): WGSL does not bound its error there.
+    LargeArgument,
 }
 
 impl Poison {
@@ -61,6 +64,7 @@ impl Poison {
             Poison::InexactOperand => "inexact-operand",
             Poison::NanCompared => "nan-compared",
             Poison::IndexTie => "index-tie",
+            Poison::LargeArgument => "large-argument",
         }
     }
 }
@@ -237,6 +241,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             Unspecified::None => return None,
             Unspecified::Nan => Poison::NanCompared,
             Unspecified::Ties => Poison::IndexTie,
+            Unspecified::Large => Poison::LargeArgument,
         },
     };
     for src in op.operands() {
@@ -246,7 +251,16 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
         let unspecified = match (op, poison) {
             (Op::ArgMax { dim, .. }, _) => argmax_has_tie(&data, usize::from(*dim)),
             (Op::AlongDim { dim, .. }, Poison::IndexTie) => lane_has_ties(&data, usize::from(*dim)),
+            // A pooling window's argmax: any two equal values (or a NaN) may share a window.
+            (Op::Module { .. }, Poison::IndexTie) => {
+                let mut xs = values(&data);
+                xs.sort_by(f64::total_cmp);
+                xs.iter().any(|v| v.is_nan()) || xs.windows(2).any(|w| w[0] == w[1])
+            }
             (_, Poison::NanCompared) => values(&data).iter().any(|v| v.is_nan()),
+            (_, Poison::LargeArgument) => values(&data)
+                .iter()
+                .any(|v| v.abs() > crate::program::limits::LARGE_ARGUMENT),
             _ => cast_out_of_range(&data),
         };
         if unspecified {

@@ -499,6 +499,14 @@ impl State {
                 return predict(&OP_STALE_OPERAND, panic("capture-scope-complete"));
             }
         }
+        // An entry that makes tensors on its operand's device (a convolution's weights) does so
+        // before the op: on a capture device with no scope open that creation is refused first.
+        if op.creates_on_operand_device() && self.open_session(caps[0].0).is_none() {
+            return predict(
+                &CREATE_OUTSIDE_SCOPE,
+                panic("operation-outside-capture-scope"),
+            );
+        }
         let any_stale = operands.iter().any(stale);
         let mixed_backends = caps.len() < operands.len();
         let mixed_devices = caps.iter().any(|c| c.0 != caps[0].0);

@@ -47,6 +47,25 @@ macro_rules! along_dim_ops {
             any_dim: [Float, Int, Bool] -> Bool, reduce, step, none, x, d => x.any_dim(d);
             all_dim: [Float, Int, Bool] -> Bool, reduce, step, none, x, d => x.all_dim(d);
             flip: [Float, Int, Bool] -> same, same, exact, none, x, d => x.flip([d as isize]);
+            // Indexing with index tensors made on the operand's device (in range by
+            // construction): each gives back the operand's shape.
+            select_reversed: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let n = x.dims()[d]; let dev = x.device();
+                x.select(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0])) };
+            gather_rotated: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let dims = x.dims(); let dev = x.device();
+                let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
+                    .reshape(dims).remainder_scalar(dims[d] as i64);
+                x.gather(d, idx) };
+            scatter_add: [Float, Int] -> same, same, balanced, none, x, d => {
+                let dims = x.dims(); let dev = x.device();
+                let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
+                    .reshape(dims).remainder_scalar(dims[d] as i64);
+                x.clone().scatter(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Add) };
+            select_add: [Float, Int] -> same, same, balanced, none, x, d => {
+                let n = x.dims()[d]; let dev = x.device();
+                x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,
+                    burn::tensor::ops::IndexingUpdateOp::Add) };
         }
     };
 }
@@ -98,6 +117,11 @@ impl AlongDimSpec {
             out[dim] = 1;
         }
         out
+    }
+
+    /// Whether the call makes tensors on the operand's device (index tensors) before the op.
+    pub fn creates_on_device(&self) -> bool {
+        self.call.contains("device ()") || self.call.contains("device()")
     }
 
     /// The call with the operand `x` and the dim `d` replaced by Rust expressions.

@@ -54,6 +54,10 @@ pub fn op_expr(op: &Op) -> String {
         Op::AlongDim { op, src, dim } => op
             .spec()
             .call_on(&format!("t{src}.clone()"), &dim.to_string()),
+        Op::Module { op, src, kernel } => op.spec().call_on(
+            &format!("t{src}.clone()"),
+            super::module::kernel_size(*kernel),
+        ),
         Op::SumDim { src, dim } => format!("t{src}.clone().sum_dim({dim})"),
         Op::ArgMax { src, dim } => format!("t{src}.clone().argmax({dim})"),
         Op::Reshape { src, dims } => format!("t{src}.clone().reshape({dims:?})"),

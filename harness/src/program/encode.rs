@@ -18,12 +18,13 @@ use super::Program;
 /// programs.
 const VARIANTS: &[(&str, u32)] = &[
     ("Step", 10),
-    ("Op", 18),
+    ("Op", 19),
     ("Kind", 3),
     ("DeviceRef", 4),
     ("Fill", 4),
     ("UnaryOp", super::unary::UNARY.len() as u32),
     ("AlongDimOp", super::along_dim::ALONG_DIM.len() as u32),
+    ("ModuleOp", super::module::MODULE.len() as u32),
     ("BinaryOp", super::binary::BINARY.len() as u32),
     ("ScalarOp", super::binary::SCALAR.len() as u32),
     ("CompareOp", super::binary::COMPARE.len() as u32),

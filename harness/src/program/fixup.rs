@@ -278,6 +278,11 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
                 dim: dim % env.ty(src)?.rank() as u8,
             }
         }
+        Op::Module { op, src, kernel } => Op::Module {
+            op,
+            src: env.pick(src, |t| op.spec().accepts(t.kind, t.rank()))?,
+            kernel: super::module::kernel_size(kernel) as u8,
+        },
         Op::SumDim { src, dim } => {
             let src = env.pick(src, numeric)?;
             Op::SumDim {

@@ -44,3 +44,10 @@ pub const MAX_SCOPE_DEPTH: usize = 3;
 /// Extra operands of one `cat` and boundary tensors of one scope exit or replay: enough to
 /// see ordering and duplicate handling without letting one step dominate a program.
 pub const MAX_LIST: usize = 4;
+
+/// Magnitude past which sin, cos and tan results are not compared across backends. WGSL bounds
+/// their error only inside [-pi, pi]. No fuzz session saw llvmpipe or the H200 leave the
+/// tolerance at the magnitudes programs usually reach (arange values up to 64, a few products),
+/// while `arange^8` (about 1e10) made llvmpipe's `cos` return 1 where Flex gives -0.58. A
+/// choice, not a measured bound: high enough to keep the common cases compared.
+pub const LARGE_ARGUMENT: f64 = 1024.0;

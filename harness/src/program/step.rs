@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 pub use super::along_dim::AlongDimOp;
 pub use super::binary::{BinaryOp, CompareOp, ScalarOp};
 pub use super::kind::Kind;
+pub use super::module::ModuleOp;
 pub use super::table::{Tolerance, Unspecified};
 pub use super::unary::UnaryOp;
 
@@ -209,6 +210,16 @@ pub enum Op {
         /// The dim; `fixup` keeps it below the operand's rank.
         dim: u8,
     },
+    /// An op of the module table (a convolution, pooling, interpolation or `linear`) over a
+    /// float tensor of the entry's rank.
+    Module {
+        /// Which op.
+        op: ModuleOp,
+        /// Operand.
+        src: Slot,
+        /// The kernel: 1 or 3 (`fixup` maps any other value to one of them).
+        kernel: u8,
+    },
 }
 
 impl Op {
@@ -217,6 +228,7 @@ impl Op {
         match self {
             Op::Unary { src, .. }
             | Op::AlongDim { src, .. }
+            | Op::Module { src, .. }
             | Op::Scalar { src, .. }
             | Op::SumDim { src, .. }
             | Op::ArgMax { src, .. }
@@ -268,6 +280,7 @@ impl Op {
         match self {
             Op::Unary { op, .. } => op.spec().tolerance,
             Op::AlongDim { op, .. } => op.spec().tolerance,
+            Op::Module { op, .. } => op.spec().tolerance,
             Op::Binary { op, .. } => op.spec().tolerance,
             Op::Scalar { op, .. } => op.spec().tolerance,
             Op::Compare { op, .. } => op.spec().tolerance,
@@ -277,15 +290,27 @@ impl Op {
         }
     }
 
-    /// What Burn leaves unspecified about its result, as its table entry says (the unary table
-    /// has nothing to say; ops outside the tables are handled where they are judged).
+    /// What Burn leaves unspecified about its result, as its table entry says (ops outside the
+    /// tables are handled where they are judged).
     pub fn unspecified(&self) -> Unspecified {
         match self {
+            Op::Unary { op, .. } => op.spec().unspecified,
             Op::AlongDim { op, .. } => op.spec().unspecified,
+            Op::Module { op, .. } => op.spec().unspecified,
             Op::Binary { op, .. } => op.spec().unspecified,
             Op::Scalar { op, .. } => op.spec().unspecified,
             Op::Compare { op, .. } => op.spec().unspecified,
             _ => Unspecified::None,
+        }
+    }
+
+    /// Whether the op makes tensors on its operand's device before it runs (a module entry's
+    /// weights), as its table entry's call says.
+    pub fn creates_on_operand_device(&self) -> bool {
+        match self {
+            Op::Module { op, .. } => op.spec().creates_on_device(),
+            Op::AlongDim { op, .. } => op.spec().creates_on_device(),
+            _ => false,
         }
     }
 

@@ -55,6 +55,10 @@ pub enum Unspecified {
     Nan,
     /// Which of equal values an index points to: a lane holding two equal values or a NaN.
     Ties,
+    /// The accuracy of a periodic function (sin, cos, tan) far from zero: WGSL bounds their
+    /// error only inside [-pi, pi], so an operand of magnitude above
+    /// [`LARGE_ARGUMENT`](crate::program::limits::LARGE_ARGUMENT) leaves the result open.
+    Large,
 }
 
 /// An entry's `unspecified`, from its lower-case name.
@@ -67,6 +71,9 @@ macro_rules! op_unspecified {
     };
     (ties) => {
         Unspecified::Ties
+    };
+    (large) => {
+        Unspecified::Large
     };
 }
 
@@ -145,8 +152,12 @@ pub(crate) use {op_result, op_tolerance, op_unspecified, table_index};
 
 /// An entry's call as Rust: each `(ident, expr)` of `args` put in place of the identifier.
 pub fn render(call: &str, args: &[(&str, &str)]) -> String {
-    // `stringify!` spaces paths out (`burn :: tensor`).
-    let mut text = call.replace(" :: ", "::");
+    // `stringify!` spaces paths out (`burn :: tensor`) and breaks long calls over lines.
+    let mut text = call
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" :: ", "::");
     for (ident, with) in args {
         text = replace_ident(&text, ident, with);
     }

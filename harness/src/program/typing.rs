@@ -113,6 +113,13 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
                 shape: op.spec().result_shape(&t.shape, dim),
             })
         }
+        Op::Module { op, src, .. } => {
+            let t = slot(*src).filter(|t| op.spec().accepts(t.kind, t.rank()))?;
+            Some(Ty {
+                kind: op.spec().result_kind(),
+                shape: t.shape,
+            })
+        }
         Op::SumDim { src, dim } => {
             let mut t = slot(*src).filter(|t| is_numeric(t.kind))?;
             let dim = usize::from(*dim);

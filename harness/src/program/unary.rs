@@ -4,78 +4,82 @@
 //! [`unary_ops!`] is the table. It hands its entries to a macro of the caller's, so the spec
 //! ([`UNARY`], built here) and the calls on Burn's public API (built by `interpreter::ops`, the
 //! only room that may touch tensors) come from one text: adding an op is one line below. Each
-//! entry is `name: [kinds it takes] -> result, tolerance, x => call on x;`, where the result is
-//! `same` (the operand's kind) or a kind, and the tolerance is one of [`Tolerance`]'s variants.
+//! entry is `name: [kinds it takes] -> result, tolerance, unspecified, x => call on x;`, where the
+//! result is `same` (the operand's kind) or a kind, the tolerance is one of [`Tolerance`]'s
+//! variants and `unspecified` names what Burn leaves open (`none`, or `large`: the periodic
+//! functions' accuracy far from zero).
 //! Names are what program files store, so entries may be reordered freely; the first entry is
 //! the plainest op, which the minimizer rewrites others to.
 
 use super::kind::Kind;
-use super::table::{op_result, op_tolerance, render, table_index, Tolerance};
+use super::table::{
+    op_result, op_tolerance, op_unspecified, render, table_index, Tolerance, Unspecified,
+};
 
 /// The table; see the module doc for the entry syntax.
 macro_rules! unary_ops {
     ($then:ident) => {
         $then! {
             // The plainest op first (the minimizer's replacement for every other).
-            neg: [Float, Int] -> same, exact, x => x.neg();
-            abs: [Float, Int] -> same, exact, x => x.abs();
-            sign: [Float, Int] -> same, step, x => x.sign();
-            exp: [Float] -> same, transcendental, x => x.exp();
-            tanh: [Float] -> same, transcendental, x => x.tanh();
-            log: [Float] -> same, transcendental, x => x.log();
-            log1p: [Float] -> same, transcendental, x => x.log1p();
-            sqrt: [Float] -> same, transcendental, x => x.sqrt();
-            square: [Float] -> same, balanced, x => x.square();
-            recip: [Float] -> same, balanced, x => x.recip();
-            sin: [Float] -> same, transcendental, x => x.sin();
-            cos: [Float] -> same, transcendental, x => x.cos();
-            tan: [Float] -> same, transcendental, x => x.tan();
-            sinh: [Float] -> same, transcendental, x => x.sinh();
-            cosh: [Float] -> same, transcendental, x => x.cosh();
-            asin: [Float] -> same, transcendental, x => x.asin();
-            acos: [Float] -> same, transcendental, x => x.acos();
-            atan: [Float] -> same, transcendental, x => x.atan();
-            asinh: [Float] -> same, transcendental, x => x.asinh();
-            acosh: [Float] -> same, transcendental, x => x.acosh();
-            atanh: [Float] -> same, transcendental, x => x.atanh();
-            erf: [Float] -> same, transcendental, x => x.erf();
-            deg2rad: [Float] -> same, balanced, x => x.deg2rad();
-            rad2deg: [Float] -> same, balanced, x => x.rad2deg();
-            round: [Float] -> same, step, x => x.round();
-            floor: [Float] -> same, step, x => x.floor();
-            ceil: [Float] -> same, step, x => x.ceil();
-            is_nan: [Float] -> Bool, step, x => x.is_nan();
-            is_inf: [Float] -> Bool, step, x => x.is_inf();
-            is_finite: [Float] -> Bool, step, x => x.is_finite();
-            relu: [Float] -> same, exact, x => burn::tensor::activation::relu(x);
-            relu6: [Float] -> same, exact, x => burn::tensor::activation::relu6(x);
-            leaky_relu: [Float] -> same, balanced, x => burn::tensor::activation::leaky_relu(x, 0.01);
-            gelu: [Float] -> same, transcendental, x => burn::tensor::activation::gelu(x);
-            gelu_approximate: [Float] -> same, transcendental,
+            neg: [Float, Int] -> same, exact, none, x => x.neg();
+            abs: [Float, Int] -> same, exact, none, x => x.abs();
+            sign: [Float, Int] -> same, step, none, x => x.sign();
+            exp: [Float] -> same, transcendental, none, x => x.exp();
+            tanh: [Float] -> same, transcendental, none, x => x.tanh();
+            log: [Float] -> same, transcendental, none, x => x.log();
+            log1p: [Float] -> same, transcendental, none, x => x.log1p();
+            sqrt: [Float] -> same, transcendental, none, x => x.sqrt();
+            square: [Float] -> same, balanced, none, x => x.square();
+            recip: [Float] -> same, balanced, none, x => x.recip();
+            sin: [Float] -> same, transcendental, large, x => x.sin();
+            cos: [Float] -> same, transcendental, large, x => x.cos();
+            tan: [Float] -> same, transcendental, large, x => x.tan();
+            sinh: [Float] -> same, transcendental, none, x => x.sinh();
+            cosh: [Float] -> same, transcendental, none, x => x.cosh();
+            asin: [Float] -> same, transcendental, none, x => x.asin();
+            acos: [Float] -> same, transcendental, none, x => x.acos();
+            atan: [Float] -> same, transcendental, none, x => x.atan();
+            asinh: [Float] -> same, transcendental, none, x => x.asinh();
+            acosh: [Float] -> same, transcendental, none, x => x.acosh();
+            atanh: [Float] -> same, transcendental, none, x => x.atanh();
+            erf: [Float] -> same, transcendental, none, x => x.erf();
+            deg2rad: [Float] -> same, balanced, none, x => x.deg2rad();
+            rad2deg: [Float] -> same, balanced, none, x => x.rad2deg();
+            round: [Float] -> same, step, none, x => x.round();
+            floor: [Float] -> same, step, none, x => x.floor();
+            ceil: [Float] -> same, step, none, x => x.ceil();
+            is_nan: [Float] -> Bool, step, none, x => x.is_nan();
+            is_inf: [Float] -> Bool, step, none, x => x.is_inf();
+            is_finite: [Float] -> Bool, step, none, x => x.is_finite();
+            relu: [Float] -> same, exact, none, x => burn::tensor::activation::relu(x);
+            relu6: [Float] -> same, exact, none, x => burn::tensor::activation::relu6(x);
+            leaky_relu: [Float] -> same, balanced, none, x => burn::tensor::activation::leaky_relu(x, 0.01);
+            gelu: [Float] -> same, transcendental, none, x => burn::tensor::activation::gelu(x);
+            gelu_approximate: [Float] -> same, transcendental, none,
                 x => burn::tensor::activation::gelu_approximate(x);
-            sigmoid: [Float] -> same, transcendental, x => burn::tensor::activation::sigmoid(x);
-            hard_sigmoid: [Float] -> same, balanced,
+            sigmoid: [Float] -> same, transcendental, none, x => burn::tensor::activation::sigmoid(x);
+            hard_sigmoid: [Float] -> same, balanced, none,
                 x => burn::tensor::activation::hard_sigmoid(x, 0.2, 0.5);
-            log_sigmoid: [Float] -> same, transcendental,
+            log_sigmoid: [Float] -> same, transcendental, none,
                 x => burn::tensor::activation::log_sigmoid(x);
-            silu: [Float] -> same, transcendental, x => burn::tensor::activation::silu(x);
-            mish: [Float] -> same, transcendental, x => burn::tensor::activation::mish(x);
-            softplus: [Float] -> same, transcendental,
+            silu: [Float] -> same, transcendental, none, x => burn::tensor::activation::silu(x);
+            mish: [Float] -> same, transcendental, none, x => burn::tensor::activation::mish(x);
+            softplus: [Float] -> same, transcendental, none,
                 x => burn::tensor::activation::softplus(x, 1.0);
-            softsign: [Float] -> same, balanced, x => burn::tensor::activation::softsign(x);
-            selu: [Float] -> same, transcendental, x => burn::tensor::activation::selu(x);
-            elu: [Float] -> same, transcendental, x => burn::tensor::activation::elu(x, 1.0);
-            celu: [Float] -> same, transcendental, x => burn::tensor::activation::celu(x, 1.0);
-            hard_swish: [Float] -> same, balanced, x => burn::tensor::activation::hard_swish(x);
-            hardtanh: [Float] -> same, exact,
+            softsign: [Float] -> same, balanced, none, x => burn::tensor::activation::softsign(x);
+            selu: [Float] -> same, transcendental, none, x => burn::tensor::activation::selu(x);
+            elu: [Float] -> same, transcendental, none, x => burn::tensor::activation::elu(x, 1.0);
+            celu: [Float] -> same, transcendental, none, x => burn::tensor::activation::celu(x, 1.0);
+            hard_swish: [Float] -> same, balanced, none, x => burn::tensor::activation::hard_swish(x);
+            hardtanh: [Float] -> same, exact, none,
                 x => burn::tensor::activation::hardtanh(x, -1.0, 1.0);
-            tanhshrink: [Float] -> same, transcendental,
+            tanhshrink: [Float] -> same, transcendental, none,
                 x => burn::tensor::activation::tanhshrink(x);
-            hard_shrink: [Float] -> same, step,
+            hard_shrink: [Float] -> same, step, none,
                 x => burn::tensor::activation::hard_shrink(x, 0.5);
-            soft_shrink: [Float] -> same, balanced,
+            soft_shrink: [Float] -> same, balanced, none,
                 x => burn::tensor::activation::soft_shrink(x, 0.5);
-            thresholded_relu: [Float] -> same, step,
+            thresholded_relu: [Float] -> same, step, none,
                 x => burn::tensor::activation::thresholded_relu(x, 1.0);
         }
     };
@@ -93,6 +97,8 @@ pub struct UnarySpec {
     pub result: Option<Kind>,
     /// How closely Flex and wgpu must agree.
     pub tolerance: Tolerance,
+    /// What Burn leaves open.
+    pub unspecified: Unspecified,
     /// The call on Burn's public API, over an operand named `x`.
     pub call: &'static str,
 }
@@ -115,13 +121,15 @@ impl UnarySpec {
 }
 
 macro_rules! unary_specs {
-    ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $x:ident => $call:expr;)+) => {
+    ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
+        $x:ident => $call:expr;)+) => {
         /// The unary ops, in table order.
         pub const UNARY: &[UnarySpec] = &[$(UnarySpec {
             name: stringify!($name),
             kinds: &[$(Kind::$kind),+],
             result: op_result!($result),
             tolerance: op_tolerance!($tol),
+            unspecified: op_unspecified!($un),
             call: stringify!($call),
         }),+];
     };

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::oracles::catalogue::{catalogue, record_of};
-use crate::oracles::{Finding, DIVERGENCE, MODEL_MISMATCH, REPLAY_MISMATCH};
+use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::{Program, ProgramFile};
 use crate::Verdict;
 
@@ -25,6 +25,11 @@ fn expected(finding: &Finding) -> String {
         }
         DIVERGENCE => {
             "Flex and wgpu compute the same values (within Burn's tolerance for the op).".into()
+        }
+        DTYPE_CONTRACT => {
+            "The tensor the op hands back is stored in a dtype of its own kind (a bool \
+                           tensor in a `Bool` storage), as its operand was."
+                .into()
         }
         MODEL_MISMATCH => format!(
             "The call gives `{}`, as the capture/dispatch contract says.",

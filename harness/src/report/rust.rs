@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use crate::interpreter::{Outcome, Trace};
 use crate::oracles::Finding;
-use crate::oracles::{DIVERGENCE, MODEL_MISMATCH, REPLAY_MISMATCH};
+use crate::oracles::{DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::display::op_expr;
 use crate::program::{
     fill_data, replace_ident, AutodiffMode, DeviceRef, Fill, Kind, Op, Program, Slot, Step,
@@ -147,6 +147,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     let replay =
         finding.filter(|f| f.class == REPLAY_MISMATCH || f.signature.ends_with("| eager-replay"));
     let differential = finding.filter(|f| f.class == DIVERGENCE);
+    let dtype = finding.filter(|f| f.class == DTYPE_CONTRACT);
     let mut demo_helpers = false;
     let outcome = |i: usize| trace.steps.get(i).map(|r| &r.outcome);
     let ran = |i: usize| !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None);
@@ -298,6 +299,18 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                 let _ = writeln!(body, "{pad}let t{out} = {expr};");
             }
         }
+        if let (Some(f), Some(Outcome::Ok { value: Some(v), .. })) =
+            (dtype.filter(|_| at == Some(i)), outcome(i))
+        {
+            let out = step.writes().first().copied().unwrap_or_default();
+            let _ = writeln!(body, "{pad}// {}", f.message);
+            let _ = writeln!(
+                body,
+                "{pad}assert!(matches!(t{out}.dtype(), {}), \"a {:?} tensor stored as {{:?}}\", t{out}.dtype());",
+                dtypes_of(v.kind),
+                v.kind
+            );
+        }
         if let Some(f) = model.filter(|_| at == Some(i)) {
             let expected = expected_outcome(&f.signature);
             let _ = writeln!(body, "{pad}// {}", f.message);
@@ -355,6 +368,22 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         out.push_str(COMPARE_HELPER);
     }
     out
+}
+
+/// The `DType` patterns of `kind`'s tensors, as the dtype-contract oracle accepts them.
+fn dtypes_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Float => {
+            "burn::tensor::DType::F64 | burn::tensor::DType::F32 | burn::tensor::DType::F16 | \
+             burn::tensor::DType::BF16 | burn::tensor::DType::Flex32"
+        }
+        Kind::Int => {
+            "burn::tensor::DType::I64 | burn::tensor::DType::I32 | burn::tensor::DType::I16 | \
+             burn::tensor::DType::I8 | burn::tensor::DType::U64 | burn::tensor::DType::U32 | \
+             burn::tensor::DType::U16 | burn::tensor::DType::U8"
+        }
+        Kind::Bool => "burn::tensor::DType::Bool(_)",
+    }
 }
 
 /// What a model-mismatch signature says the contract expects (`ok`, `panic <class>`,

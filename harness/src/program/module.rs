@@ -1,0 +1,201 @@
+//! The module op table: convolutions, poolings, interpolation and `linear` from
+//! `burn::tensor::module`, one entry each, read like the other tables by the generator, the
+//! typing rule, the printers, the interpreter and the differential.
+//!
+//! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call;`. The operand is a float
+//! tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one spatial dim, 4:
+//! two); every entry keeps its spatial size (stride 1, "same" padding), so the result has the
+//! operand's shape. The call names its variables, always these six: `x` (the operand), `d` (its device), `c` (its channel count),
+//! `k` (the kernel size, 1 or 3), `p` (the padding, `(k - 1) / 2`) and `s` (the spatial size:
+//! a `usize` for rank 3, `[usize; 2]` for rank 4). Weights are `arange` ramps, not constants, so
+//! an entry that reads them transposed or from the wrong channel gives other values.
+
+use super::kind::Kind;
+use super::table::{
+    op_result, op_tolerance, op_unspecified, render, replace_ident, table_index, Tolerance,
+    Unspecified,
+};
+
+/// The table; see the module doc for the entry syntax.
+macro_rules! module_ops {
+    ($then:ident) => {
+        $then! {
+            // The plainest op first (the minimizer's replacement for every other).
+            avg_pool2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool2d(x,
+                burn::tensor::ops::AvgPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
+            avg_pool1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool1d(x,
+                burn::tensor::ops::AvgPoolOptions::new([k]).with_stride([1]).with_padding([p]));
+            max_pool2d: 4 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool2d(x,
+                burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
+            max_pool1d: 3 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool1d(x,
+                burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p]));
+            max_pool2d_indices: 4 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool2d_with_indices(x,
+                burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])).1;
+            adaptive_avg_pool2d: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
+                burn::tensor::module::adaptive_avg_pool2d(x, s);
+            adaptive_avg_pool1d: 3 -> same, balanced, none, [x, d, c, k, p, s] =>
+                burn::tensor::module::adaptive_avg_pool1d(x, s);
+            conv2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv2d(x,
+                Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
+                Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
+                burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], 1));
+            conv2d_depthwise: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv2d(x,
+                Tensor::<1, Int>::arange(0..(c * k * k) as i64, &d).float().reshape([c, 1, k, k]),
+                None,
+                burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], c));
+            conv1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv1d(x,
+                Tensor::<1, Int>::arange(0..(c * c * k) as i64, &d).float().reshape([c, c, k]),
+                Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
+                burn::tensor::ops::ConvOptions::new([1], [p], [1], 1));
+            conv_transpose2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv_transpose2d(x,
+                Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
+                Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
+                burn::tensor::ops::ConvTransposeOptions::new([1, 1], [p, p], [0, 0], [1, 1], 1));
+            conv_transpose1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv_transpose1d(x,
+                Tensor::<1, Int>::arange(0..(c * c * k) as i64, &d).float().reshape([c, c, k]),
+                Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
+                burn::tensor::ops::ConvTransposeOptions::new([1], [p], [0], [1], 1));
+            interpolate_nearest: 4 -> same, exact, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
+                burn::tensor::module::InterpolateOptions { output_size: Some(s),
+                    ..burn::tensor::module::InterpolateOptions::new(
+                        burn::tensor::module::InterpolateMode::Nearest) });
+            interpolate_bilinear: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
+                burn::tensor::module::InterpolateOptions { output_size: Some(s),
+                    ..burn::tensor::module::InterpolateOptions::new(
+                        burn::tensor::module::InterpolateMode::Bilinear) });
+            interpolate_bicubic: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
+                burn::tensor::module::InterpolateOptions { output_size: Some(s),
+                    ..burn::tensor::module::InterpolateOptions::new(
+                        burn::tensor::module::InterpolateMode::Bicubic) });
+            linear: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::linear(x,
+                Tensor::<1, Int>::arange(0..(s * s) as i64, &d).float().reshape([s, s]),
+                Some(Tensor::<1, Int>::arange(0..s as i64, &d).float()));
+        }
+    };
+}
+pub(crate) use module_ops;
+
+/// One entry of the table.
+#[derive(Debug)]
+pub struct ModuleSpec {
+    /// The name program files store.
+    pub name: &'static str,
+    /// The operand's rank: 3 (`[batch, channels, length]`) or 4 (`[batch, channels, h, w]`).
+    pub rank: usize,
+    /// The result's kind, when it is not float.
+    pub result: Option<Kind>,
+    /// How closely Flex and wgpu must agree.
+    pub tolerance: Tolerance,
+    /// What Burn leaves open.
+    pub unspecified: Unspecified,
+    /// The call on Burn's public API (see the module doc for its variables).
+    pub call: &'static str,
+}
+
+impl ModuleSpec {
+    /// Whether the op takes an operand of `kind` and `rank` dims.
+    pub fn accepts(&self, kind: Kind, rank: usize) -> bool {
+        kind == Kind::Float && rank == self.rank
+    }
+
+    /// The result's kind.
+    pub fn result_kind(&self) -> Kind {
+        self.result.unwrap_or(Kind::Float)
+    }
+
+    /// Whether the call makes tensors on the operand's device `d` (weights) before the op.
+    pub fn creates_on_device(&self) -> bool {
+        replace_ident(self.call, "d", "\0") != self.call
+    }
+
+    /// The call as one Rust block over the operand expression `x` and a kernel size: the
+    /// variables the call reads, then the call.
+    pub fn call_on(&self, x: &str, kernel: usize) -> String {
+        let spatial = if self.rank == 3 {
+            "x.dims()[2]"
+        } else {
+            "[x.dims()[2], x.dims()[3]]"
+        };
+        format!(
+            "{{ let x = {x}; let d = x.device(); let c = x.dims()[1]; let k: usize = {kernel}; \
+             let p = (k - 1) / 2; let s = {spatial}; {} }}",
+            render(self.call, &[])
+        )
+    }
+}
+
+/// The kernel size a `kernel` attribute stands for: 1 or 3, each its own size, so `fixup`
+/// storing the size is idempotent. Every entry keeps the spatial size with an odd kernel and
+/// padding `(k - 1) / 2`.
+pub fn kernel_size(kernel: u8) -> usize {
+    if kernel % 4 < 2 {
+        1
+    } else {
+        3
+    }
+}
+
+macro_rules! module_specs {
+    ($($name:ident : $rank:literal -> $result:ident, $tol:ident, $un:ident,
+        [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr;)+) => {
+        /// The module ops, in table order.
+        pub const MODULE: &[ModuleSpec] = &[$(ModuleSpec {
+            name: stringify!($name),
+            rank: $rank,
+            result: op_result!($result),
+            tolerance: op_tolerance!($tol),
+            unspecified: op_unspecified!($un),
+            call: stringify!($call),
+        }),+];
+    };
+}
+module_ops!(module_specs);
+
+table_index! {
+    /// A module op: an index into [`MODULE`], stored by name.
+    ModuleOp, MODULE, "module"
+}
+
+impl ModuleOp {
+    /// Its entry.
+    pub fn spec(self) -> &'static ModuleSpec {
+        &MODULE[self.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_entry_takes_rank_three_or_four() {
+        let mut names: Vec<&str> = MODULE.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), MODULE.len());
+        assert!(MODULE.iter().all(|s| s.rank == 3 || s.rank == 4));
+        let conv = ModuleOp::named("conv1d").unwrap().spec();
+        assert!(conv.accepts(Kind::Float, 3) && !conv.accepts(Kind::Float, 4));
+        assert!(!conv.accepts(Kind::Int, 3));
+        let printed = conv.call_on("t2.clone()", 3);
+        assert!(
+            printed.starts_with("{ let x = t2.clone(); let d = x.device();"),
+            "{printed}"
+        );
+        assert!(printed.contains("let k: usize = 3;") && printed.contains("let s = x.dims()[2];"));
+        assert!(conv.creates_on_device());
+        assert!(!ModuleOp::named("max_pool1d")
+            .unwrap()
+            .spec()
+            .creates_on_device());
+        assert_eq!(
+            (kernel_size(1), kernel_size(3)),
+            (1, 3),
+            "a size stands for itself"
+        );
+        assert_eq!(
+            (kernel_size(0), kernel_size(2), kernel_size(255)),
+            (1, 3, 3)
+        );
+    }
+}
