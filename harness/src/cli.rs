@@ -8,6 +8,7 @@ mod fmt;
 mod fuzz;
 mod minimize;
 mod nightly_report;
+mod ops;
 mod promote;
 mod report;
 mod reproducers;
@@ -43,6 +44,7 @@ enum Command {
     BurnCheckout(burn_checkout::Args),
     Report(report::Args),
     Bench(bench::Args),
+    Ops(ops::Args),
 }
 
 /// Runs the parsed command line.
@@ -61,6 +63,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::BurnCheckout(args) => args.run(),
         Command::Report(args) => args.run(),
         Command::Bench(args) => args.run(),
+        Command::Ops(args) => args.run(),
     }
 }
 

@@ -27,6 +27,71 @@ struct Export {
 #[derive(Deserialize)]
 struct ExportData {
     files: Vec<ExportFile>,
+    #[serde(default)]
+    functions: Vec<ExportFunction>,
+}
+
+#[derive(Deserialize)]
+struct ExportFunction {
+    name: String,
+    count: u64,
+    #[serde(default)]
+    filenames: Vec<String>,
+}
+
+/// Why a Backend trait function no program reaches is left out, by the first pattern its
+/// `Trait::function` name holds: what a maintainer reads next to each unreached function.
+pub const WHY_UNREACHED: &[(&str, &str)] = &[
+    (
+        "QTensorOps::",
+        "quantized tensors: programs create none yet",
+    ),
+    (
+        "_backward",
+        "a backward op: programs have no Backward step yet",
+    ),
+    (
+        "random",
+        "random values: only with a seeded device, not generated yet",
+    ),
+    (
+        "3d",
+        "3-D module ops: the module table takes rank 3 and 4 operands only",
+    ),
+    (
+        "deform",
+        "deformable convolution: needs offset tensors no entry builds yet",
+    ),
+    ("attention", "attention: no table entry yet"),
+    (
+        "::float_into_int",
+        "casts run through `cast` and `int()`/`float()`: see the reached ones",
+    ),
+    (
+        "TransactionOps::",
+        "transactions: programs read one tensor at a time",
+    ),
+    ("", "no table entry reaches it yet"),
+];
+
+/// The reason [`WHY_UNREACHED`] gives for `function`.
+pub fn why_unreached(function: &TraitFunction) -> &'static str {
+    let full = format!("{}::{}", function.r#trait, function.name);
+    WHY_UNREACHED
+        .iter()
+        .find(|(pattern, _)| full.contains(pattern))
+        .map_or("", |(_, why)| why)
+}
+
+/// A Backend trait function as `burn-dispatch` implements it, and how often it ran.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TraitFunction {
+    /// The trait (`FloatTensorOps`, `IntTensorOps`, `ModuleOps`, ...).
+    pub r#trait: String,
+    /// The function (`float_add`).
+    pub name: String,
+    /// How often it ran (the largest count among its instances).
+    pub count: u64,
 }
 
 #[derive(Deserialize)]
@@ -110,6 +175,7 @@ pub struct GuardHits {
 /// A parsed export.
 pub struct Coverage {
     files: Vec<(String, ExportFile, Vec<Segment>)>,
+    functions: Vec<ExportFunction>,
 }
 
 impl Coverage {
@@ -117,17 +183,50 @@ impl Coverage {
     pub fn parse(text: &str) -> Result<Coverage> {
         let export: Export =
             serde_json::from_str(text).context("not an llvm-cov export JSON document")?;
-        let files = export
+        let (files, functions): (Vec<_>, Vec<_>) = export
             .data
             .into_iter()
-            .flat_map(|d| d.files)
+            .map(|d| (d.files, d.functions))
+            .unzip();
+        let functions = functions.into_iter().flatten().collect();
+        let files = files
+            .into_iter()
+            .flatten()
             .filter_map(|f| {
                 let short = burn_file(&f.filename)?;
                 let segments = f.segments.iter().filter_map(|s| segment(s)).collect();
                 Some((short, f, segments))
             })
             .collect();
-        Ok(Coverage { files })
+        Ok(Coverage { files, functions })
+    }
+
+    /// The Backend trait functions `burn-dispatch`'s `Dispatch` implements (its `ops/*.rs`),
+    /// each once, sorted by trait and name: what a program reaches of the op surface.
+    pub fn dispatch_functions(&self) -> Vec<TraitFunction> {
+        let mut found: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        for f in &self.functions {
+            let in_dispatch_ops = f
+                .filenames
+                .first()
+                .and_then(|file| burn_file(file))
+                .is_some_and(|file| file.starts_with("burn-dispatch/src/ops/"));
+            if !in_dispatch_ops {
+                continue;
+            }
+            if let Some((r#trait, name)) = trait_function(&f.name) {
+                let count = found.entry((r#trait, name)).or_default();
+                *count = (*count).max(f.count);
+            }
+        }
+        found
+            .into_iter()
+            .map(|((r#trait, name), count)| TraitFunction {
+                r#trait,
+                name,
+                count,
+            })
+            .collect()
     }
 
     /// Every file, by its `crate/src/...` path.
@@ -230,6 +329,20 @@ impl Coverage {
         }
         rows
     }
+}
+
+/// `(trait, function)` of a mangled `<Dispatch as some::Trait>::function` symbol; `None` for
+/// closures, inherent functions and anything else.
+fn trait_function(mangled: &str) -> Option<(String, String)> {
+    let name = format!("{:#}", rustc_demangle::demangle(mangled));
+    if name.contains("{closure") {
+        return None;
+    }
+    let (path, function) = name.rsplit_once(">::")?;
+    let (_, r#trait) = path.rsplit_once(" as ")?;
+    let r#trait = r#trait.rsplit("::").next()?;
+    let r#trait = r#trait.split('<').next()?;
+    Some((r#trait.to_string(), function.to_string()))
 }
 
 fn segment(values: &[serde_json::Value]) -> Option<Segment> {
@@ -351,6 +464,38 @@ mod tests {
         );
         assert_eq!(coverage.line_hits("burn-router/src/lib.rs", 1), None);
         let _ = std::fs::remove_dir_all(path.ancestors().nth(2).unwrap());
+    }
+
+    #[test]
+    fn dispatch_functions_are_read_from_mangled_trait_impl_names() {
+        let name = "_RNvXCslmPpKJX8MV2_7covdemoNtB2_8DispatchNtB2_14FloatTensorOps9float_add";
+        assert_eq!(
+            trait_function(name),
+            Some(("FloatTensorOps".to_string(), "float_add".to_string()))
+        );
+        assert_eq!(trait_function("_RNvCslmPpKJX8MV2_7covdemo4main"), None);
+        let export = serde_json::json!({
+            "data": [{
+                "files": [],
+                "functions": [
+                    {"name": name, "count": 0, "filenames": ["/r/burn-dispatch-9.9.9/src/ops/tensor.rs"]},
+                    {"name": name, "count": 7, "filenames": ["/r/burn-dispatch-9.9.9/src/ops/tensor.rs"]},
+                    {"name": name, "count": 9, "filenames": ["/r/burn-flex-9.9.9/src/ops/tensor.rs"]}
+                ]
+            }]
+        });
+        let functions = Coverage::parse(&export.to_string())
+            .unwrap()
+            .dispatch_functions();
+        assert_eq!(
+            functions.len(),
+            1,
+            "one entry per function, burn-dispatch's only"
+        );
+        assert_eq!(
+            functions[0].count, 7,
+            "the largest count among its instances"
+        );
     }
 
     #[test]

@@ -1,0 +1,160 @@
+//! `dispatch-fuzz ops`: the op surface, from the tables and, given a coverage export, from Burn.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use dispatch_fuzz::nightly::coverage::{why_unreached, Coverage, TraitFunction};
+use dispatch_fuzz::program::{Kind, ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, UNARY};
+
+/// Lists every op table entry (family, name, operand kinds) and, with `--coverage`, which of
+/// the Backend trait functions burn-dispatch implements a run reached, with why each other one
+/// is left out. The export comes from `ci/reach.sh` or the nightly job
+/// (`coverage/<target>.json`).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// An `llvm-cov export` JSON document of a run over burn-dispatch's sources.
+    #[arg(long)]
+    coverage: Option<PathBuf>,
+    /// JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Entry {
+    family: &'static str,
+    name: &'static str,
+    kinds: Vec<Kind>,
+}
+
+#[derive(Serialize)]
+struct Reach {
+    r#trait: String,
+    name: String,
+    count: u64,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    why_unreached: &'static str,
+}
+
+fn entries() -> Vec<Entry> {
+    let mut out = Vec::new();
+    let float = || vec![Kind::Float];
+    out.extend(UNARY.iter().map(|s| Entry {
+        family: "unary",
+        name: s.name,
+        kinds: s.kinds.to_vec(),
+    }));
+    out.extend(ALONG_DIM.iter().map(|s| Entry {
+        family: "along-dim",
+        name: s.name,
+        kinds: s.kinds.to_vec(),
+    }));
+    for (family, table) in [("binary", BINARY), ("compare", COMPARE), ("scalar", SCALAR)] {
+        out.extend(table.iter().map(|s| Entry {
+            family,
+            name: s.name,
+            kinds: s.kinds.to_vec(),
+        }));
+    }
+    out.extend(MODULE.iter().map(|s| Entry {
+        family: "module",
+        name: s.name,
+        kinds: float(),
+    }));
+    out
+}
+
+impl Args {
+    pub fn run(self) -> Result<ExitCode> {
+        let entries = entries();
+        let reach = match &self.coverage {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let functions = Coverage::parse(&text)
+                    .with_context(|| format!("cannot read {}", path.display()))?
+                    .dispatch_functions();
+                if functions.is_empty() {
+                    anyhow::bail!(
+                        "{} holds no burn-dispatch ops function: export the run over \
+                         burn-dispatch's sources (ci/reach.sh does)",
+                        path.display()
+                    );
+                }
+                Some(functions.into_iter().map(reach_row).collect::<Vec<_>>())
+            }
+            None => None,
+        };
+        if self.json {
+            let value = serde_json::json!({ "entries": entries, "backend_functions": reach });
+            println!("{}", serde_json::to_string_pretty(&value)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        let mut families: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for e in &entries {
+            let f = families.entry(e.family).or_default();
+            f.0 += 1;
+            f.1 += e.kinds.len();
+        }
+        println!(
+            "op tables: {} entries, {} entry-kind pairs",
+            entries.len(),
+            entries.iter().map(|e| e.kinds.len()).sum::<usize>()
+        );
+        for (family, (n, pairs)) in &families {
+            let names: Vec<&str> = entries
+                .iter()
+                .filter(|e| e.family == *family)
+                .map(|e| e.name)
+                .collect();
+            println!(
+                "  {family:<10} {n:>3} entries {pairs:>3} pairs: {}",
+                names.join(" ")
+            );
+        }
+        if let Some(reach) = reach {
+            let mut traits: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+            for r in &reach {
+                let t = traits.entry(&r.r#trait).or_default();
+                t.1 += 1;
+                if r.count > 0 {
+                    t.0 += 1;
+                }
+            }
+            let reached = reach.iter().filter(|r| r.count > 0).count();
+            println!(
+                "\nburn-dispatch's Backend functions: {reached} of {} reached",
+                reach.len()
+            );
+            for (name, (hit, all)) in &traits {
+                println!("  {name:<22} {hit:>4} of {all:<4}");
+            }
+            let mut by_reason: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+            for r in reach.iter().filter(|r| r.count == 0) {
+                by_reason
+                    .entry(r.why_unreached)
+                    .or_default()
+                    .push(format!("{}::{}", r.r#trait, r.name));
+            }
+            println!("\nnot reached, by reason:");
+            for (why, names) in by_reason {
+                println!("  {why} ({}):\n    {}", names.len(), names.join(" "));
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+fn reach_row(f: TraitFunction) -> Reach {
+    let why = if f.count == 0 { why_unreached(&f) } else { "" };
+    Reach {
+        r#trait: f.r#trait,
+        name: f.name,
+        count: f.count,
+        why_unreached: why,
+    }
+}
