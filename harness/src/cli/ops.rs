@@ -11,12 +11,12 @@ use dispatch_fuzz::nightly::coverage::{why_unreached, Coverage, TraitFunction};
 use dispatch_fuzz::program::{Kind, ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, UNARY};
 
 /// Lists every op table entry (family, name, operand kinds) and, with `--coverage`, which of
-/// the Backend trait functions burn-dispatch implements a run reached, with why each other one
-/// is left out. The export comes from `ci/reach.sh` or the nightly job
+/// the Backend trait functions (as burn-router implements them, through which capture records
+/// every op) a run reached, with why each other one is left out. The export comes from `ci/reach.sh` or the nightly job
 /// (`coverage/<target>.json`).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// An `llvm-cov export` JSON document of a run over burn-dispatch's sources.
+    /// An `llvm-cov export` JSON document of a run over burn-router's sources.
     #[arg(long)]
     coverage: Option<PathBuf>,
     /// JSON instead of text.
@@ -77,11 +77,11 @@ impl Args {
                     .with_context(|| format!("cannot read {}", path.display()))?;
                 let functions = Coverage::parse(&text)
                     .with_context(|| format!("cannot read {}", path.display()))?
-                    .dispatch_functions();
+                    .router_functions();
                 if functions.is_empty() {
                     anyhow::bail!(
-                        "{} holds no burn-dispatch ops function: export the run over \
-                         burn-dispatch's sources (ci/reach.sh does)",
+                        "{} holds no burn-router ops function: export the run over \
+                         burn-router's sources (ci/reach.sh does)",
                         path.display()
                     );
                 }
@@ -127,7 +127,8 @@ impl Args {
             }
             let reached = reach.iter().filter(|r| r.count > 0).count();
             println!(
-                "\nburn-dispatch's Backend functions: {reached} of {} reached",
+                "\nBackend trait functions, as burn-router implements them (capture records \
+                 every op through them): {reached} of {} reached",
                 reach.len()
             );
             for (name, (hit, all)) in &traits {

@@ -144,8 +144,14 @@ fn judge(
     };
     let on_wgpu = match crate::interpreter::catch(|| twin.try_into_data()) {
         Ok(Ok(data)) => data,
+        // As on Flex: an error an execution-error record knows (a catalogued wgpu bug) is that
+        // bug, met again; any other is a divergence of its own.
         Ok(Err(e)) => {
-            return diverge(shared, index, out, "wgpu failed to read", e.to_string());
+            let error = e.to_string();
+            if lookup_error(catalogue(), &error).is_none() {
+                diverge(shared, index, out, "wgpu failed to read", error);
+            }
+            return;
         }
         Err(panic) => {
             if !is_known_bug(&panic) {

@@ -62,6 +62,25 @@ macro_rules! along_dim_ops {
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
                 x.clone().scatter(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Add) };
+            // Layout moves that give the operand's shape back.
+            permute_roll: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let _ = d; let n = x.dims().len();
+                x.permute(core::array::from_fn(|i| (i + 1) % n))
+                    .permute(core::array::from_fn(|i| (i + n - 1) % n)) };
+            expand_first: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let dims = x.dims(); x.narrow(d, 0, 1).expand(dims) };
+            repeat_first: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let n = x.dims()[d]; x.narrow(d, 0, 1).repeat_dim(d, n) };
+            // Top-k and the index forms of the extrema and sorts.
+            topk1: [Float, Int] -> same, reduce, exact, nan, x, d => x.topk(1, d);
+            argtopk1: [Float, Int] -> Int, reduce, step, ties, x, d => x.argtopk(1, d);
+            topk1_indices: [Float, Int] -> Int, reduce, step, ties,
+                x, d => x.topk_with_indices(1, d).1;
+            max_dim_indices: [Float, Int] -> Int, reduce, step, ties,
+                x, d => x.max_dim_with_indices(d).1;
+            min_dim_indices: [Float, Int] -> Int, reduce, step, ties,
+                x, d => x.min_dim_with_indices(d).1;
+            sort_indices: [Float, Int] -> Int, same, step, ties, x, d => x.sort_with_indices(d).1;
             select_add: [Float, Int] -> same, same, balanced, none, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,

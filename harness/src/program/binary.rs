@@ -29,6 +29,8 @@ macro_rules! binary_ops {
             bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and(y);
             bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or(y);
             bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor(y);
+            hypot: [Float] -> same, transcendental, none, x, y => x.hypot(y);
+            fmod: [Float] -> same, balanced, none, x, y => x.fmod(y);
         }
     };
 }
@@ -70,6 +72,10 @@ macro_rules! scalar_ops {
             greater_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.greater_equal_elem(y);
             lower_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_elem(y);
             lower_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal_elem(y);
+            fmod: [Float] -> same, balanced, none, x, y => x.fmod_scalar(y as f32);
+            bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and_scalar(y);
+            bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or_scalar(y);
+            bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor_scalar(y);
         }
     };
 }

@@ -81,6 +81,18 @@ macro_rules! unary_ops {
                 x => burn::tensor::activation::soft_shrink(x, 0.5);
             thresholded_relu: [Float] -> same, step, none,
                 x => burn::tensor::activation::thresholded_relu(x, 1.0);
+            trunc: [Float] -> same, step, none, x => x.trunc();
+            bitwise_not: [Int] -> same, exact, none, x => x.bitwise_not();
+            // Whole-tensor reductions, broadcast back over the operand so the shape stays.
+            minus_sum: [Float, Int] -> same, balanced, none, x => x.clone().sub(x.sum().unsqueeze());
+            minus_mean: [Float, Int] -> same, balanced, none,
+                x => x.clone().sub(x.mean().unsqueeze());
+            minus_prod: [Float, Int] -> same, balanced, none,
+                x => x.clone().sub(x.prod().unsqueeze());
+            minus_max: [Float, Int] -> same, exact, none, x => x.clone().sub(x.max().unsqueeze());
+            minus_min: [Float, Int] -> same, exact, none, x => x.clone().sub(x.min().unsqueeze());
+            minus_max_abs: [Float, Int] -> same, exact, none,
+                x => x.clone().sub(x.max_abs().unsqueeze());
         }
     };
 }
