@@ -30,8 +30,9 @@ llvm_bin="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //
 [ -x "$llvm_bin/llvm-cov" ] || { echo "reach: llvm-tools-preview is missing" >&2; exit 2; }
 
 # Its own target dir: instrumented objects must not mix with the normal build's.
+# Build scripts are instrumented too: their profiles go to the output folder, not the work tree.
 (cd "$src" && CARGO_TARGET_DIR="$out/target" RUSTFLAGS="-C instrument-coverage" \
-  cargo build -p dispatch-fuzz --bin dispatch-fuzz)
+  LLVM_PROFILE_FILE="$out/build/%p-%m.profraw" cargo build -p dispatch-fuzz --bin dispatch-fuzz)
 bin="$out/target/debug/dispatch-fuzz"
 rm -f "$out"/*.profraw
 (cd "$src" && LLVM_PROFILE_FILE="$out/reach-%p.profraw" "$bin" fuzz --runs "$runs" --seed "$seed" \
