@@ -35,8 +35,9 @@ llvm_bin="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //
   LLVM_PROFILE_FILE="$out/build/%p-%m.profraw" cargo build -p dispatch-fuzz --bin dispatch-fuzz)
 bin="$out/target/debug/dispatch-fuzz"
 rm -f "$out"/*.profraw
+# Exit 1 means the session saved findings: the measure stands, the findings are in $out.
 (cd "$src" && LLVM_PROFILE_FILE="$out/reach-%p.profraw" "$bin" fuzz --runs "$runs" --seed "$seed" \
-  --seconds 3600 --out "$out/findings" | tail -n 3)
+  --seconds 3600 --out "$out/findings" | tail -n 3) || [ $? -eq 1 ]
 "$llvm_bin/llvm-profdata" merge -sparse -o "$out/reach.profdata" "$out"/*.profraw
 
 crate_dir() {
