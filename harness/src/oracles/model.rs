@@ -103,6 +103,11 @@ fn api_checks_devices(op: &Op) -> bool {
 /// covers the bool form too).
 const DTYPE_MIX: &[&str] = &["int-dtype-mismatch"];
 
+/// Catalogued known bugs that make a computed value unreadable: a move onto a capture device
+/// reads its source's data, so it panics with one of them before the lifecycle has a say
+/// (found on the H200: a wgpu `fmod` result moved onto a capture device).
+const READ_FAILURES: &[&str] = &["wgpu-nan-constant-in-shader"];
+
 thread_local! {
     static INVERTED: Cell<Option<&'static str>> = const { Cell::new(None) };
 }
@@ -456,6 +461,7 @@ impl State {
                 if src.kind == Some(Kind::Bool) {
                     p.also.push("bool-storage-transfer");
                 }
+                p.also.extend(READ_FAILURES);
                 Some(p)
             }
             (Place::Plain, _) => None,
