@@ -19,16 +19,24 @@ impl Oracle for DtypeContract {
     }
 }
 
+/// The dtypes that store `kind`'s tensors, as `DType` variants are written (`Bool(_)`: any bool
+/// storage). The oracle reads the trace's dtypes against them; reproducers match on them.
+pub fn dtypes(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Float => &["F64", "F32", "F16", "BF16", "Flex32"],
+        Kind::Int => &["I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8"],
+        Kind::Bool => &["Bool(_)"],
+    }
+}
+
 /// Whether `dtype` (as the trace prints it) stores tensors of `kind`.
 pub fn of_kind(kind: Kind, dtype: &str) -> bool {
-    match kind {
-        Kind::Float => matches!(dtype, "F64" | "F32" | "F16" | "BF16" | "Flex32"),
-        Kind::Int => matches!(
-            dtype,
-            "I64" | "I32" | "I16" | "I8" | "U64" | "U32" | "U16" | "U8"
-        ),
-        Kind::Bool => dtype.starts_with("Bool("),
-    }
+    dtypes(kind).iter().any(|d| match d.strip_suffix("(_)") {
+        Some(variant) => dtype
+            .strip_prefix(variant)
+            .is_some_and(|storage| storage.starts_with('(')),
+        None => dtype == *d,
+    })
 }
 
 /// The first step that handed back a tensor in a dtype of another kind: only the first, since

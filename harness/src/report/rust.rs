@@ -371,19 +371,12 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
 }
 
 /// The `DType` patterns of `kind`'s tensors, as the dtype-contract oracle accepts them.
-fn dtypes_of(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Float => {
-            "burn::tensor::DType::F64 | burn::tensor::DType::F32 | burn::tensor::DType::F16 | \
-             burn::tensor::DType::BF16 | burn::tensor::DType::Flex32"
-        }
-        Kind::Int => {
-            "burn::tensor::DType::I64 | burn::tensor::DType::I32 | burn::tensor::DType::I16 | \
-             burn::tensor::DType::I8 | burn::tensor::DType::U64 | burn::tensor::DType::U32 | \
-             burn::tensor::DType::U16 | burn::tensor::DType::U8"
-        }
-        Kind::Bool => "burn::tensor::DType::Bool(_)",
-    }
+fn dtypes_of(kind: Kind) -> String {
+    crate::oracles::dtype_contract::dtypes(kind)
+        .iter()
+        .map(|d| format!("burn::tensor::DType::{d}"))
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// What a model-mismatch signature says the contract expects (`ok`, `panic <class>`,
