@@ -248,6 +248,7 @@ impl Coverage {
 
     /// One total per [`AREAS`] entry that has files in the export.
     pub fn areas(&self) -> Vec<FileCoverage> {
+        let files = self.files();
         AREAS
             .iter()
             .filter_map(|(label, krate, prefix)| {
@@ -260,11 +261,7 @@ impl Coverage {
                     functions_covered: 0,
                 };
                 let mut any = false;
-                for f in self
-                    .files()
-                    .into_iter()
-                    .filter(|f| f.file.starts_with(&wanted))
-                {
+                for f in files.iter().filter(|f| f.file.starts_with(&wanted)) {
                     any = true;
                     total.lines += f.lines;
                     total.lines_covered += f.lines_covered;
