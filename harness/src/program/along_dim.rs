@@ -10,7 +10,8 @@
 
 use super::kind::Kind;
 use super::table::{
-    op_result, op_tolerance, op_unspecified, render, table_index, Tolerance, Unspecified,
+    mentions_ident, op_result, op_tolerance, op_unspecified, render, table_index, Tolerance,
+    Unspecified,
 };
 
 /// The table; see the module doc for the entry syntax.
@@ -140,7 +141,7 @@ impl AlongDimSpec {
 
     /// Whether the call makes tensors on the operand's device (index tensors) before the op.
     pub fn creates_on_device(&self) -> bool {
-        self.call.contains("device ()") || self.call.contains("device()")
+        mentions_ident(self.call, "device")
     }
 
     /// The call with the operand `x` and the dim `d` replaced by Rust expressions.
@@ -208,5 +209,7 @@ mod tests {
         let argmin = AlongDimOp::named("argmin").unwrap().spec();
         assert_eq!(argmin.result_shape(&[2, 3], 1), vec![2, 1]);
         assert_eq!(argmin.result_kind(Kind::Float), Kind::Int);
+        assert!(AlongDimOp::named("select_reversed").unwrap().spec().creates_on_device());
+        assert!(!flip.creates_on_device());
     }
 }

@@ -12,7 +12,7 @@
 
 use super::kind::Kind;
 use super::table::{
-    op_result, op_tolerance, op_unspecified, render, replace_ident, table_index, Tolerance,
+    mentions_ident, op_result, op_tolerance, op_unspecified, render, table_index, Tolerance,
     Unspecified,
 };
 
@@ -105,7 +105,7 @@ impl ModuleSpec {
 
     /// Whether the call makes tensors on the operand's device `d` (weights) before the op.
     pub fn creates_on_device(&self) -> bool {
-        replace_ident(self.call, "d", "\0") != self.call
+        mentions_ident(self.call, "d")
     }
 
     /// The call as one Rust block over the operand expression `x` and a kernel size: the

@@ -164,22 +164,46 @@ pub fn render(call: &str, args: &[(&str, &str)]) -> String {
     text
 }
 
+/// The byte offsets in `text` of every occurrence of `ident` and whether each stands as a whole
+/// identifier (not part of a longer one).
+fn ident_matches<'a>(text: &'a str, ident: &'a str) -> impl Iterator<Item = (usize, bool)> + 'a {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(ident).map(move |(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + ident.len()..].chars().next();
+        (
+            at,
+            !before.is_some_and(is_ident) && !after.is_some_and(is_ident),
+        )
+    })
+}
+
 /// `text` with every whole identifier `ident` replaced by `with`.
 pub fn replace_ident(text: &str, ident: &str, with: &str) -> String {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len() + with.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(ident) {
-        let before = rest[..at].chars().next_back();
-        let after = rest[at + ident.len()..].chars().next();
-        out.push_str(&rest[..at]);
-        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
-            out.push_str(ident);
-        } else {
-            out.push_str(with);
-        }
-        rest = &rest[at + ident.len()..];
+    let mut end = 0;
+    for (at, whole) in ident_matches(text, ident) {
+        out.push_str(&text[end..at]);
+        out.push_str(if whole { with } else { ident });
+        end = at + ident.len();
     }
-    out.push_str(rest);
+    out.push_str(&text[end..]);
     out
+}
+
+/// Whether `text` holds `ident` as a whole identifier.
+pub fn mentions_ident(text: &str, ident: &str) -> bool {
+    ident_matches(text, ident).any(|(_, whole)| whole)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_matched_whole() {
+        assert_eq!(replace_ident("x.max(dx, x)", "x", "t1"), "t1.max(dx, t1)");
+        assert!(mentions_ident("Tensor::arange(0..n, &d)", "d"));
+        assert!(!mentions_ident("x.dims()[0]", "d"));
+    }
 }
