@@ -225,6 +225,31 @@ pub fn load_all(dir: &Path) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
+/// `cases` in the order the regression suite runs them: Flex and capture cases first, then the
+/// wgpu ones.
+pub fn suite_order(cases: &[Case]) -> Vec<&Case> {
+    let (wgpu, cpu): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| c.uses_wgpu());
+    cpu.into_iter().chain(wgpu).collect()
+}
+
+/// The cases in `dir` named in `names` (every case when `names` is empty); a name no case has
+/// is an error listing the cases there.
+pub fn load_named(dir: &Path, names: &[String]) -> Result<Vec<Case>> {
+    let all = load_all(dir)?;
+    if let Some(wanted) = names.iter().find(|n| !all.iter().any(|c| c.name == **n)) {
+        let known: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        bail!(
+            "no case `{wanted}` in {}; cases: {}",
+            dir.display(),
+            known.join(", ")
+        );
+    }
+    Ok(all
+        .into_iter()
+        .filter(|c| names.is_empty() || names.contains(&c.name))
+        .collect())
+}
+
 /// Runs `each` over `cases` in the order the regression suite runs them: Flex and capture cases
 /// first, then the wgpu ones, with wgpu turned on only then (with it on, a later Flex case
 /// would also run on wgpu under the differential and show another trace).
@@ -232,9 +257,8 @@ pub fn each_in_suite_order<T>(
     cases: &[Case],
     mut each: impl FnMut(&Case) -> Result<T>,
 ) -> Result<Vec<T>> {
-    let (wgpu, cpu): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| c.uses_wgpu());
     let mut out = Vec::with_capacity(cases.len());
-    for case in cpu.into_iter().chain(wgpu) {
+    for case in suite_order(cases) {
         if case.uses_wgpu() {
             crate::interpreter::wgpu::enable()
                 .map_err(|reason| anyhow!("case {} needs wgpu: {reason}", case.name))?;

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use serde::Serialize;
 
-use dispatch_fuzz::regressions::{load_all, Case, Standing};
+use dispatch_fuzz::regressions::{load_named, suite_order, Standing};
 
 /// Runs every regression case (or the named ones) and says, for each, whether it still fails as
 /// stored, is fixed, or fails differently now: the question a Burn checkout run answers
@@ -36,22 +36,10 @@ struct Row<'a> {
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
-        let all = load_all(&self.regressions)?;
-        for wanted in &self.cases {
-            if !all.iter().any(|c| c.name == *wanted) {
-                return Err(anyhow!(
-                    "no case `{wanted}` in {}",
-                    self.regressions.display()
-                ));
-            }
-        }
-        let (wgpu, cpu): (Vec<&Case>, Vec<&Case>) = all
-            .iter()
-            .filter(|c| self.cases.is_empty() || self.cases.contains(&c.name))
-            .partition(|c| c.uses_wgpu());
+        let chosen = load_named(&self.regressions, &self.cases)?;
         let (mut still, mut changed, mut skipped) = (0, 0, 0);
         // Flex and capture cases first, wgpu ones after with wgpu on (as the suite runs them).
-        for case in cpu.into_iter().chain(wgpu) {
+        for case in suite_order(&chosen) {
             let unavailable = case
                 .uses_wgpu()
                 .then(dispatch_fuzz::interpreter::wgpu::enable)

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 
-use dispatch_fuzz::regressions::{each_in_suite_order, load_all};
+use dispatch_fuzz::regressions::{each_in_suite_order, load_named};
 
 /// Write the Markdown issue body of stored cases (title, what happens vs what should, the
 /// reproducer, environment, minimized program, root cause, how it was found).
@@ -32,21 +32,7 @@ impl Args {
         } else {
             self.regressions.clone()
         };
-        let all = load_all(&store)?;
-        for wanted in &self.cases {
-            if !all.iter().any(|c| c.name == *wanted) {
-                let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
-                return Err(anyhow!(
-                    "no case `{wanted}` in {}; cases: {}",
-                    store.display(),
-                    names.join(", ")
-                ));
-            }
-        }
-        let chosen: Vec<_> = all
-            .into_iter()
-            .filter(|c| self.cases.is_empty() || self.cases.contains(&c.name))
-            .collect();
+        let chosen = load_named(&store, &self.cases)?;
         each_in_suite_order(&chosen, |case| {
             let body = if self.divergences {
                 Some(case.divergence_issue()?)

@@ -209,7 +209,10 @@ mod tests {
         let argmin = AlongDimOp::named("argmin").unwrap().spec();
         assert_eq!(argmin.result_shape(&[2, 3], 1), vec![2, 1]);
         assert_eq!(argmin.result_kind(Kind::Float), Kind::Int);
-        assert!(AlongDimOp::named("select_reversed").unwrap().spec().creates_on_device());
+        assert!(AlongDimOp::named("select_reversed")
+            .unwrap()
+            .spec()
+            .creates_on_device());
         assert!(!flip.creates_on_device());
     }
 }
