@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::Deserialize;
 
 /// The crates a checkout must provide, with why the harness needs each: the ones the harness
@@ -161,10 +161,11 @@ fn lock_names(lock: &str) -> Vec<String> {
 
 /// The project's `Cargo.toml` for the copy: each pinned dependency the checkout patches now
 /// requires the checkout's exact version (so a checkout numbered other than the pin is used),
-/// and a `[patch.crates-io]` section points every patched crate at its folder.
-pub fn patched_manifest(manifest: &str, checkout: &Checkout) -> Result<String> {
+/// and a `[patch.crates-io]` section points every patched crate at its folder. `None` when the
+/// manifest already has such a section, which the copy cannot merge with.
+pub fn patched_manifest(manifest: &str, checkout: &Checkout) -> Option<String> {
     if manifest.lines().any(|l| l.trim() == "[patch.crates-io]") {
-        bail!("the manifest already has a [patch.crates-io] section");
+        return None;
     }
     let mut out = String::with_capacity(manifest.len() + 1024);
     let mut section = "";
@@ -190,7 +191,7 @@ pub fn patched_manifest(manifest: &str, checkout: &Checkout) -> Result<String> {
     for (name, member) in &checkout.patched {
         out.push_str(&format!("{name} = {{ path = {:?} }}\n", member.dir));
     }
-    Ok(out)
+    Some(out)
 }
 
 /// `line` with its `"=VERSION"` requirement replaced by `"=version"`.
@@ -212,10 +213,8 @@ pub fn write_copy(project: &Path, dest: &Path, checkout: &Checkout) -> Result<us
     let manifest_path = project.join("Cargo.toml");
     let manifest = std::fs::read_to_string(&manifest_path)
         .with_context(|| format!("cannot read {}", manifest_path.display()))?;
-    if manifest.lines().any(|l| l.trim() == "[patch.crates-io]") {
-        return Err(CheckoutError::AlreadyPatched(manifest_path).into());
-    }
-    let patched = patched_manifest(&manifest, checkout)?;
+    let patched = patched_manifest(&manifest, checkout)
+        .ok_or(CheckoutError::AlreadyPatched(manifest_path))?;
     let mut written = 0;
     for relative in project_files(project)? {
         let target = dest.join(&relative);
@@ -362,7 +361,7 @@ mod tests {
     #[test]
     fn a_manifest_that_already_patches_crates_io_is_refused() {
         let manifest = "[patch.crates-io]\nburn = { path = \"x\" }\n";
-        assert!(patched_manifest(manifest, &checkout(&[("burn", "1.0.0")])).is_err());
+        assert!(patched_manifest(manifest, &checkout(&[("burn", "1.0.0")])).is_none());
     }
 
     #[test]
