@@ -8,7 +8,7 @@
 
 use super::kind::Kind;
 use super::table::{
-    op_result, op_tolerance, op_unspecified, render, table_index, Tolerance, Unspecified,
+    op_result, op_tolerance, op_unspecified, table_index, OpSpec, Tolerance, Unspecified,
 };
 
 /// Tensor-tensor arithmetic. Int `div` and `remainder` are left out: Flex divides an int by
@@ -93,43 +93,14 @@ const API_UNCHECKED: &[&str] = &[
 ];
 
 /// One entry of a two-operand table.
-#[derive(Debug)]
-pub struct TwoOperandSpec {
-    /// The name program files store.
-    pub name: &'static str,
-    /// The operand kinds the op takes (both operands have the same kind).
-    pub kinds: &'static [Kind],
-    /// The result's kind, when it is not the operands'.
-    pub result: Option<Kind>,
-    /// How closely Flex and wgpu must agree.
-    pub tolerance: Tolerance,
-    /// What Burn leaves open.
-    pub unspecified: Unspecified,
-    /// The call on Burn's public API, over operands `x` and `y`.
-    pub call: &'static str,
-}
+pub type TwoOperandSpec = OpSpec;
 
 impl TwoOperandSpec {
-    /// Whether the op takes operands of kind `kind`.
-    pub fn accepts(&self, kind: Kind) -> bool {
-        self.kinds.contains(&kind)
-    }
-
-    /// The result's kind for operands of kind `kind`.
-    pub fn result_kind(&self, kind: Kind) -> Kind {
-        self.result.unwrap_or(kind)
-    }
-
     /// Whether the Tensor API checks that both operands are on one device before dispatch
     /// (`TensorCheck::binary_ops_ew`); without it, operands of two backends meet dispatch's own
     /// guard instead.
     pub fn api_checks_devices(&self) -> bool {
         !API_UNCHECKED.contains(&self.name)
-    }
-
-    /// The call with `x` and `y` replaced by Rust expressions.
-    pub fn call_on(&self, x: &str, y: &str) -> String {
-        render(self.call, &[("x", x), ("y", y)])
     }
 }
 
@@ -137,7 +108,7 @@ macro_rules! two_operand_specs {
     ($table:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident,
         $un:ident, $x:ident, $y:ident => $call:expr;)+) => {
         #[doc = $doc]
-        pub const $table: &[TwoOperandSpec] = &[$(TwoOperandSpec {
+        pub const $table: &[TwoOperandSpec] = &[$(OpSpec {
             name: stringify!($name),
             kinds: &[$(Kind::$kind),+],
             result: op_result!($result),
@@ -214,7 +185,10 @@ mod tests {
             assert!(ScalarOp::named(name).is_some(), "{name}");
         }
         assert_eq!(
-            ScalarOp::named("powf").unwrap().spec().call_on("t0", "2"),
+            ScalarOp::named("powf")
+                .unwrap()
+                .spec()
+                .call_on(&["t0", "2"]),
             "t0.powf_scalar(2)"
         );
     }

@@ -32,13 +32,13 @@ fn list(slots: &[u8]) -> String {
 /// The right-hand side of an op step, as Rust.
 pub fn op_expr(op: &Op) -> String {
     match op {
-        Op::Unary { op, src } => op.spec().call_on(&format!("t{src}.clone()")),
+        Op::Unary { op, src } => op.spec().call_on(&[&format!("t{src}.clone()")]),
         Op::Binary { op, lhs, rhs } => op
             .spec()
-            .call_on(&format!("t{lhs}.clone()"), &format!("t{rhs}.clone()")),
+            .call_on(&[&format!("t{lhs}.clone()"), &format!("t{rhs}.clone()")]),
         Op::Scalar { op, src, value } => op
             .spec()
-            .call_on(&format!("t{src}.clone()"), &value.to_string()),
+            .call_on(&[&format!("t{src}.clone()"), &value.to_string()]),
         Op::Matmul {
             lhs,
             rhs,
@@ -79,7 +79,7 @@ pub fn op_expr(op: &Op) -> String {
         Op::Cast { src, to } => format!("t{src}.clone().{}()", kind_ty(*to).to_lowercase()),
         Op::Compare { op, lhs, rhs } => op
             .spec()
-            .call_on(&format!("t{lhs}.clone()"), &format!("t{rhs}.clone()")),
+            .call_on(&[&format!("t{lhs}.clone()"), &format!("t{rhs}.clone()")]),
         Op::Clamp { src, min, max } => format!("t{src}.clone().clamp({min}, {max})"),
         Op::MaskWhere { src, mask, value } => {
             format!("t{src}.clone().mask_where(t{mask}.clone(), t{value}.clone())")

@@ -1,6 +1,8 @@
 //! What every op table shares: tolerance families, the entry helpers, and the index type that
 //! stores an op by its table name and decodes it from fuzzer bytes like an enum.
 
+use super::kind::Kind;
+
 /// How closely two backends' values of an op must agree, per op family (Burn's own
 /// `Tolerance` presets; `oracles::compare` maps each to one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,6 +151,44 @@ macro_rules! table_index {
 }
 
 pub(crate) use {op_result, op_tolerance, op_unspecified, table_index};
+
+/// One entry of an element-wise table (unary, binary, comparison, scalar): what they all hold.
+#[derive(Debug)]
+pub struct OpSpec {
+    /// The name program files store.
+    pub name: &'static str,
+    /// The operand kinds the op takes (with two operands, both have the same kind).
+    pub kinds: &'static [Kind],
+    /// The result's kind, when it is not the operands'.
+    pub result: Option<Kind>,
+    /// How closely Flex and wgpu must agree.
+    pub tolerance: Tolerance,
+    /// What Burn leaves open.
+    pub unspecified: Unspecified,
+    /// The call on Burn's public API, over operands named `x` (and `y`).
+    pub call: &'static str,
+}
+
+impl OpSpec {
+    /// Whether the op takes operands of kind `kind`.
+    pub fn accepts(&self, kind: Kind) -> bool {
+        self.kinds.contains(&kind)
+    }
+
+    /// The result's kind for operands of kind `kind`.
+    pub fn result_kind(&self, kind: Kind) -> Kind {
+        self.result.unwrap_or(kind)
+    }
+
+    /// The call with its operands `x`, then `y`, replaced by the Rust expressions `operands`.
+    pub fn call_on(&self, operands: &[&str]) -> String {
+        let args: Vec<(&str, &str)> = ["x", "y"]
+            .into_iter()
+            .zip(operands.iter().copied())
+            .collect();
+        render(self.call, &args)
+    }
+}
 
 /// An entry's call as Rust: each `(ident, expr)` of `args` put in place of the identifier.
 pub fn render(call: &str, args: &[(&str, &str)]) -> String {

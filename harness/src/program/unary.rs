@@ -13,7 +13,7 @@
 
 use super::kind::Kind;
 use super::table::{
-    op_result, op_tolerance, op_unspecified, render, table_index, Tolerance, Unspecified,
+    op_result, op_tolerance, op_unspecified, table_index, OpSpec, Tolerance, Unspecified,
 };
 
 /// The table; see the module doc for the entry syntax.
@@ -99,44 +99,13 @@ macro_rules! unary_ops {
 pub(crate) use unary_ops;
 
 /// One entry of the table.
-#[derive(Debug)]
-pub struct UnarySpec {
-    /// The name program files store.
-    pub name: &'static str,
-    /// The operand kinds the op takes.
-    pub kinds: &'static [Kind],
-    /// The result's kind, when it is not the operand's.
-    pub result: Option<Kind>,
-    /// How closely Flex and wgpu must agree.
-    pub tolerance: Tolerance,
-    /// What Burn leaves open.
-    pub unspecified: Unspecified,
-    /// The call on Burn's public API, over an operand named `x`.
-    pub call: &'static str,
-}
-
-impl UnarySpec {
-    /// Whether the op takes an operand of kind `kind`.
-    pub fn accepts(&self, kind: Kind) -> bool {
-        self.kinds.contains(&kind)
-    }
-
-    /// The result's kind for an operand of kind `kind`.
-    pub fn result_kind(&self, kind: Kind) -> Kind {
-        self.result.unwrap_or(kind)
-    }
-
-    /// The call with the operand `x` replaced by the Rust expression `arg`.
-    pub fn call_on(&self, arg: &str) -> String {
-        render(self.call, &[("x", arg)])
-    }
-}
+pub type UnarySpec = OpSpec;
 
 macro_rules! unary_specs {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
         $x:ident => $call:expr;)+) => {
         /// The unary ops, in table order.
-        pub const UNARY: &[UnarySpec] = &[$(UnarySpec {
+        pub const UNARY: &[UnarySpec] = &[$(OpSpec {
             name: stringify!($name),
             kinds: &[$(Kind::$kind),+],
             result: op_result!($result),
@@ -181,10 +150,10 @@ mod tests {
     #[test]
     fn a_call_prints_with_its_operand_in_place_of_x() {
         let exp = UnaryOp::named("exp").unwrap().spec();
-        assert_eq!(exp.call_on("t3.clone()"), "t3.clone().exp()");
+        assert_eq!(exp.call_on(&["t3.clone()"]), "t3.clone().exp()");
         let relu = UnaryOp::named("leaky_relu").unwrap().spec();
         assert_eq!(
-            relu.call_on("t0"),
+            relu.call_on(&["t0"]),
             "burn::tensor::activation::leaky_relu(t0, 0.01)"
         );
     }
