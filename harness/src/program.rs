@@ -27,7 +27,7 @@ pub use along_dim::{AlongDimSpec, DimShape, ALONG_DIM};
 pub(crate) use binary::{binary_ops, compare_ops, scalar_ops};
 pub use binary::{TwoOperandSpec, BINARY, COMPARE, SCALAR};
 pub use decode::{Backends, STEP_KINDS};
-pub use display::step_line;
+pub use display::{device_call, step_line, with_outputs};
 pub use encode::{fuzz_dictionary, EncodeError};
 pub use file::{Input, LoadError, ProgramFile};
 pub use fill::fill_data;
@@ -35,8 +35,8 @@ pub use fixup::fixup;
 pub(crate) use module::module_ops;
 pub use module::{kernel_size, ModuleSpec, MODULE};
 pub use step::{
-    AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceRef, Fill, Kind, LogicOp, ModuleOp, Op,
-    ScalarOp, Slot, Step, UnaryOp,
+    queried_dtype, AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceCall, DeviceRef, ExitForm,
+    Fill, Kind, LogicOp, ModuleOp, Op, ScalarOp, Slot, Step, UnaryOp, QUERIED_DTYPES,
 };
 pub use table::{replace_ident, Tolerance, Unspecified};
 pub use typing::{op_output, Ty};

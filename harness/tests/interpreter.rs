@@ -143,3 +143,111 @@ fn wgpu_steps_are_skipped_with_a_reason_when_wgpu_is_not_enabled() {
         verdict.trace.steps[0]
     );
 }
+
+/// The outcomes of `program`'s steps, in order, and no finding.
+fn outcomes_without_finding(program: &Program) -> Vec<Outcome> {
+    let verdict = check(program).unwrap();
+    assert!(
+        verdict.finding.is_none(),
+        "{:?}\n{program}",
+        verdict.finding
+    );
+    verdict.trace.steps.into_iter().map(|r| r.outcome).collect()
+}
+
+#[test]
+fn a_scope_whose_closure_unwinds_leaves_no_graph_and_frees_its_device() {
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 1}}},
+            {"create": {"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": {"capture": 1}}},
+            {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+            {"exit_scope": {"inputs": [0], "outputs": [1], "form": "unwind"}},
+            {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 0}}}},
+            {"enter_scope": {"device": {"capture": 1}}},
+            {"create": {"out": 3, "kind": "float", "shape": [2], "fill": "ones", "device": {"capture": 1}}},
+            {"exit_scope": {"inputs": [3], "outputs": [3]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [4]}}]"#,
+    );
+    let outcomes = outcomes_without_finding(&program);
+    assert!(
+        matches!(&outcomes[3], Outcome::Ok { graph: None, .. }),
+        "{outcomes:?}"
+    );
+    // The unwound scope is closed: its tensors are stale, and the device opens again.
+    assert!(
+        matches!(&outcomes[4], Outcome::Panic(p) if p.class == "capture-scope-complete"),
+        "{outcomes:?}"
+    );
+    assert!(
+        matches!(&outcomes[7], Outcome::Ok { graph: Some(_), .. }),
+        "{outcomes:?}"
+    );
+    assert!(
+        matches!(&outcomes[8], Outcome::Skipped { .. }),
+        "{outcomes:?}"
+    );
+}
+
+#[test]
+fn complete_with_registers_an_input_named_twice_once_where_complete_calls_it_a_duplicate() {
+    let steps = |form: &str| {
+        format!(
+            r#"[{{"enter_scope": {{"device": {{"capture": 0}}}}}},
+                {{"create": {{"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": {{"capture": 0}}}}}},
+                {{"create": {{"out": 1, "kind": "int", "shape": [2], "fill": "ones", "device": {{"capture": 0}}}}}},
+                {{"op": {{"out": 2, "op": {{"unary": {{"op": "exp", "src": 0}}}}}}}},
+                {{"exit_scope": {{"inputs": [0, 0], "outputs": [2, 1, 0], "form": "{form}"}}}}]"#
+        )
+    };
+    for form in ["with", "with_slice"] {
+        let outcomes = outcomes_without_finding(&common::program(&steps(form)));
+        let Outcome::Ok {
+            graph: Some(graph), ..
+        } = &outcomes[4]
+        else {
+            panic!("{form}: {outcomes:?}");
+        };
+        assert_eq!((graph.inputs, graph.outputs), (1, 3), "{form}");
+    }
+    let outcomes = outcomes_without_finding(&common::program(&steps("complete")));
+    assert!(
+        matches!(&outcomes[4], Outcome::Error { error, .. } if error == "DuplicateBoundary"),
+        "{outcomes:?}"
+    );
+}
+
+#[test]
+fn device_calls_on_a_capture_device_succeed_in_its_scope_but_seeding_and_any_call_outside_panic() {
+    let program = common::program(
+        r#"[{"device": {"device": "flex", "call": {"seed": 3}}},
+            {"device": {"device": "flex_autodiff", "call": "sync"}},
+            {"device": {"device": {"capture": 2}, "call": "sync"}},
+            {"enter_scope": {"device": {"capture": 2}}},
+            {"device": {"device": {"capture": 2}, "call": "sync"}},
+            {"device": {"device": {"capture": 2}, "call": "flush"}},
+            {"device": {"device": {"capture": 2}, "call": {"supports_dtype": 8}}},
+            {"device": {"device": {"capture": 2}, "call": {"seed": 1}}},
+            {"exit_scope": {"inputs": [], "outputs": []}}]"#,
+    );
+    let outcomes = outcomes_without_finding(&program);
+    let class = |i: usize| match &outcomes[i] {
+        Outcome::Ok { .. } => "ok".to_string(),
+        Outcome::Panic(p) => p.class.clone(),
+        other => format!("{other:?}"),
+    };
+    let classes: Vec<String> = (0..outcomes.len()).map(class).collect();
+    assert_eq!(
+        classes,
+        [
+            "ok",
+            "ok",
+            "operation-outside-capture-scope",
+            "ok",
+            "ok",
+            "ok",
+            "ok",
+            "capture-seeding",
+            "ok"
+        ]
+    );
+}

@@ -4,9 +4,12 @@
 use std::borrow::Cow;
 
 use anyhow::{anyhow, Context, Result};
-use burn::tensor::{CaptureError, CapturedGraph, TensorData, TensorId};
-use burn_backend::{BoolStore, DType};
+use burn::tensor::{
+    CaptureError, CaptureScope, CapturedGraph, CompletedCaptureScope, Device, TensorData, TensorId,
+};
+use burn_backend::{BoolStore, DType, ExecutionError};
 use burn_dispatch::backends::Capture;
+use burn_dispatch::DispatchDevice;
 
 use super::catch::{self, at_site, catch, harness_code};
 use super::lockstep::{CompletedScope, Lockstep, Unobserved, World};
@@ -14,11 +17,14 @@ use super::mirror::{kind_of, read_data};
 use super::ops::exec_op;
 use super::pool;
 use super::replay::replay_on_flex;
-use super::trace::{GraphInfo, Outcome, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
+use super::trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
 use super::value::{map_any, on_any, AnyTensor};
 use crate::hash::fnv1a;
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{fill_data, op_output, AutodiffMode, DeviceRef, Program, Slot, Step};
+use crate::program::{
+    fill_data, op_output, queried_dtype, AutodiffMode, DeviceCall, DeviceRef, ExitForm, Program,
+    Slot, Step,
+};
 
 /// How much the interpreter records besides calling Burn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -228,19 +234,26 @@ impl Run<'_, '_> {
 
     /// The boundary slots that hold capture tensors, with their capture tensor ids; other slots
     /// are left out (a Flex tensor has no id in the scope's graph).
-    fn boundary(&self, slots: &[Slot]) -> Vec<(Slot, TensorId)> {
+    /// The capture handles of `slots` that hold a plain (not autodiff) capture tensor: what a
+    /// scope's boundary can name.
+    fn boundary(&self, slots: &[Slot]) -> Vec<(Slot, Handle)> {
         slots
             .iter()
             .filter_map(|s| Some((*s, self.slot(*s)?)))
             .filter_map(|(s, t)| {
-                on_any!(t, x => x.try_into_primitive::<Capture>().ok().map(|p| (s, p.id())))
+                on_any!(t, x => x.try_into_primitive::<Capture>().ok()).map(|p| (s, p))
             })
             .collect()
     }
 
     fn scope(&mut self, enter: usize, exit: usize, device: DeviceRef) -> Result<()> {
         let program = self.program;
-        let Step::ExitScope { inputs, outputs } = &program.steps[exit] else {
+        let Step::ExitScope {
+            inputs,
+            outputs,
+            form,
+        } = &program.steps[exit]
+        else {
             return Err(anyhow!("step {exit} closes a scope but is no ExitScope"));
         };
         catch::set_step(Some(enter));
@@ -255,26 +268,53 @@ impl Run<'_, '_> {
         };
         let mut ran = false;
         let mut inner: Result<()> = Ok(());
-        let (mut input_pairs, mut output_pairs) = (Vec::new(), Vec::new());
+        let (mut input_handles, mut output_handles) = (Vec::new(), Vec::new());
         let result = catch(|| {
-            burn_device.capture_scope(|scope| {
-                // The closure is the harness's own code, but for `complete`: a panic in it is
-                // the harness's fault, never Burn's.
-                let ids = harness_code(|| {
+            burn_device.capture_scope(|mut scope| {
+                // The closure is the harness's own code, but for the scope's own calls: a panic
+                // in it is the harness's fault, never Burn's.
+                harness_code(|| {
                     ran = true;
                     self.set(enter, Outcome::ok());
                     inner = self.range(enter + 1, exit);
                     catch::set_step(Some(exit));
-                    input_pairs = self.boundary(inputs);
-                    output_pairs = self.boundary(outputs);
-                    let ids =
-                        |pairs: &[(Slot, TensorId)]| pairs.iter().map(|p| p.1).collect::<Vec<_>>();
-                    (ids(&input_pairs), ids(&output_pairs))
+                    input_handles = self.boundary(inputs);
+                    output_handles = self.boundary(outputs);
                 });
-                scope.complete(ids.0, ids.1)
+                let ids = |pairs: &[(Slot, Handle)]| pairs.iter().map(|p| p.1.id()).collect();
+                match form {
+                    ExitForm::Complete => {
+                        let inputs: Vec<TensorId> = ids(&input_handles);
+                        let outputs: Vec<TensorId> = ids(&output_handles);
+                        scope.complete(inputs, outputs)
+                    }
+                    ExitForm::With | ExitForm::WithSlice => {
+                        for (_, t) in &input_handles {
+                            scope.input(t);
+                        }
+                        let outputs: Vec<&Handle> = output_handles.iter().map(|p| &p.1).collect();
+                        complete_with(scope, &outputs, *form)
+                    }
+                    // resume_unwind runs no panic hook: the fuzz target's hook never sees it.
+                    ExitForm::Unwind => std::panic::resume_unwind(Box::new(UNWIND_PAYLOAD)),
+                }
             })
         });
         inner?;
+        // What `complete` saw: `input` registers an id once.
+        let pairs = |handles: &[(Slot, Handle)], dedup: bool| {
+            let mut pairs: Vec<(Slot, TensorId)> = Vec::new();
+            for (s, t) in handles {
+                if !(dedup && pairs.iter().any(|p| p.1 == t.id())) {
+                    pairs.push((*s, t.id()));
+                }
+            }
+            pairs
+        };
+        let dedup = matches!(form, ExitForm::With | ExitForm::WithSlice);
+        let input_pairs = pairs(&input_handles, dedup);
+        let output_pairs = pairs(&output_handles, false);
+        drop((input_handles, output_handles));
         if let Err(panic) = &result {
             if panic.class == catch::HARNESS_ERROR {
                 return Err(anyhow!(
@@ -314,6 +354,11 @@ impl Run<'_, '_> {
                 );
             }
             Ok(Err(e)) => self.set(at, capture_error(&e)),
+            // The closure's own unwind came back through `capture_scope`: the scope ended as
+            // asked, with no graph.
+            Err(panic) if *form == ExitForm::Unwind && ran && is_unwind_payload(&panic) => {
+                self.set(exit, Outcome::ok())
+            }
             Err(panic) => self.set(at, Outcome::Panic(panic)),
         }
         if !ran {
@@ -506,6 +551,83 @@ impl Run<'_, '_> {
                 });
                 self.produce(*out, converted)
             }
+            Step::Device { device, call } => {
+                let device = device!(*device);
+                match caught!(call_device(&device, *call)) {
+                    Ok(()) => Outcome::ok(),
+                    Err(message) => Outcome::Error {
+                        error: match call {
+                            DeviceCall::IdRoundTrip => "IdRoundTrip".into(),
+                            _ => EXECUTION_ERROR.into(),
+                        },
+                        message,
+                    },
+                }
+            }
         }))
+    }
+}
+
+/// A capture device's tensor handle: what a scope's boundary names.
+type Handle = burn_backend::tensor::FloatTensor<Capture>;
+
+/// The payload an [`ExitForm::Unwind`] closure unwinds with.
+const UNWIND_PAYLOAD: &str = "dispatch-fuzz: the scope's closure unwinds on purpose";
+
+/// Whether `panic` is the closure's own unwind: its payload, with no location (no hook ran).
+fn is_unwind_payload(panic: &PanicInfo) -> bool {
+    panic.message == UNWIND_PAYLOAD && panic.location.is_none()
+}
+
+/// `scope.complete_with(..)` with `outputs` in the shape `form` names: a slice, or the unit,
+/// array or tuple of that many references (a slice past four, which no tuple takes).
+fn complete_with(
+    scope: CaptureScope,
+    outputs: &[&Handle],
+    form: ExitForm,
+) -> CompletedCaptureScope {
+    match (form, outputs) {
+        (ExitForm::WithSlice, _) => scope.complete_with(outputs),
+        (_, []) => scope.complete_with(()),
+        (_, [a]) => scope.complete_with([*a]),
+        (_, [a, b]) => scope.complete_with((*a, *b)),
+        (_, [a, b, c]) => scope.complete_with((*a, *b, *c)),
+        (_, [a, b, c, d]) => scope.complete_with((*a, *b, *c, *d)),
+        _ => scope.complete_with(outputs),
+    }
+}
+
+/// Makes the device call `call` on `device`. `supports_dtype`'s and `name`'s answers are not
+/// judged, only that asking does not fail; an id that does not give the device back is an
+/// error outcome the model does not expect.
+fn call_device(device: &Device, call: DeviceCall) -> Result<(), String> {
+    let failed = |e: ExecutionError| e.to_string();
+    match call {
+        DeviceCall::Sync => device.sync().map_err(failed),
+        DeviceCall::Flush => device.flush().map_err(failed),
+        DeviceCall::Seed(n) => {
+            device.seed(u64::from(n));
+            Ok(())
+        }
+        DeviceCall::SupportsDtype(k) => {
+            let _ = device.supports_dtype(queried_dtype(k).1);
+            Ok(())
+        }
+        DeviceCall::Name => {
+            let _ = <burn_dispatch::Dispatch as burn_backend::Backend>::name(device.as_dispatch());
+            Ok(())
+        }
+        DeviceCall::IdRoundTrip => {
+            let id = burn_backend::Device::to_id(device.as_dispatch());
+            let back = <DispatchDevice as burn_backend::Device>::from_id(id);
+            if back == *device.as_dispatch() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{id:?} names {back:?}, not {:?}",
+                    device.as_dispatch()
+                ))
+            }
+        }
     }
 }

@@ -161,7 +161,8 @@ impl Mirror {
             Step::Read { .. }
             | Step::Drop { .. }
             | Step::EnterScope { .. }
-            | Step::ExitScope { .. } => {}
+            | Step::ExitScope { .. }
+            | Step::Device { .. } => {}
         }
         computed
             .into_iter()

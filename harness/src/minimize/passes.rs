@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use anyhow::Result;
 
-use crate::program::{AutodiffMode, DeviceRef, Fill, Op, Program, Slot, Step, UnaryOp};
+use crate::program::{AutodiffMode, DeviceRef, ExitForm, Fill, Op, Program, Slot, Step, UnaryOp};
 
 /// The order candidates are judged by: fewer steps first, then shorter text, then smaller
 /// numbers (so `capture2` -> `capture0` and `[3, 2]` -> `[1, 2]` count as progress).
@@ -203,17 +203,30 @@ fn simpler(step: &Step) -> Vec<Step> {
                     .map(|device| Step::EnterScope { device }),
             );
         }
-        Step::ExitScope { inputs, outputs } => {
+        Step::ExitScope {
+            inputs,
+            outputs,
+            form,
+        } => {
+            if !form.is_complete() {
+                out.push(Step::ExitScope {
+                    inputs: inputs.clone(),
+                    outputs: outputs.clone(),
+                    form: ExitForm::Complete,
+                });
+            }
             for inputs in without_each(inputs) {
                 out.push(Step::ExitScope {
                     inputs,
                     outputs: outputs.clone(),
+                    form: *form,
                 });
             }
             for outputs in without_each(outputs) {
                 out.push(Step::ExitScope {
                     inputs: inputs.clone(),
                     outputs,
+                    form: *form,
                 });
             }
         }
@@ -294,6 +307,16 @@ fn simpler(step: &Step) -> Vec<Step> {
             src: *src,
             mode: AutodiffMode::Enable,
         }),
+        Step::Device { device, call } => {
+            out.extend(
+                simpler_device(*device)
+                    .into_iter()
+                    .map(|device| Step::Device {
+                        device,
+                        call: *call,
+                    }),
+            );
+        }
         Step::Read { .. } | Step::Clone { .. } | Step::Drop { .. } | Step::Autodiff { .. } => {}
     }
     out

@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{class_of, Oracle, OracleReport, Violation};
 use crate::interpreter::{Outcome, Trace};
-use crate::program::{AutodiffMode, DeviceRef, Kind, Op, Program, Slot, Step};
+use crate::program::{
+    AutodiffMode, DeviceCall, DeviceRef, ExitForm, Kind, Op, Program, Slot, Step,
+};
 
 mod divergences;
 mod rules;
@@ -396,7 +398,28 @@ impl State {
                 }
                 DeviceRef::Wgpu => None,
             },
-            Step::ExitScope { inputs, outputs } => self.predict_exit(inputs, outputs),
+            Step::ExitScope {
+                inputs,
+                outputs,
+                form,
+            } => self.predict_exit(inputs, outputs, *form),
+            Step::Device { device, call } => match device {
+                // Answered from the device value itself: no client is asked.
+                _ if matches!(call, DeviceCall::Name | DeviceCall::IdRoundTrip) => {
+                    predict(&DEVICE_CALL, ok())
+                }
+                DeviceRef::Capture(d) => match (self.open_session(*d), call) {
+                    (Some(_), DeviceCall::Seed(_)) => {
+                        predict(&SEED_IN_SCOPE, panic("capture-seeding"))
+                    }
+                    (Some(_), _) => predict(&DEVICE_CALL_IN_SCOPE, ok()),
+                    (None, _) => predict(
+                        &DEVICE_CALL_OUTSIDE_SCOPE,
+                        panic("operation-outside-capture-scope"),
+                    ),
+                },
+                _ => predict(&DEVICE_CALL, ok()),
+            },
             Step::Create {
                 device: DeviceRef::Capture(d),
                 ..
@@ -556,8 +579,16 @@ impl State {
     }
 
     /// `CaptureScopeGuard::complete`'s checks, in its order, over the slots' capture handles.
-    fn predict_exit(&self, inputs: &[Slot], outputs: &[Slot]) -> Option<Prediction> {
+    fn predict_exit(
+        &self,
+        inputs: &[Slot],
+        outputs: &[Slot],
+        form: ExitForm,
+    ) -> Option<Prediction> {
         let session = self.sessions.get((*self.stack.last()?)?)?;
+        if form == ExitForm::Unwind {
+            return predict(&EXIT_UNWINDS, ok());
+        }
         let ids = |slots: &[Slot]| -> Option<Vec<u32>> {
             let mut ids = Vec::new();
             for s in slots {
@@ -575,7 +606,12 @@ impl State {
             }
             Some(ids)
         };
-        let (inputs, outputs) = (ids(inputs)?, ids(outputs)?);
+        let (mut inputs, outputs) = (ids(inputs)?, ids(outputs)?);
+        if matches!(form, ExitForm::With | ExitForm::WithSlice) {
+            // `CaptureScope::input` registers an id once.
+            let mut seen = HashSet::new();
+            inputs.retain(|id| seen.insert(*id));
+        }
         if session.tainted {
             return None;
         }
@@ -766,7 +802,7 @@ impl State {
                     self.slots[usize::from(*out)] = Some(val);
                 }
             }
-            Step::Read { .. } => {}
+            Step::Read { .. } | Step::Device { .. } => {}
         }
     }
 

@@ -11,7 +11,7 @@ use super::step::{DeviceRef, Step};
 use super::Program;
 
 /// The step kinds, in the bit order of a swarm mask.
-pub const STEP_KINDS: [&str; 10] = [
+pub const STEP_KINDS: [&str; 11] = [
     "create",
     "enter_scope",
     "exit_scope",
@@ -22,6 +22,7 @@ pub const STEP_KINDS: [&str; 10] = [
     "clone",
     "drop",
     "autodiff",
+    "device",
 ];
 
 fn enabled(mask: u16, step: &Step) -> bool {
@@ -116,13 +117,21 @@ fn bias(
                 }
             }
         }
-        Step::ExitScope { inputs, outputs } if outputs.is_empty() => {
+        Step::ExitScope {
+            inputs,
+            outputs,
+            form,
+        } if outputs.is_empty() => {
             let b = u8::arbitrary(u)?;
             let outputs = match last_written {
                 Some(slot) if b % 8 != 0 => vec![slot],
                 _ => outputs,
             };
-            Step::ExitScope { inputs, outputs }
+            Step::ExitScope {
+                inputs,
+                outputs,
+                form,
+            }
         }
         step => step,
     })

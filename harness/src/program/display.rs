@@ -2,7 +2,9 @@
 
 use std::fmt::{self, Display, Formatter, Write};
 
-use super::step::{AutodiffMode, DeviceRef, Fill, Kind, Op, Step};
+use super::step::{
+    queried_dtype, AutodiffMode, DeviceCall, DeviceRef, ExitForm, Fill, Kind, Op, Slot, Step,
+};
 use super::Program;
 
 impl Display for DeviceRef {
@@ -95,6 +97,46 @@ pub fn op_expr(op: &Op) -> String {
     }
 }
 
+/// The argument `complete_with` takes for `outputs` in `form`: the tuple (or one-element array,
+/// or unit) `With` passes, or the slice `WithSlice` passes.
+pub fn with_outputs(outputs: &[Slot], form: ExitForm) -> String {
+    let refs: Vec<String> = outputs.iter().map(|s| format!("&t{s}")).collect();
+    match (form, refs.len()) {
+        (ExitForm::WithSlice, _) => {
+            let refs: Vec<String> = refs
+                .iter()
+                .map(|r| format!("{r} as &dyn burn::tensor::CaptureTensor"))
+                .collect();
+            format!("&[{}][..]", refs.join(", "))
+        }
+        (_, 0) => "()".to_string(),
+        (_, 1) => format!("[{}]", refs[0]),
+        _ => format!("({})", refs.join(", ")),
+    }
+}
+
+/// A device call as Rust, on the device named `device`.
+pub fn device_call(device: &str, call: DeviceCall) -> String {
+    match call {
+        DeviceCall::Sync => format!("{device}.sync()"),
+        DeviceCall::Flush => format!("{device}.flush()"),
+        DeviceCall::Seed(n) => format!("{device}.seed({n})"),
+        DeviceCall::SupportsDtype(k) => {
+            let dtype = queried_dtype(k)
+                .0
+                .replace("DType::", "burn::tensor::DType::")
+                .replace("BoolStore::", "burn::tensor::BoolStore::");
+            format!("{device}.supports_dtype({dtype})")
+        }
+        DeviceCall::Name => format!(
+            "<burn::backend::Dispatch as burn::backend::Backend>::name({device}.as_dispatch())"
+        ),
+        DeviceCall::IdRoundTrip => format!(
+            "assert!(<burn::backend::DispatchDevice as burn::backend::Device>::from_id(burn::backend::Device::to_id({device}.as_dispatch())) == *{device}.as_dispatch())"
+        ),
+    }
+}
+
 /// One step as a line of Rust-like code (without indentation).
 pub fn step_line(step: &Step) -> String {
     match step {
@@ -118,9 +160,25 @@ pub fn step_line(step: &Step) -> String {
             )
         }
         Step::EnterScope { device } => format!("let _ = {device}.capture_scope(|scope| {{"),
-        Step::ExitScope { inputs, outputs } => {
-            format!("scope.complete({}, {})", list(inputs), list(outputs))
-        }
+        Step::ExitScope {
+            inputs,
+            outputs,
+            form,
+        } => match form {
+            ExitForm::Complete => format!("scope.complete({}, {})", list(inputs), list(outputs)),
+            ExitForm::With | ExitForm::WithSlice => {
+                let declare: String = inputs
+                    .iter()
+                    .map(|s| format!("scope.input(&t{s}); "))
+                    .collect();
+                format!(
+                    "{declare}scope.complete_with({})",
+                    with_outputs(outputs, *form)
+                )
+            }
+            ExitForm::Unwind => "std::panic::resume_unwind(Box::new(\"unwind\"))".to_string(),
+        },
+        Step::Device { device, call } => format!("{};", device_call(&device.to_string(), *call)),
         Step::Op { out, op } => format!("let t{out} = {};", op_expr(op)),
         Step::ToDevice { out, src, device } => {
             format!("let t{out} = t{src}.clone().to_device(&{device});")
@@ -172,8 +230,12 @@ impl Display for Program {
             let _ = writeln!(out, "/* {i:>2} */{indent}{line}");
             match step {
                 Step::EnterScope { .. } => depth += 1,
-                Step::ExitScope { .. } => {
-                    let _ = writeln!(out, "/*    */{indent}}}); // -> graph{graphs}");
+                Step::ExitScope { form, .. } => {
+                    let result = match form {
+                        ExitForm::Unwind => "unwinds, no",
+                        _ => "->",
+                    };
+                    let _ = writeln!(out, "/*    */{indent}}}); // {result} graph{graphs}");
                     graphs += 1;
                 }
                 _ => {}

@@ -8,7 +8,7 @@ use super::limits::{
     CAPTURE_POOL_SIZE, MAX_DIM, MAX_ELEMENTS, MAX_LIST, MAX_RANK, MAX_SCOPE_DEPTH,
 };
 use super::limits::{MAX_SLOTS, MAX_STEPS};
-use super::step::{DeviceRef, Kind, Op, Slot, Step};
+use super::step::{DeviceRef, ExitForm, Kind, Op, Slot, Step};
 use super::typing::{broadcasts_to, is_numeric, matmul_shape, op_output, unary_accepts, Ty};
 
 /// What `fixup` knows about the program so far: the static type of each slot and the output
@@ -65,6 +65,7 @@ pub fn fixup(steps: &mut Vec<Step>) {
         fixed.push(Step::ExitScope {
             inputs: Vec::new(),
             outputs: Vec::new(),
+            form: ExitForm::Complete,
         });
     }
     *steps = fixed;
@@ -149,17 +150,32 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
                 device: fix_device(device),
             }
         }
-        Step::ExitScope { inputs, outputs } => {
+        Step::ExitScope {
+            inputs,
+            outputs,
+            form,
+        } => {
             if env.depth == 0 {
                 return None;
             }
             env.depth -= 1;
             let inputs = fix_list(inputs, env);
             let outputs = fix_list(outputs, env);
-            env.graphs
-                .push(outputs.iter().filter_map(|s| env.ty(*s)).collect());
-            Step::ExitScope { inputs, outputs }
+            // An unwound scope has no graph: a replay of its number has no outputs to type.
+            env.graphs.push(match form {
+                ExitForm::Unwind => Vec::new(),
+                _ => outputs.iter().filter_map(|s| env.ty(*s)).collect(),
+            });
+            Step::ExitScope {
+                inputs,
+                outputs,
+                form,
+            }
         }
+        Step::Device { device, call } => Step::Device {
+            device: fix_device(device),
+            call,
+        },
         Step::Op { out, op } => {
             let out = out % MAX_SLOTS;
             let op = fix_op(op, env)?;

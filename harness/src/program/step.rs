@@ -337,6 +337,83 @@ pub enum AutodiffMode {
     RequireGrad,
 }
 
+/// How a scope's closure ends, each a way Burn's `CaptureScope` API offers (`capture.rs`).
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitForm {
+    /// `scope.complete(input_ids, output_ids)`.
+    #[default]
+    Complete,
+    /// `scope.input(&t)` for each input, then `scope.complete_with(..)` with the outputs as
+    /// `()`, `[&a]`, `(&a, &b)`, `(&a, &b, &c)` or `(&a, &b, &c, &d)`. `input` registers an
+    /// id once, so an input named twice is no duplicate here.
+    With,
+    /// As [`ExitForm::With`], the outputs as a slice `&[&a, ..]`.
+    WithSlice,
+    /// The closure unwinds (a panic that escapes it) instead of completing: the scope must
+    /// close and free its device all the same (`CaptureScopeGuard`'s drop), with no graph.
+    Unwind,
+}
+
+impl ExitForm {
+    /// Whether this is the plain form, which program files leave unwritten.
+    pub fn is_complete(&self) -> bool {
+        *self == ExitForm::Complete
+    }
+}
+
+/// A call on a device itself rather than on a tensor (`burn::tensor::Device`'s methods, and the
+/// `Backend`/`Device` trait calls a backend-generic caller makes with the dispatch device).
+#[derive(Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceCall {
+    /// `device.sync()`.
+    Sync,
+    /// `device.flush()`.
+    Flush,
+    /// `device.seed(n)`.
+    Seed(u8),
+    /// `device.supports_dtype(dtype)` for entry `k` of [`QUERIED_DTYPES`] (modulo its length).
+    SupportsDtype(u8),
+    /// `<Dispatch as Backend>::name(device)`.
+    Name,
+    /// `DispatchDevice::from_id(device.to_id())`, which must give the device back.
+    IdRoundTrip,
+}
+
+/// Makes one dtype (a `QFloat`'s scheme is not a constant).
+pub type MakeDType = fn() -> burn_backend::DType;
+
+/// The dtypes a `SupportsDtype` call asks about, each with its Rust path under `burn::tensor`:
+/// every float, int, bool and quantized storage Burn names (capture answers for all but the
+/// quantized one).
+pub const QUERIED_DTYPES: [(&str, MakeDType); 11] = {
+    use burn_backend::{BoolStore, DType};
+    [
+        ("DType::F32", || DType::F32),
+        ("DType::F16", || DType::F16),
+        ("DType::BF16", || DType::BF16),
+        ("DType::F64", || DType::F64),
+        ("DType::I64", || DType::I64),
+        ("DType::I32", || DType::I32),
+        ("DType::I8", || DType::I8),
+        ("DType::U8", || DType::U8),
+        ("DType::Bool(BoolStore::Native)", || {
+            DType::Bool(BoolStore::Native)
+        }),
+        ("DType::Bool(BoolStore::U8)", || DType::Bool(BoolStore::U8)),
+        ("DType::QFloat(Default::default())", || {
+            DType::QFloat(Default::default())
+        }),
+    ]
+};
+
+/// Entry `k` of [`QUERIED_DTYPES`], modulo its length.
+pub fn queried_dtype(k: u8) -> (&'static str, burn_backend::DType) {
+    let (path, dtype) = QUERIED_DTYPES[usize::from(k) % QUERIED_DTYPES.len()];
+    (path, dtype())
+}
+
 /// One step of a program.
 #[derive(Arbitrary, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
@@ -370,6 +447,9 @@ pub enum Step {
         inputs: Vec<Slot>,
         /// Declared outputs.
         outputs: Vec<Slot>,
+        /// How the closure ends; program files write it only when it is not `complete`.
+        #[serde(default, skip_serializing_if = "ExitForm::is_complete")]
+        form: ExitForm,
     },
     /// `out = op(..)`.
     Op {
@@ -427,6 +507,13 @@ pub enum Step {
         /// What to do.
         mode: AutodiffMode,
     },
+    /// A call on a device: `device.sync()` and friends, inside or outside its capture scope.
+    Device {
+        /// The device called.
+        device: DeviceRef,
+        /// The call.
+        call: DeviceCall,
+    },
 }
 
 impl Step {
@@ -435,7 +522,8 @@ impl Step {
         match self {
             Step::Create { device, .. }
             | Step::ToDevice { device, .. }
-            | Step::EnterScope { device } => Some(*device),
+            | Step::EnterScope { device }
+            | Step::Device { device, .. } => Some(*device),
             _ => None,
         }
     }
@@ -445,7 +533,8 @@ impl Step {
         match self {
             Step::Create { device, .. }
             | Step::ToDevice { device, .. }
-            | Step::EnterScope { device } => Some(device),
+            | Step::EnterScope { device }
+            | Step::Device { device, .. } => Some(device),
             _ => None,
         }
     }
@@ -459,9 +548,11 @@ impl Step {
             | Step::Autodiff { src, .. }
             | Step::Read { src, .. } => vec![*src],
             Step::Drop { slot } => vec![*slot],
-            Step::ExitScope { inputs, outputs } => inputs.iter().chain(outputs).copied().collect(),
+            Step::ExitScope {
+                inputs, outputs, ..
+            } => inputs.iter().chain(outputs).copied().collect(),
             Step::Replay { feed, .. } => feed.clone(),
-            Step::Create { .. } | Step::EnterScope { .. } => Vec::new(),
+            Step::Create { .. } | Step::EnterScope { .. } | Step::Device { .. } => Vec::new(),
         }
     }
 
@@ -484,8 +575,10 @@ impl Step {
         let mut list = |v: &mut Vec<Slot>| v.iter_mut().for_each(|s| *s = f(*s));
         match self {
             Step::Create { out, .. } => *out = f(*out),
-            Step::EnterScope { .. } => {}
-            Step::ExitScope { inputs, outputs } => {
+            Step::EnterScope { .. } | Step::Device { .. } => {}
+            Step::ExitScope {
+                inputs, outputs, ..
+            } => {
                 list(inputs);
                 list(outputs);
             }
@@ -521,6 +614,7 @@ impl Step {
             Step::Clone { .. } => "clone",
             Step::Drop { .. } => "drop",
             Step::Autodiff { .. } => "autodiff",
+            Step::Device { .. } => "device",
         }
     }
 }

@@ -14,7 +14,8 @@ use crate::oracles::Finding;
 use crate::oracles::{DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::display::op_expr;
 use crate::program::{
-    fill_data, replace_ident, AutodiffMode, DeviceRef, Fill, Kind, Op, Program, Slot, Step,
+    device_call, fill_data, replace_ident, with_outputs, AutodiffMode, DeviceRef, ExitForm, Fill,
+    Kind, Op, Program, Slot, Step,
 };
 
 /// The Burn version the harness builds (from `Cargo.lock`, by `build.rs`).
@@ -95,6 +96,7 @@ fn expr(step: &Step) -> Option<String> {
                 feed.join(", ")
             )
         }
+        Step::Device { device: d, call } => device_call(&device(*d), *call),
         Step::EnterScope { .. } | Step::ExitScope { .. } => return None,
     })
 }
@@ -196,16 +198,35 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                     let _ = writeln!(body, "{pad}let mut t{s}_out = None;");
                 }
                 let graph = count_exits_before(program, exit);
-                let _ = writeln!(
-                    body,
-                    "{pad}let graph{graph} = {}.capture_scope(|scope| {{",
-                    device(*d)
+                let form = match program.steps.get(exit) {
+                    Some(Step::ExitScope { form, .. }) => *form,
+                    _ => ExitForm::Complete,
+                };
+                let open = format!(
+                    "{}.capture_scope(|{}scope| {{",
+                    device(*d),
+                    match form {
+                        ExitForm::With | ExitForm::WithSlice => "mut ",
+                        _ => "",
+                    }
                 );
+                let open = match form {
+                    // The closure's unwind is caught, as a caller that survives it would.
+                    ExitForm::Unwind => {
+                        format!("std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {open}")
+                    }
+                    _ => open,
+                };
+                let _ = writeln!(body, "{pad}let graph{graph} = {open}");
                 exports.push(out);
                 depth += 1;
                 continue;
             }
-            Step::ExitScope { inputs, outputs } => {
+            Step::ExitScope {
+                inputs,
+                outputs,
+                form,
+            } => {
                 let out = exports.pop().unwrap_or_default();
                 for s in &out {
                     let _ = writeln!(body, "{pad}t{s}_out = Some(t{s}.clone());");
@@ -219,15 +240,43 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                         .collect();
                     format!("[{}]", ids.join(", "))
                 };
-                let _ = writeln!(
-                    body,
-                    "{pad}scope.complete({}, {})",
-                    ids(inputs),
-                    ids(outputs)
-                );
+                match form {
+                    ExitForm::Complete => {
+                        let _ = writeln!(
+                            body,
+                            "{pad}scope.complete({}, {})",
+                            ids(inputs),
+                            ids(outputs)
+                        );
+                    }
+                    ExitForm::With | ExitForm::WithSlice => {
+                        for s in inputs {
+                            let _ = writeln!(body, "{pad}scope.input(&t{s});");
+                        }
+                        let _ = writeln!(
+                            body,
+                            "{pad}scope.complete_with({})",
+                            with_outputs(outputs, *form)
+                        );
+                    }
+                    ExitForm::Unwind => {
+                        let _ =
+                            writeln!(body, "{pad}std::panic::resume_unwind(Box::new(\"unwind\"))");
+                    }
+                }
                 depth -= 1;
                 let pad = "    ".repeat(depth);
-                let _ = writeln!(body, "{pad}}});");
+                let close = match form {
+                    ExitForm::Unwind => {
+                        "})));\n{pad}assert!({graph}.is_err(), \"the closure unwinds\");"
+                    }
+                    _ => "});",
+                };
+                let close = close.replace("{pad}", &pad).replace(
+                    "{graph}",
+                    &format!("graph{}", count_exits_before(program, i)),
+                );
+                let _ = writeln!(body, "{pad}{close}");
                 if let Some(Outcome::Error { message, .. }) = outcome(i) {
                     let _ = writeln!(body, "{pad}// -> Err({message})");
                 }
@@ -291,7 +340,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             Step::Drop { .. } => {
                 let _ = writeln!(body, "{pad}{expr};");
             }
-            Step::Read { .. } => {
+            Step::Read { .. } | Step::Device { .. } => {
                 let _ = writeln!(body, "{pad}let _ = {expr};");
             }
             _ => {
@@ -418,7 +467,10 @@ fn eager_replay_check(
     else {
         return String::new();
     };
-    let Step::ExitScope { inputs, outputs } = &program.steps[exit] else {
+    let Step::ExitScope {
+        inputs, outputs, ..
+    } = &program.steps[exit]
+    else {
         return String::new();
     };
     let mut out = String::new();

@@ -109,6 +109,21 @@ rules! {
     EXIT_BRIDGED_OUTPUT = "exit-bridged-value-output",
         "a value moved in from another capture device is a graph output like any other value",
         "burn-capture/src/capture.rs:468 (CaptureBridge registers no Init op, unlike register_tensor)";
+    EXIT_UNWINDS = "exit-unwinds",
+        "a closure that unwinds instead of completing leaves no graph, and its scope closes and frees the device all the same",
+        "burn-capture/src/capture.rs:376 (CaptureScopeGuard's drop) and :376 (the registration's drop)";
+    DEVICE_CALL = "device-call",
+        "sync, flush, seed and supports_dtype on an execution device (Flex, wgpu, autodiff or not) succeed, and so do the backend's name and the device id round trip on any device",
+        "burn-tensor/src/device.rs (Device::sync, flush, seed, supports_dtype), burn-dispatch/src/device.rs:616 (DispatchDevice::from_id, to_id)";
+    DEVICE_CALL_IN_SCOPE = "device-call-in-scope",
+        "sync, flush and supports_dtype on a capture device inside its open scope succeed",
+        "burn-capture/src/capture.rs:597, :600, :626 (CaptureClient::sync, flush, dtype_usage)";
+    SEED_IN_SCOPE = "seed-in-scope",
+        "seeding a capture device inside its open scope panics: a graph cannot record randomness",
+        "burn-capture/src/capture.rs:623 (CaptureClient::seed)";
+    DEVICE_CALL_OUTSIDE_SCOPE = "device-call-outside-scope",
+        "any call on a capture device with no open scope panics: no client answers for it",
+        "burn-capture/src/capture.rs:442 (CaptureChannel::init_client)";
     EXIT_COMPLETES = "exit-completes",
         "a scope whose boundary passes every check returns its CapturedGraph",
         "burn-capture/src/capture.rs:272 (CaptureScopeGuard::complete)";
