@@ -196,6 +196,28 @@ fn the_stale_operand_entry_does_not_cover_a_stale_left_operand_being_accepted() 
 }
 
 #[test]
+fn the_stale_cat_entry_does_not_cover_a_stale_first_tensor_being_accepted() {
+    use dispatch_fuzz::program::{Op, Step};
+    let report = model_on_edited("stale-capture-cat-operand-accepted", |program| {
+        let Some(Step::Op {
+            op: Op::Cat { first, rest, .. },
+            ..
+        }) = program
+            .steps
+            .iter_mut()
+            .find(|s| matches!(s, Step::Op { .. }))
+        else {
+            panic!("the reproducer has a cat");
+        };
+        // The stale tensor first, the live one after it: Burn's outcome (ok) kept.
+        std::mem::swap(first, &mut rest[0]);
+    });
+    assert!(report.known.is_empty(), "{:?}", report.known);
+    assert_eq!(report.violations.len(), 1);
+    assert!(report.violations[0].summary.starts_with("op-stale-operand"));
+}
+
+#[test]
 fn the_int_bool_autodiff_entry_does_not_cover_a_float_capture_autodiff_succeeding() {
     use dispatch_fuzz::program::{Kind, Step};
     let report = model_on_edited("int-bool-capture-autodiff-succeeds", |program| {

@@ -377,6 +377,7 @@ impl State {
                 .stale_operands
                 .as_ref()
                 .is_none_or(|want| *want == stale)
+            && (!known.stale_after_first || (!stale.is_empty() && !stale.contains(&0)))
     }
 
     /// The model's prediction for `step`, or `None` where the contract says nothing definite.

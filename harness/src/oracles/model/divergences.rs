@@ -29,6 +29,10 @@ pub struct KnownDivergence {
     /// exactly; absent: not a condition.
     #[serde(default)]
     pub stale_operands: Option<Vec<usize>>,
+    /// Whether it covers exactly the steps whose stale operands all come after a first operand
+    /// that is not stale (an n-ary op's list, where the count and places vary).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale_after_first: bool,
     /// What the model does after it: follow Burn's real outcome, or stop following the value
     /// the step produced.
     #[serde(default)]
