@@ -249,7 +249,7 @@ fn with_wgpu_the_fuzz_target_and_check_decide_alike() {
                 .entry(format!("{} [{}]", s.site, s.panic.class))
                 .or_default() += 1;
         }
-        assert_eq!(hook.len(), verdict.trace.panics().count(), "{program}");
+        assert_eq!(hook.len(), common::recorded_panics(&verdict), "{program}");
         if hook
             .iter()
             .any(|d| *d != dispatch_fuzz::fuzz::HookDecision::Go)
@@ -322,4 +322,46 @@ fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses
         "{:?}",
         verdict.oracles.poisoned
     );
+}
+
+#[test]
+fn a_gradient_on_flex_is_compared_with_the_same_gradient_computed_on_wgpu() {
+    wgpu::enable().expect("a wgpu adapter");
+    let forward = r#"{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex_autodiff"}},
+        {"autodiff": {"out": 1, "src": 0, "mode": "require_grad"}},
+        {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
+        {"op": {"out": 3, "op": {"matmul": {"lhs": 2, "rhs": 2, "transpose_rhs": true}}}}"#;
+    let without = check(&common::program(&format!("[{forward}]"))).unwrap();
+    let with = check(&common::program(&format!(
+        r#"[{forward}, {{"backward": {{"out": 4, "loss": 3, "param": 1}}}}]"#
+    )))
+    .unwrap();
+    assert!(with.finding.is_none(), "{:?}", with.finding);
+    assert!(
+        matches!(&with.trace.steps[4].outcome, Outcome::Ok { value: Some(v), .. } if v.device == "flex"),
+        "{:?}",
+        with.trace.steps[4]
+    );
+    // The wgpu mirror followed the autodiff graph (the tracked leaf included), so the gradient
+    // is one more value compared across backends.
+    assert_eq!(with.oracles.compared, without.oracles.compared + 1);
+}
+
+#[test]
+fn a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed() {
+    // The wgpu mirror once cleared a replay's output slots before reading its feed, so a graph
+    // replayed into its own feed slot ran on wgpu with the recorded value instead (a harness
+    // fault the fuzzer reported as a Flex/wgpu divergence: 1 on wgpu, 0 on Flex).
+    wgpu::enable().expect("a wgpu adapter");
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [0], "outputs": [0]}},
+            {"create": {"out": 1, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
+            {"clone": {"out": 2, "src": 1}},
+            {"replay": {"graph": 0, "feed": [2], "outputs": [2]}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(verdict.oracles.compared >= 1);
 }

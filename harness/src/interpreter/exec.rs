@@ -14,7 +14,7 @@ use burn_dispatch::DispatchDevice;
 use super::catch::{self, at_site, catch, harness_code};
 use super::lockstep::{CompletedScope, Lockstep, Unobserved, World};
 use super::mirror::{kind_of, read_data};
-use super::ops::exec_op;
+use super::ops::{exec_op, gradient};
 use super::pool;
 use super::replay::replay_on_flex;
 use super::trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
@@ -550,6 +550,17 @@ impl Run<'_, '_> {
                     (_, t) => map_any!(t, x => x.autodiff()),
                 });
                 self.produce(*out, converted)
+            }
+            Step::Backward { out, loss, param } => {
+                let (loss, param) = (operand!(*loss), operand!(*param));
+                match caught!(gradient(loss, &param)) {
+                    Ok(Some(grad)) => self.produce(*out, grad),
+                    Ok(None) => {
+                        self.slots[usize::from(*out)] = None;
+                        Outcome::ok()
+                    }
+                    Err(reason) => return Ok(Err(Outcome::skipped(reason.to_string()))),
+                }
             }
             Step::Device { device, call } => {
                 let device = device!(*device);

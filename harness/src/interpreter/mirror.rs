@@ -6,13 +6,13 @@ use burn_backend::{BoolStore, DType};
 
 use super::catch::{attempt, catch, note_error};
 use super::lockstep::World;
-use super::ops::exec_op;
+use super::ops::{exec_op, gradient};
 use super::pool;
 use super::replay::{replay_on_device, ReplayError};
 use super::trace::{Outcome, PanicInfo, EXECUTION_ERROR};
-use super::value::{map_rank, AnyTensor};
+use super::value::{map_any, map_rank, on_any, AnyTensor};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{fill_data, Kind, Slot, Step};
+use crate::program::{fill_data, AutodiffMode, Kind, Slot, Step};
 
 /// One slot's value as the mirror computed it itself (not copied or adopted): the value, or the
 /// panic Burn raised computing it on the mirror's device.
@@ -123,21 +123,39 @@ impl Mirror {
                     }
                 }
             }
-            Step::ToDevice { out, src, .. }
-            | Step::Clone { out, src }
-            | Step::Autodiff { out, src, .. } => self.slots[usize::from(*out)] = self.get(*src),
+            Step::Backward { out, loss, param } => {
+                self.slots[usize::from(*out)] = None;
+                if let (Some(loss), Some(param)) = (self.get(*loss), self.get(*param)) {
+                    match catch(|| gradient(loss, &param)) {
+                        Ok(Ok(Some(grad))) => computed.push((*out, Ok(grad))),
+                        // No gradient there, or no float operands: nothing to compare.
+                        Ok(_) => {}
+                        Err(panic) => computed.push((*out, Err(panic))),
+                    }
+                }
+            }
+            Step::ToDevice { out, src, .. } | Step::Clone { out, src } => {
+                self.slots[usize::from(*out)] = self.get(*src);
+                self.follow_autodiff(world, *out, false);
+            }
+            Step::Autodiff { out, src, mode } => {
+                self.slots[usize::from(*out)] = self.get(*src);
+                self.follow_autodiff(world, *out, *mode == AutodiffMode::RequireGrad);
+            }
             Step::Replay {
                 graph,
                 feed,
                 outputs,
             } => {
+                // The feed is read before the outputs are cleared: a replay may write its
+                // result into the slot that fed it, as the real run does.
+                let feed: Vec<Option<TensorData>> = feed.iter().map(|s| self.data(*s)).collect();
                 for out in outputs {
                     self.slots[usize::from(*out)] = None;
                 }
                 let Some(captured) = world.graph(*graph) else {
                     return Vec::new();
                 };
-                let feed: Vec<Option<TensorData>> = feed.iter().map(|s| self.data(*s)).collect();
                 match catch(|| replay_on_device(captured, &feed, &self.device)) {
                     Ok(Ok(datas)) => {
                         for (slot, data) in outputs.iter().zip(datas) {
@@ -168,9 +186,42 @@ impl Mirror {
             .into_iter()
             .map(|(slot, value)| {
                 self.slots[usize::from(slot)] = value.as_ref().ok().cloned();
+                self.follow_autodiff(world, slot, false);
                 Computed { slot, value }
             })
             .collect()
+    }
+
+    /// Makes the mirror's value in `slot` autodiff, or not, as the real one is, and tracked
+    /// where the step was a `require_grad`, so ops on it record the same autodiff graph and a
+    /// `Backward` step has gradients to compare. Values the eager mirror adopts from the real
+    /// Flex run already are. A panic doing it goes to the run's journal and leaves the value as
+    /// it was.
+    fn follow_autodiff(&mut self, world: &World<'_>, slot: Slot, require_grad: bool) {
+        let (Some(real), Some(mine)) = (world.slot_ref(slot), self.get(slot)) else {
+            return;
+        };
+        // An adopted value is the real one, autodiff and tracking included.
+        if self.adopt_own && on_flex(real) {
+            return;
+        }
+        let want = on_any!(real, x => x.is_autodiff());
+        let matched = attempt(|| {
+            let mine = match (want, on_any!(&mine, x => x.is_autodiff())) {
+                (true, false) => map_any!(mine, x => x.autodiff()),
+                (false, true) => map_any!(mine, x => x.without_autodiff()),
+                _ => mine,
+            };
+            match mine {
+                AnyTensor::Float(r) if require_grad => {
+                    AnyTensor::Float(map_rank!(r, x => x.require_grad()))
+                }
+                other => other,
+            }
+        });
+        if let Some(t) = matched {
+            self.slots[usize::from(slot)] = Some(t);
+        }
     }
 
     /// Drops every tensor the mirror holds; a panic doing it goes to the run's journal.

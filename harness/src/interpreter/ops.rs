@@ -4,7 +4,7 @@ use anyhow::{anyhow, Result};
 use burn::tensor::kind::Basic;
 use burn::tensor::{Bool, Int, Tensor};
 
-use super::value::{map_rank, zip_rank, AnyTensor, Ranked};
+use super::value::{map_rank, on_rank, zip_rank, AnyTensor, Ranked};
 use crate::program::{
     along_dim_ops, binary_ops, compare_ops, module_ops, scalar_ops, unary_ops, Kind, LogicOp, Op,
     Slot,
@@ -380,4 +380,20 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
         },
     };
     out.ok_or_else(|| mismatch(op))
+}
+
+/// `param.grad(&loss.clone().sum().backward())`: `Ok(None)` where `param` has no gradient in
+/// that graph, `Err` where an operand is not a float tensor (the step cannot run).
+pub fn gradient(loss: AnyTensor, param: &AnyTensor) -> Result<Option<AnyTensor>> {
+    let (AnyTensor::Float(loss), AnyTensor::Float(param)) = (loss, param) else {
+        return Err(anyhow!("a gradient needs two float tensors"));
+    };
+    let grads = on_rank!(loss, t => t.sum().backward());
+    Ok(match param {
+        Ranked::R1(p) => p.grad(&grads).map(Ranked::R1),
+        Ranked::R2(p) => p.grad(&grads).map(Ranked::R2),
+        Ranked::R3(p) => p.grad(&grads).map(Ranked::R3),
+        Ranked::R4(p) => p.grad(&grads).map(Ranked::R4),
+    }
+    .map(AnyTensor::Float))
 }

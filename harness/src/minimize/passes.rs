@@ -317,7 +317,11 @@ fn simpler(step: &Step) -> Vec<Step> {
                     }),
             );
         }
-        Step::Read { .. } | Step::Clone { .. } | Step::Drop { .. } | Step::Autodiff { .. } => {}
+        Step::Read { .. }
+        | Step::Clone { .. }
+        | Step::Drop { .. }
+        | Step::Autodiff { .. }
+        | Step::Backward { .. } => {}
     }
     out
 }

@@ -48,7 +48,8 @@ impl Oracle for Differential {
                 shared.inexact[usize::from(*out)] = shared.inexact[usize::from(*src)];
                 return;
             }
-            Step::Op { .. } | Step::Replay { .. } | Step::Create { .. } => {}
+            Step::Op { .. } | Step::Replay { .. } | Step::Create { .. } | Step::Backward { .. } => {
+            }
             _ => return,
         }
         let (poisoned, family) = match step {
@@ -59,6 +60,16 @@ impl Oracle for Differential {
                 (poisoned_in.or(facts.unspecified).or(at_step), family)
             }
             Step::Replay { .. } => (poisoned_in, Tolerance::Balanced),
+            // A gradient runs every op of its graph backwards: transcendentals' derivatives
+            // included, so their looser family; over an operand the backends computed slightly
+            // differently, a discontinuous op's derivative (a step's edge) is not pinned down.
+            Step::Backward { loss, .. } => {
+                let edge = !exact_in && graph_has_step_op(world.program(), facts.index, *loss);
+                (
+                    poisoned_in.or(edge.then_some(Poison::InexactOperand)),
+                    Tolerance::Transcendental,
+                )
+            }
             _ => (None, Tolerance::Exact),
         };
         let how = How {
@@ -71,6 +82,25 @@ impl Oracle for Differential {
             judge(shared, world, computed, &how);
         }
     }
+}
+
+/// Whether an op of the `Step` family (rounding, sign, thresholds) computed anything `loss`
+/// depends on, before step `index`: its derivative jumps at the edges, so a gradient through it
+/// is pinned down only over bit-identical values.
+fn graph_has_step_op(program: &crate::program::Program, index: usize, loss: Slot) -> bool {
+    let mut live = vec![loss];
+    for step in program.steps[..index].iter().rev() {
+        let writes = step.writes();
+        if !writes.iter().any(|w| live.contains(w)) {
+            continue;
+        }
+        if matches!(step, Step::Op { op, .. } if op.tolerance() == Tolerance::Step) {
+            return true;
+        }
+        live.retain(|s| !writes.contains(s));
+        live.extend(step.reads());
+    }
+    false
 }
 
 /// How the values one step computed are judged.

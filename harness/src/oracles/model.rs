@@ -462,7 +462,9 @@ impl State {
                     predict(&AUTODIFF_ON_CAPTURE, panic("capture-autodiff-unsupported"))
                 }
             },
-            Step::Create { .. } | Step::Replay { .. } => None,
+            // Gradients are autodiff bookkeeping, outside the capture lifecycle: panics there
+            // are still classified against the catalogue, only not predicted.
+            Step::Create { .. } | Step::Replay { .. } | Step::Backward { .. } => None,
         }
     }
 
@@ -803,6 +805,21 @@ impl State {
                     self.slots[usize::from(*out)] = Some(val);
                 }
             }
+            Step::Backward { out, .. } => match produced_kind(outcome) {
+                // A gradient is a plain tensor without autodiff, wherever its graph ran.
+                Some(kind) => put(
+                    self,
+                    *out,
+                    Val {
+                        place: Place::Plain,
+                        kind: Some(kind),
+                        storage: produced_storage(outcome),
+                        autodiff: false,
+                        unknown: false,
+                    },
+                ),
+                None => self.slots[usize::from(*out)] = None,
+            },
             Step::Read { .. } | Step::Device { .. } => {}
         }
     }

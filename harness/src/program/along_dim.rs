@@ -5,7 +5,7 @@
 //! An entry is `name: [kinds it takes] -> result, shape, tolerance, unspecified, x, d => call;`:
 //! the result is `same` or a kind; the shape is `same` or `reduce` (the dim becomes 1); the
 //! tolerance one of [`Tolerance`]'s families; `unspecified` names what Burn leaves open (`none`,
-//! `nan`: NaN ordering, `ties`: which of equal values an index points to); `x` is the operand
+//! `nan`: NaN ordering, or a test of NaN against zero as `any`/`all` make, `ties`: which of equal values an index points to); `x` is the operand
 //! and `d` the dim (a `usize`).
 
 use super::kind::Kind;
@@ -45,8 +45,8 @@ macro_rules! along_dim_ops {
                 x, d => burn::tensor::activation::softmin(x, d);
             quiet_softmax: [Float] -> same, same, transcendental, none,
                 x, d => burn::tensor::activation::quiet_softmax(x, d);
-            any_dim: [Float, Int, Bool] -> Bool, reduce, step, none, x, d => x.any_dim(d);
-            all_dim: [Float, Int, Bool] -> Bool, reduce, step, none, x, d => x.all_dim(d);
+            any_dim: [Float, Int, Bool] -> Bool, reduce, step, nan, x, d => x.any_dim(d);
+            all_dim: [Float, Int, Bool] -> Bool, reduce, step, nan, x, d => x.all_dim(d);
             flip: [Float, Int, Bool] -> same, same, exact, none, x, d => x.flip([d as isize]);
             // Indexing with index tensors made on the operand's device (in range by
             // construction): each gives back the operand's shape.

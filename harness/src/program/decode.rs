@@ -11,7 +11,7 @@ use super::step::{DeviceRef, Step};
 use super::Program;
 
 /// The step kinds, in the bit order of a swarm mask.
-pub const STEP_KINDS: [&str; 11] = [
+pub const STEP_KINDS: [&str; 12] = [
     "create",
     "enter_scope",
     "exit_scope",
@@ -23,6 +23,7 @@ pub const STEP_KINDS: [&str; 11] = [
     "drop",
     "autodiff",
     "device",
+    "backward",
 ];
 
 fn enabled(mask: u16, step: &Step) -> bool {

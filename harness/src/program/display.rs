@@ -178,6 +178,9 @@ pub fn step_line(step: &Step) -> String {
             }
             ExitForm::Unwind => "std::panic::resume_unwind(Box::new(\"unwind\"))".to_string(),
         },
+        Step::Backward { out, loss, param } => {
+            format!("let t{out} = t{param}.grad(&t{loss}.clone().sum().backward());")
+        }
         Step::Device { device, call } => format!("{};", device_call(&device.to_string(), *call)),
         Step::Op { out, op } => format!("let t{out} = {};", op_expr(op)),
         Step::ToDevice { out, src, device } => {

@@ -172,6 +172,16 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
                 form,
             }
         }
+        Step::Backward { out, loss, param } => {
+            let float = |t: &Ty| t.kind == Kind::Float;
+            let (out, loss, param) = (
+                out % MAX_SLOTS,
+                env.pick(loss, float)?,
+                env.pick(param, float)?,
+            );
+            env.define(out, env.ty(param)?);
+            Step::Backward { out, loss, param }
+        }
         Step::Device { device, call } => Step::Device {
             device: fix_device(device),
             call,

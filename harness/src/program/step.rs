@@ -514,6 +514,17 @@ pub enum Step {
         /// The call.
         call: DeviceCall,
     },
+    /// `out = param.grad(&loss.clone().sum().backward())`: the gradient of `loss`'s sum with
+    /// respect to `param` (float tensors), or an emptied `out` where `param` has none (outside
+    /// the graph, or not tracked).
+    Backward {
+        /// Destination slot.
+        out: Slot,
+        /// The tensor whose sum is differentiated.
+        loss: Slot,
+        /// The tensor whose gradient is read.
+        param: Slot,
+    },
 }
 
 impl Step {
@@ -548,6 +559,7 @@ impl Step {
             | Step::Autodiff { src, .. }
             | Step::Read { src, .. } => vec![*src],
             Step::Drop { slot } => vec![*slot],
+            Step::Backward { loss, param, .. } => vec![*loss, *param],
             Step::ExitScope {
                 inputs, outputs, ..
             } => inputs.iter().chain(outputs).copied().collect(),
@@ -563,7 +575,8 @@ impl Step {
             | Step::Op { out, .. }
             | Step::ToDevice { out, .. }
             | Step::Clone { out, .. }
-            | Step::Autodiff { out, .. } => vec![*out],
+            | Step::Autodiff { out, .. }
+            | Step::Backward { out, .. } => vec![*out],
             Step::Drop { slot } => vec![*slot],
             Step::Replay { outputs, .. } => outputs.clone(),
             _ => Vec::new(),
@@ -598,6 +611,11 @@ impl Step {
             }
             Step::Read { src, .. } => *src = f(*src),
             Step::Drop { slot } => *slot = f(*slot),
+            Step::Backward { out, loss, param } => {
+                *out = f(*out);
+                *loss = f(*loss);
+                *param = f(*param);
+            }
         }
     }
 
@@ -615,6 +633,7 @@ impl Step {
             Step::Drop { .. } => "drop",
             Step::Autodiff { .. } => "autodiff",
             Step::Device { .. } => "device",
+            Step::Backward { .. } => "backward",
         }
     }
 }

@@ -110,6 +110,11 @@ fn assert_typed(program: &Program) -> usize {
                     slots.insert(*s, None);
                 }
             }
+            Step::Backward { out, loss, param } => {
+                assert!(slots.contains_key(loss), "a loss from an undefined slot");
+                let ty = slots.get(param).cloned().expect("param slot is defined");
+                slots.insert(*out, ty);
+            }
             Step::Read { src, .. } => assert!(slots.contains_key(src), "read of an undefined slot"),
             _ => {}
         }

@@ -97,6 +97,9 @@ fn expr(step: &Step) -> Option<String> {
             )
         }
         Step::Device { device: d, call } => device_call(&device(*d), *call),
+        Step::Backward { loss, param, .. } => {
+            format!("t{param}.grad(&t{loss}.clone().sum().backward())")
+        }
         Step::EnterScope { .. } | Step::ExitScope { .. } => return None,
     })
 }
@@ -343,6 +346,14 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             Step::Read { .. } | Step::Device { .. } => {
                 let _ = writeln!(body, "{pad}let _ = {expr};");
             }
+            Step::Backward { out, .. } => match outcome(i) {
+                Some(Outcome::Ok { value: Some(_), .. }) => {
+                    let _ = writeln!(body, "{pad}let t{out} = {expr}.expect(\"a gradient\");");
+                }
+                _ => {
+                    let _ = writeln!(body, "{pad}let _ = {expr}; // no gradient");
+                }
+            },
             _ => {
                 let out = step.writes().first().copied().unwrap_or_default();
                 let _ = writeln!(body, "{pad}let t{out} = {expr};");

@@ -51,3 +51,15 @@ pub fn both(
     let verdict = dispatch_fuzz::check_with(program, &dispatch_fuzz::oracles::Policy::default());
     (SEEN.with(|s| std::mem::take(&mut *s.borrow_mut())), verdict)
 }
+
+/// The panics `check` recorded: in the trace (steps and side panics), or as an oracle's
+/// violation carrying the panic's location (a captured graph whose replay panicked).
+pub fn recorded_panics(verdict: &dispatch_fuzz::Verdict) -> usize {
+    let as_violations = verdict
+        .oracles
+        .violations
+        .iter()
+        .filter(|v| v.location.is_some())
+        .count();
+    verdict.trace.panics().count() + as_violations
+}
