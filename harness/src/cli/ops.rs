@@ -36,6 +36,7 @@ struct Reach {
     r#trait: String,
     name: String,
     count: u64,
+    on_flex: u64,
     #[serde(skip_serializing_if = "str::is_empty")]
     why_unreached: &'static str,
 }
@@ -117,25 +118,33 @@ impl Args {
             );
         }
         if let Some(reach) = reach {
-            let mut traits: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+            // Per trait: recorded through capture, run on Flex, either, all.
+            let mut traits: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
             for r in &reach {
                 let t = traits.entry(&r.r#trait).or_default();
-                t.1 += 1;
-                if r.count > 0 {
-                    t.0 += 1;
-                }
+                t[0] += usize::from(r.count > 0);
+                t[1] += usize::from(r.on_flex > 0);
+                t[2] += usize::from(r.count > 0 || r.on_flex > 0);
+                t[3] += 1;
             }
-            let reached = reach.iter().filter(|r| r.count > 0).count();
+            let total = |k: usize| traits.values().map(|t| t[k]).sum::<usize>();
             println!(
-                "\nBackend trait functions, as burn-router implements them (capture records \
-                 every op through them): {reached} of {} reached",
-                reach.len()
+                "\nBackend trait functions ({} that burn-router implements): {} reached through \
+                 capture (burn-router records them), {} run by Flex's own impls, {} either way",
+                reach.len(),
+                total(0),
+                total(1),
+                total(2)
             );
-            for (name, (hit, all)) in &traits {
-                println!("  {name:<22} {hit:>4} of {all:<4}");
+            println!(
+                "  {:<22} {:>7} {:>7} {:>7}",
+                "trait", "capture", "flex", "either"
+            );
+            for (name, [capture, flex, either, all]) in &traits {
+                println!("  {name:<22} {capture:>7} {flex:>7} {either:>4} of {all}");
             }
             let mut by_reason: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-            for r in reach.iter().filter(|r| r.count == 0) {
+            for r in reach.iter().filter(|r| r.count == 0 && r.on_flex == 0) {
                 by_reason
                     .entry(r.why_unreached)
                     .or_default()
@@ -151,11 +160,12 @@ impl Args {
 }
 
 fn reach_row(f: TraitFunction) -> Reach {
-    let why = if f.count == 0 { why_unreached(&f) } else { "" };
+    let why = if f.reached() { "" } else { why_unreached(&f) };
     Reach {
         r#trait: f.r#trait,
         name: f.name,
         count: f.count,
+        on_flex: f.on_flex,
         why_unreached: why,
     }
 }

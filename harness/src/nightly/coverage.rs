@@ -48,7 +48,8 @@ pub const WHY_UNREACHED: &[(&str, &str)] = &[
     ),
     (
         "_backward",
-        "a backward op: programs have no Backward step yet",
+        "a backward op: capture tensors cannot be autodiff, and on Flex it either takes the \
+         trait's default body (outside Flex's sources) or no Backward step's graph held its op yet",
     ),
     (
         "random",
@@ -90,8 +91,20 @@ pub struct TraitFunction {
     pub r#trait: String,
     /// The function (`float_add`).
     pub name: String,
-    /// How often it ran (the largest count among its instances).
+    /// How often burn-router's impl ran (the largest count among its instances): the op
+    /// recorded by capture.
     pub count: u64,
+    /// How often Flex's own impl ran (the op executed eagerly on Flex, autodiff's backward
+    /// ops included); 0 also where Flex takes the trait's default body, which lives outside
+    /// Flex's sources.
+    pub on_flex: u64,
+}
+
+impl TraitFunction {
+    /// Whether a program reached it on either backend.
+    pub fn reached(&self) -> bool {
+        self.count > 0 || self.on_flex > 0
+    }
 }
 
 #[derive(Deserialize)]
@@ -207,14 +220,32 @@ impl Coverage {
     /// a proc-macro attribute, whose coverage collapses onto the attribute's line, so they
     /// cannot be counted one by one.
     pub fn router_functions(&self) -> Vec<TraitFunction> {
+        let on_flex = self.trait_functions("burn-flex/src/");
+        self.trait_functions("burn-router/src/ops/")
+            .into_iter()
+            .map(|((r#trait, name), count)| TraitFunction {
+                on_flex: on_flex
+                    .get(&(r#trait.clone(), name.clone()))
+                    .copied()
+                    .unwrap_or(0),
+                r#trait,
+                name,
+                count,
+            })
+            .collect()
+    }
+
+    /// The trait functions implemented in files under `prefix` (`crate/src/...`), each with
+    /// the largest count among its instances.
+    fn trait_functions(&self, prefix: &str) -> std::collections::BTreeMap<(String, String), u64> {
         let mut found: std::collections::BTreeMap<(String, String), u64> = Default::default();
         for f in &self.functions {
-            let in_dispatch_ops = f
+            let under = f
                 .filenames
                 .first()
                 .and_then(|file| burn_file(file))
-                .is_some_and(|file| file.starts_with("burn-router/src/ops/"));
-            if !in_dispatch_ops {
+                .is_some_and(|file| file.starts_with(prefix));
+            if !under {
                 continue;
             }
             if let Some((r#trait, name)) = trait_function(&f.name) {
@@ -223,13 +254,6 @@ impl Coverage {
             }
         }
         found
-            .into_iter()
-            .map(|((r#trait, name), count)| TraitFunction {
-                r#trait,
-                name,
-                count,
-            })
-            .collect()
     }
 
     /// Every file, by its `crate/src/...` path.
@@ -496,6 +520,11 @@ mod tests {
             functions[0].count, 7,
             "the largest count among its instances"
         );
+        assert_eq!(
+            functions[0].on_flex, 9,
+            "Flex's own impl, counted beside it"
+        );
+        assert!(functions[0].reached());
     }
 
     #[test]
