@@ -365,3 +365,21 @@ fn a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed() {
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(verdict.oracles.compared >= 1);
 }
+
+#[test]
+fn a_replay_feed_the_real_run_could_not_read_takes_the_recorded_value_on_wgpu_too() {
+    // The real run cannot read a computed capture tensor, so the replay takes the input's
+    // recorded value (-4); the wgpu mirror computed that slot (4) and once fed it instead (a
+    // harness fault the fuzzer reported as a divergence: 4 on wgpu, -4 on Flex).
+    wgpu::enable().expect("a wgpu adapter");
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": -4}, "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"unary": {"op": "neg", "src": 0}}}},
+            {"exit_scope": {"inputs": [0], "outputs": [0]}},
+            {"replay": {"graph": 0, "feed": [1], "outputs": [2]}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(verdict.oracles.compared >= 1);
+}

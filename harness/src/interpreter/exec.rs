@@ -47,6 +47,11 @@ struct Run<'p, 'h> {
     slots: Vec<Option<AnyTensor>>,
     graphs: Vec<Option<CapturedGraph>>,
     outcomes: Vec<Option<Outcome>>,
+    /// For each `Replay` step, which of its feed slots gave data (the rest ran with the
+    /// recorded values): mirrors must feed the same inputs.
+    fed: Vec<Vec<bool>>,
+    /// The step running.
+    current: usize,
 }
 
 /// Runs `program` on the real crates and returns its trace. `Err` only for the harness's own
@@ -78,6 +83,8 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         slots: vec![None; usize::from(MAX_SLOTS)],
         graphs: vec![None; exits],
         outcomes: vec![None; n],
+        fed: vec![Vec::new(); n],
+        current: 0,
     };
     catch::journal_start();
     run.range(0, n)?;
@@ -209,6 +216,7 @@ impl Run<'_, '_> {
             slots: &self.slots,
             graphs: &self.graphs,
             outcomes: &self.outcomes,
+            fed: &self.fed,
         };
         f(&mut *self.hook, &world);
     }
@@ -223,6 +231,7 @@ impl Run<'_, '_> {
                 i = exit + 1;
             } else {
                 catch::set_step(Some(i));
+                self.current = i;
                 let outcome = self.step(&program.steps[i])?;
                 self.set(i, outcome);
                 self.observe(|hook, world| hook.after_step(world, i));
@@ -232,8 +241,6 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    /// The boundary slots that hold capture tensors, with their capture tensor ids; other slots
-    /// are left out (a Flex tensor has no id in the scope's graph).
     /// The capture handles of `slots` that hold a plain (not autodiff) capture tensor: what a
     /// scope's boundary can name.
     fn boundary(&self, slots: &[Slot]) -> Vec<(Slot, Handle)> {
@@ -480,6 +487,7 @@ impl Run<'_, '_> {
                     .iter()
                     .map(|s| at_site("replay feed", || self.slot(*s).and_then(read_data)))
                     .collect();
+                self.fed[self.current] = feed.iter().map(Option::is_some).collect();
                 let datas = match caught!(replay_on_flex(&captured, &feed)) {
                     Ok(datas) => datas,
                     Err(e) => {

@@ -14,12 +14,19 @@ pub struct World<'a> {
     pub(super) slots: &'a [Option<AnyTensor>],
     pub(super) graphs: &'a [Option<CapturedGraph>],
     pub(super) outcomes: &'a [Option<Outcome>],
+    pub(super) fed: &'a [Vec<bool>],
 }
 
 impl World<'_> {
     /// The program being run.
     pub fn program(&self) -> &Program {
         self.program
+    }
+
+    /// Which feed slots of the `Replay` step at `index` gave the real run data to replay with
+    /// (the other inputs took their recorded values); empty for any other step.
+    pub fn fed(&self, index: usize) -> &[bool] {
+        self.fed.get(index).map_or(&[], Vec::as_slice)
     }
 
     /// The real tensor in slot `s`, if any.

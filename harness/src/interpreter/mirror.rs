@@ -148,8 +148,21 @@ impl Mirror {
                 outputs,
             } => {
                 // The feed is read before the outputs are cleared: a replay may write its
-                // result into the slot that fed it, as the real run does.
-                let feed: Vec<Option<TensorData>> = feed.iter().map(|s| self.data(*s)).collect();
+                // result into the slot that fed it, as the real run does. An input the real
+                // run could not feed (a computed capture tensor has no data) takes its recorded
+                // value here too, whatever the mirror computed for that slot.
+                let fed = world.fed(index);
+                let feed: Vec<Option<TensorData>> = feed
+                    .iter()
+                    .enumerate()
+                    .map(|(k, s)| {
+                        fed.get(k)
+                            .copied()
+                            .unwrap_or(false)
+                            .then(|| self.data(*s))
+                            .flatten()
+                    })
+                    .collect();
                 for out in outputs {
                     self.slots[usize::from(*out)] = None;
                 }
