@@ -51,6 +51,9 @@ pub enum Poison {
     /// A periodic function (sin, cos, tan) of an operand far from zero (see
     /// `Unspecified::Large`): WGSL does not bound its error there.
     LargeArgument,
+    /// A hyperbolic function past `exp`'s range (see `Unspecified::Overflow`): WGSL allows it
+    /// to overflow to infinity.
+    ExpOverflow,
 }
 
 impl Poison {
@@ -65,6 +68,7 @@ impl Poison {
             Poison::NanCompared => "nan-compared",
             Poison::IndexTie => "index-tie",
             Poison::LargeArgument => "large-argument",
+            Poison::ExpOverflow => "exp-overflow",
         }
     }
 }
@@ -242,6 +246,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             Unspecified::Nan => Poison::NanCompared,
             Unspecified::Ties => Poison::IndexTie,
             Unspecified::Large => Poison::LargeArgument,
+            Unspecified::Overflow => Poison::ExpOverflow,
         },
     };
     for src in op.operands() {
@@ -261,6 +266,9 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             (_, Poison::LargeArgument) => values(&data)
                 .iter()
                 .any(|v| v.abs() > crate::program::limits::LARGE_ARGUMENT),
+            (_, Poison::ExpOverflow) => values(&data)
+                .iter()
+                .any(|v| v.abs() > crate::program::limits::EXP_OVERFLOW),
             _ => cast_out_of_range(&data),
         };
         if unspecified {

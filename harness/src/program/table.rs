@@ -61,6 +61,12 @@ pub enum Unspecified {
     /// error only inside [-pi, pi], so an operand of magnitude above
     /// [`LARGE_ARGUMENT`](crate::program::limits::LARGE_ARGUMENT) leaves the result open.
     Large,
+    /// The hyperbolic functions (sinh, cosh, tanh) past [`EXP_OVERFLOW`]: WGSL inherits their
+    /// accuracy from `(exp(x) ± exp(-x)) / 2` (tanh from their ratio), whose `exp` overflows
+    /// there though the result may still fit in an f32.
+    ///
+    /// [`EXP_OVERFLOW`]: crate::program::limits::EXP_OVERFLOW
+    Overflow,
 }
 
 /// An entry's `unspecified`, from its lower-case name.
@@ -76,6 +82,9 @@ macro_rules! op_unspecified {
     };
     (large) => {
         Unspecified::Large
+    };
+    (overflow) => {
+        Unspecified::Overflow
     };
 }
 

@@ -6,8 +6,8 @@
 //! only room that may touch tensors) come from one text: adding an op is one line below. Each
 //! entry is `name: [kinds it takes] -> result, tolerance, unspecified, x => call on x;`, where the
 //! result is `same` (the operand's kind) or a kind, the tolerance is one of [`Tolerance`]'s
-//! variants and `unspecified` names what Burn leaves open (`none`, or `large`: the periodic
-//! functions' accuracy far from zero).
+//! variants and `unspecified` names what Burn leaves open (`none`, `large`: the periodic
+//! functions' accuracy far from zero, or `overflow`: the hyperbolic ones' past `exp`'s range).
 //! Names are what program files store, so entries may be reordered freely; the first entry is
 //! the plainest op, which the minimizer rewrites others to.
 
@@ -25,7 +25,7 @@ macro_rules! unary_ops {
             abs: [Float, Int] -> same, exact, none, x => x.abs();
             sign: [Float, Int] -> same, step, none, x => x.sign();
             exp: [Float] -> same, transcendental, none, x => x.exp();
-            tanh: [Float] -> same, transcendental, none, x => x.tanh();
+            tanh: [Float] -> same, transcendental, overflow, x => x.tanh();
             log: [Float] -> same, transcendental, none, x => x.log();
             log1p: [Float] -> same, transcendental, none, x => x.log1p();
             sqrt: [Float] -> same, transcendental, none, x => x.sqrt();
@@ -34,8 +34,8 @@ macro_rules! unary_ops {
             sin: [Float] -> same, transcendental, large, x => x.sin();
             cos: [Float] -> same, transcendental, large, x => x.cos();
             tan: [Float] -> same, transcendental, large, x => x.tan();
-            sinh: [Float] -> same, transcendental, none, x => x.sinh();
-            cosh: [Float] -> same, transcendental, none, x => x.cosh();
+            sinh: [Float] -> same, transcendental, overflow, x => x.sinh();
+            cosh: [Float] -> same, transcendental, overflow, x => x.cosh();
             asin: [Float] -> same, transcendental, none, x => x.asin();
             acos: [Float] -> same, transcendental, none, x => x.acos();
             atan: [Float] -> same, transcendental, none, x => x.atan();
