@@ -2,6 +2,7 @@
 //! `cargo test` (the adapter from `DISPATCH_FUZZ_WGPU`, default `auto`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(init: dispatch_fuzz::fuzz::init_wgpu(), |data: &[u8]| {
-    dispatch_fuzz::fuzz::one(data);
+// Typed: the input is the decoded program, so `cargo fuzz fmt` prints its listing.
+libfuzzer_sys::fuzz_target!(init: dispatch_fuzz::fuzz::init_wgpu(), |input: dispatch_fuzz::fuzz::FuzzInput| {
+    dispatch_fuzz::fuzz::run(&input.0);
 });

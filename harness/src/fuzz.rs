@@ -10,19 +10,50 @@ use crate::{check, config, interpreter, Verdict};
 /// The backends a target fixed in its `init` (the wgpu target), over `DISPATCH_FUZZ_BACKENDS`.
 static TARGET_BACKENDS: OnceLock<Backends> = OnceLock::new();
 
-/// What the fuzz target runs for each input. Call [`init`] (or [`init_wgpu`]) once first.
-pub fn one(data: &[u8]) {
-    let backends = TARGET_BACKENDS
+/// The backends this process's inputs decode for: the target's own, or the session's.
+fn target_backends() -> Backends {
+    TARGET_BACKENDS
         .get()
         .copied()
-        .unwrap_or(config::get().backends);
-    let program = Program::from_fuzz_bytes(data, backends);
-    match check(&program) {
+        .unwrap_or(config::get().backends)
+}
+
+/// What the fuzz target runs for each input (raw bytes). Call [`init`] (or [`init_wgpu`]) once
+/// first.
+pub fn one(data: &[u8]) {
+    run(&Program::from_fuzz_bytes(data, target_backends()));
+}
+
+/// One fuzz input as the typed targets take it: the program the bytes decode to for the
+/// target's backends (exactly what [`one`] decodes), whose `Debug` is the program's listing, so
+/// `cargo fuzz fmt` and libFuzzer's `RUST_LIBFUZZER_DEBUG_PATH` print a program a person reads.
+pub struct FuzzInput(pub Program);
+
+impl<'a> arbitrary::Arbitrary<'a> for FuzzInput {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        Program::arbitrary_on(u, target_backends()).map(FuzzInput)
+    }
+
+    fn arbitrary_take_rest(mut u: arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        Self::arbitrary(&mut u)
+    }
+}
+
+impl std::fmt::Debug for FuzzInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "// {} steps\n{}", self.0.steps.len(), self.0)
+    }
+}
+
+/// Checks one decoded program and aborts with a `DEDUP_TOKEN` line on a finding (or a harness
+/// error), as libFuzzer expects of a crash.
+pub fn run(program: &Program) {
+    match check(program) {
         Ok(Verdict {
             finding: Some(finding),
             ..
         }) => {
-            report(&finding.signature, &finding.message, &program);
+            report(&finding.signature, &finding.message, program);
             if !config::get().no_abort {
                 std::process::abort();
             }
@@ -30,7 +61,7 @@ pub fn one(data: &[u8]) {
         Ok(_) => {}
         // The harness's own failure always stops the run, whatever DISPATCH_FUZZ_NO_ABORT says.
         Err(error) => {
-            report("harness-error", &format!("{error:#}"), &program);
+            report("harness-error", &format!("{error:#}"), program);
             std::process::abort();
         }
     }

@@ -208,3 +208,25 @@ fn a_known_finding_is_a_finding_again_under_the_known_switch() {
     let verdict = check_with(&program, &Policy::parse("known")).unwrap();
     assert_eq!(verdict.finding.expect("a finding").class, "replay-mismatch");
 }
+
+#[test]
+fn the_typed_fuzz_input_decodes_exactly_what_the_byte_path_decodes_and_prints_its_listing() {
+    use arbitrary::{Arbitrary, Unstructured};
+    use dispatch_fuzz::fuzz::FuzzInput;
+    let mut rng = SplitMix64::new(99);
+    let mut steps = 0;
+    for _ in 0..500 {
+        let len = rng.below(2000) as usize;
+        let bytes = rng.bytes(len);
+        let typed = FuzzInput::arbitrary_take_rest(Unstructured::new(&bytes))
+            .map(|input| input.0)
+            .unwrap_or_default();
+        let plain = Program::from_fuzz_bytes(&bytes, Backends::FLEX_CAPTURE);
+        assert_eq!(typed, plain);
+        steps += plain.steps.len();
+        // What `cargo fuzz fmt` prints: the listing `dispatch-fuzz fmt` prints.
+        let debug = format!("{:?}", FuzzInput(plain.clone()));
+        assert!(debug.ends_with(&plain.to_string()), "{debug}");
+    }
+    assert!(steps > 10_000, "only {steps} steps decoded");
+}
