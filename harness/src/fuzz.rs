@@ -18,14 +18,8 @@ fn target_backends() -> Backends {
         .unwrap_or(config::get().backends)
 }
 
-/// What the fuzz target runs for each input (raw bytes). Call [`init`] (or [`init_wgpu`]) once
-/// first.
-pub fn one(data: &[u8]) {
-    run(&Program::from_fuzz_bytes(data, target_backends()));
-}
-
 /// One fuzz input as the typed targets take it: the program the bytes decode to for the
-/// target's backends (exactly what [`one`] decodes), whose `Debug` is the program's listing, so
+/// target's backends (exactly what `Program::from_fuzz_bytes` decodes), whose `Debug` is the program's listing, so
 /// `cargo fuzz fmt` and libFuzzer's `RUST_LIBFUZZER_DEBUG_PATH` print a program a person reads.
 pub struct FuzzInput(pub Program);
 
@@ -45,8 +39,9 @@ impl std::fmt::Debug for FuzzInput {
     }
 }
 
-/// Checks one decoded program and aborts with a `DEDUP_TOKEN` line on a finding (or a harness
-/// error), as libFuzzer expects of a crash.
+/// What the fuzz targets run for each input: checks the decoded program and aborts with a
+/// `DEDUP_TOKEN` line on a finding (or a harness error), as libFuzzer expects of a crash. Call
+/// [`init`] (or [`init_wgpu`]) once first.
 pub fn run(program: &Program) {
     match check(program) {
         Ok(Verdict {
