@@ -111,7 +111,7 @@ rules! {
         "burn-capture/src/capture.rs:468 (CaptureBridge registers no Init op, unlike register_tensor)";
     EXIT_UNWINDS = "exit-unwinds",
         "a closure that unwinds instead of completing leaves no graph, and its scope closes and frees the device all the same",
-        "burn-capture/src/capture.rs:376 (CaptureScopeGuard's drop) and :376 (the registration's drop)";
+        "burn-capture/src/capture.rs:350 (CaptureScopeGuard's drop closes the session), burn-router/src/client/base.rs:174 (the registration's drop frees the device)";
     DEVICE_CALL = "device-call",
         "sync, flush, seed and supports_dtype on an execution device (Flex, wgpu, autodiff or not) succeed, and so do the backend's name and the device id round trip on any device",
         "burn-tensor/src/device.rs (Device::sync, flush, seed, supports_dtype), burn-dispatch/src/device.rs:616 (DispatchDevice::from_id, to_id)";
