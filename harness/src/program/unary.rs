@@ -83,6 +83,10 @@ macro_rules! unary_ops {
                 x => burn::tensor::activation::thresholded_relu(x, 1.0);
             trunc: [Float] -> same, step, none, x => x.trunc();
             bitwise_not: [Int] -> same, exact, none, x => x.bitwise_not();
+            // Float only, as `square`: an int chain of powers overflows, a debug-build panic.
+            powi_square: [Float] -> same, balanced, none, x => x.powi_scalar(2);
+            shift_left: [Int] -> same, exact, none, x => x.bitwise_left_shift_scalar(1);
+            shift_right: [Int] -> same, exact, none, x => x.bitwise_right_shift_scalar(1);
             // Whole-tensor reductions, broadcast back over the operand so the shape stays.
             minus_sum: [Float, Int] -> same, balanced, none, x => x.clone().sub(x.sum().unsqueeze());
             minus_mean: [Float, Int] -> same, balanced, none,
