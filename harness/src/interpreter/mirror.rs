@@ -156,11 +156,11 @@ impl Mirror {
                     .iter()
                     .enumerate()
                     .map(|(k, s)| {
-                        fed.get(k)
-                            .copied()
-                            .unwrap_or(false)
-                            .then(|| self.data(*s))
-                            .flatten()
+                        if fed.get(k) == Some(&true) {
+                            self.data(*s)
+                        } else {
+                            None
+                        }
                     })
                     .collect();
                 for out in outputs {
@@ -211,16 +211,25 @@ impl Mirror {
     /// Flex run already are. A panic doing it goes to the run's journal and leaves the value as
     /// it was.
     fn follow_autodiff(&mut self, world: &World<'_>, slot: Slot, require_grad: bool) {
-        let (Some(real), Some(mine)) = (world.slot_ref(slot), self.get(slot)) else {
+        let s = usize::from(slot);
+        let (Some(real), Some(mine)) = (world.slot_ref(slot), self.slots[s].as_ref()) else {
             return;
         };
         // An adopted value is the real one, autodiff and tracking included.
         if self.adopt_own && on_flex(real) {
             return;
         }
-        let want = on_any!(real, x => x.is_autodiff());
+        let (want, have) = (
+            on_any!(real, x => x.is_autodiff()),
+            on_any!(mine, x => x.is_autodiff()),
+        );
+        // Most values need nothing: no handle is cloned for them, and nothing runs under catch.
+        if want == have && !require_grad {
+            return;
+        }
+        let mine = mine.clone();
         let matched = attempt(|| {
-            let mine = match (want, on_any!(&mine, x => x.is_autodiff())) {
+            let mine = match (want, have) {
                 (true, false) => map_any!(mine, x => x.autodiff()),
                 (false, true) => map_any!(mine, x => x.without_autodiff()),
                 _ => mine,
@@ -233,7 +242,7 @@ impl Mirror {
             }
         });
         if let Some(t) = matched {
-            self.slots[usize::from(slot)] = Some(t);
+            self.slots[s] = Some(t);
         }
     }
 
