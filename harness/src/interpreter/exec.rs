@@ -318,8 +318,7 @@ impl Run<'_, '_> {
             }
             pairs
         };
-        let dedup = matches!(form, ExitForm::With | ExitForm::WithSlice);
-        let input_pairs = pairs(&input_handles, dedup);
+        let input_pairs = pairs(&input_handles, form.registers_inputs());
         let output_pairs = pairs(&output_handles, false);
         drop((input_handles, output_handles));
         if let Err(panic) = &result {

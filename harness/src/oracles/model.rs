@@ -610,8 +610,7 @@ impl State {
             Some(ids)
         };
         let (mut inputs, outputs) = (ids(inputs)?, ids(outputs)?);
-        if matches!(form, ExitForm::With | ExitForm::WithSlice) {
-            // `CaptureScope::input` registers an id once.
+        if form.registers_inputs() {
             let mut seen = HashSet::new();
             inputs.retain(|id| seen.insert(*id));
         }

@@ -115,6 +115,28 @@ pub fn with_outputs(outputs: &[Slot], form: ExitForm) -> String {
     }
 }
 
+/// What ends a scope's closure in a form other than `complete` (whose ids each printer names
+/// its own way), one statement each: the `scope.input` calls and `complete_with`, or the unwind.
+pub fn exit_statements(inputs: &[Slot], outputs: &[Slot], form: ExitForm) -> Vec<String> {
+    if form == ExitForm::Unwind {
+        return vec!["std::panic::resume_unwind(Box::new(\"unwind\"))".to_string()];
+    }
+    let mut statements: Vec<String> = inputs
+        .iter()
+        .map(|s| format!("scope.input(&t{s})"))
+        .collect();
+    statements.push(format!(
+        "scope.complete_with({})",
+        with_outputs(outputs, form)
+    ));
+    statements
+}
+
+/// `param`'s gradient after `loss`'s backward pass, as the `Backward` step computes it.
+pub fn backward_expr(loss: Slot, param: Slot) -> String {
+    format!("t{param}.grad(&t{loss}.clone().sum().backward())")
+}
+
 /// A device call as Rust, on the device named `device`.
 pub fn device_call(device: &str, call: DeviceCall) -> String {
     match call {
@@ -166,20 +188,10 @@ pub fn step_line(step: &Step) -> String {
             form,
         } => match form {
             ExitForm::Complete => format!("scope.complete({}, {})", list(inputs), list(outputs)),
-            ExitForm::With | ExitForm::WithSlice => {
-                let declare: String = inputs
-                    .iter()
-                    .map(|s| format!("scope.input(&t{s}); "))
-                    .collect();
-                format!(
-                    "{declare}scope.complete_with({})",
-                    with_outputs(outputs, *form)
-                )
-            }
-            ExitForm::Unwind => "std::panic::resume_unwind(Box::new(\"unwind\"))".to_string(),
+            _ => exit_statements(inputs, outputs, *form).join("; "),
         },
         Step::Backward { out, loss, param } => {
-            format!("let t{out} = t{param}.grad(&t{loss}.clone().sum().backward());")
+            format!("let t{out} = {};", backward_expr(*loss, *param))
         }
         Step::Device { device, call } => format!("{};", device_call(&device.to_string(), *call)),
         Step::Op { out, op } => format!("let t{out} = {};", op_expr(op)),

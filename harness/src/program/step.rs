@@ -360,6 +360,12 @@ impl ExitForm {
     pub fn is_complete(&self) -> bool {
         *self == ExitForm::Complete
     }
+
+    /// Whether the inputs go through `scope.input`, which registers an id once (so an input
+    /// named twice is no duplicate) and needs the scope as `mut`.
+    pub fn registers_inputs(self) -> bool {
+        matches!(self, ExitForm::With | ExitForm::WithSlice)
+    }
 }
 
 /// A call on a device itself rather than on a tensor (`burn::tensor::Device`'s methods, and the

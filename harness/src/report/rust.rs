@@ -14,8 +14,8 @@ use crate::oracles::Finding;
 use crate::oracles::{DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::display::op_expr;
 use crate::program::{
-    device_call, fill_data, replace_ident, with_outputs, AutodiffMode, DeviceRef, ExitForm, Fill,
-    Kind, Op, Program, Slot, Step,
+    backward_expr, device_call, exit_statements, fill_data, replace_ident, AutodiffMode, DeviceRef,
+    ExitForm, Fill, Kind, Op, Program, Slot, Step,
 };
 
 /// The Burn version the harness builds (from `Cargo.lock`, by `build.rs`).
@@ -97,9 +97,7 @@ fn expr(step: &Step) -> Option<String> {
             )
         }
         Step::Device { device: d, call } => device_call(&device(*d), *call),
-        Step::Backward { loss, param, .. } => {
-            format!("t{param}.grad(&t{loss}.clone().sum().backward())")
-        }
+        Step::Backward { loss, param, .. } => backward_expr(*loss, *param),
         Step::EnterScope { .. } | Step::ExitScope { .. } => return None,
     })
 }
@@ -208,10 +206,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                 let open = format!(
                     "{}.capture_scope(|{}scope| {{",
                     device(*d),
-                    match form {
-                        ExitForm::With | ExitForm::WithSlice => "mut ",
-                        _ => "",
-                    }
+                    if form.registers_inputs() { "mut " } else { "" }
                 );
                 let open = match form {
                     // The closure's unwind is caught, as a caller that survives it would.
@@ -243,47 +238,33 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                         .collect();
                     format!("[{}]", ids.join(", "))
                 };
-                match form {
+                let statements = match form {
                     ExitForm::Complete => {
-                        let _ = writeln!(
-                            body,
-                            "{pad}scope.complete({}, {})",
-                            ids(inputs),
-                            ids(outputs)
-                        );
+                        vec![format!("scope.complete({}, {})", ids(inputs), ids(outputs))]
                     }
-                    ExitForm::With | ExitForm::WithSlice => {
-                        for s in inputs {
-                            let _ = writeln!(body, "{pad}scope.input(&t{s});");
-                        }
-                        let _ = writeln!(
-                            body,
-                            "{pad}scope.complete_with({})",
-                            with_outputs(outputs, *form)
-                        );
-                    }
-                    ExitForm::Unwind => {
-                        let _ =
-                            writeln!(body, "{pad}std::panic::resume_unwind(Box::new(\"unwind\"))");
-                    }
+                    _ => exit_statements(inputs, outputs, *form),
+                };
+                // The last one is the closure's value.
+                let last = statements.len() - 1;
+                for (k, statement) in statements.iter().enumerate() {
+                    let end = if k == last { "" } else { ";" };
+                    let _ = writeln!(body, "{pad}{statement}{end}");
                 }
                 depth -= 1;
                 let pad = "    ".repeat(depth);
-                let close = match form {
-                    ExitForm::Unwind => {
-                        "})));\n{pad}assert!({graph}.is_err(), \"the closure unwinds\");"
-                    }
-                    _ => "});",
-                };
-                let close = close.replace("{pad}", &pad).replace(
-                    "{graph}",
-                    &format!("graph{}", count_exits_before(program, i)),
-                );
-                let _ = writeln!(body, "{pad}{close}");
+                let graph = count_exits_before(program, i);
+                if *form == ExitForm::Unwind {
+                    let _ = writeln!(body, "{pad}}})));");
+                    let _ = writeln!(
+                        body,
+                        "{pad}assert!(graph{graph}.is_err(), \"the closure unwinds\");"
+                    );
+                } else {
+                    let _ = writeln!(body, "{pad}}});");
+                }
                 if let Some(Outcome::Error { message, .. }) = outcome(i) {
                     let _ = writeln!(body, "{pad}// -> Err({message})");
                 }
-                let graph = count_exits_before(program, i);
                 if let Some(f) = model.filter(|_| at == Some(i)) {
                     let expected = expected_outcome(&f.signature);
                     let ok = expected == "ok";
