@@ -19,8 +19,9 @@ fn target_backends() -> Backends {
 }
 
 /// One fuzz input as the typed targets take it: the program the bytes decode to for the
-/// target's backends (exactly what `Program::from_fuzz_bytes` decodes), whose `Debug` is the program's listing, so
-/// `cargo fuzz fmt` and libFuzzer's `RUST_LIBFUZZER_DEBUG_PATH` print a program a person reads.
+/// target's backends (exactly what `Program::from_fuzz_bytes` decodes), whose `Debug` is the
+/// program's listing, so `cargo fuzz fmt` and libFuzzer's `RUST_LIBFUZZER_DEBUG_PATH` print a
+/// program a person reads.
 pub struct FuzzInput(pub Program);
 
 impl<'a> arbitrary::Arbitrary<'a> for FuzzInput {

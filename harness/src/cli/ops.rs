@@ -12,8 +12,8 @@ use dispatch_fuzz::program::{Kind, ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, U
 
 /// Lists every op table entry (family, name, operand kinds) and, with `--coverage`, which of
 /// the Backend trait functions (as burn-router implements them, through which capture records
-/// every op) a run reached, with why each other one is left out. The export comes from `ci/reach.sh` or the nightly job
-/// (`coverage/<target>.json`).
+/// every op) a run reached, with why each other one is left out. The export comes from
+/// `ci/reach.sh` or the nightly job (`coverage/<target>.json`).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// An `llvm-cov export` JSON document of a run over burn-router's sources.
@@ -33,10 +33,8 @@ struct Entry {
 
 #[derive(Serialize)]
 struct Reach {
-    r#trait: String,
-    name: String,
-    count: u64,
-    on_flex: u64,
+    #[serde(flatten)]
+    function: TraitFunction,
     #[serde(skip_serializing_if = "str::is_empty")]
     why_unreached: &'static str,
 }
@@ -120,11 +118,11 @@ impl Args {
         if let Some(reach) = reach {
             // Per trait: recorded through capture, run on Flex, either, all.
             let mut traits: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
-            for r in &reach {
-                let t = traits.entry(&r.r#trait).or_default();
-                t[0] += usize::from(r.count > 0);
-                t[1] += usize::from(r.on_flex > 0);
-                t[2] += usize::from(r.count > 0 || r.on_flex > 0);
+            for Reach { function: f, .. } in &reach {
+                let t = traits.entry(&f.r#trait).or_default();
+                t[0] += usize::from(f.count > 0);
+                t[1] += usize::from(f.on_flex > 0);
+                t[2] += usize::from(f.reached());
                 t[3] += 1;
             }
             let total = |k: usize| traits.values().map(|t| t[k]).sum::<usize>();
@@ -144,11 +142,11 @@ impl Args {
                 println!("  {name:<22} {capture:>7} {flex:>7} {either:>4} of {all}");
             }
             let mut by_reason: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-            for r in reach.iter().filter(|r| r.count == 0 && r.on_flex == 0) {
+            for r in reach.iter().filter(|r| !r.function.reached()) {
                 by_reason
                     .entry(r.why_unreached)
                     .or_default()
-                    .push(format!("{}::{}", r.r#trait, r.name));
+                    .push(format!("{}::{}", r.function.r#trait, r.function.name));
             }
             println!("\nnot reached, by reason:");
             for (why, names) in by_reason {
@@ -159,13 +157,14 @@ impl Args {
     }
 }
 
-fn reach_row(f: TraitFunction) -> Reach {
-    let why = if f.reached() { "" } else { why_unreached(&f) };
+fn reach_row(function: TraitFunction) -> Reach {
+    let why = if function.reached() {
+        ""
+    } else {
+        why_unreached(&function)
+    };
     Reach {
-        r#trait: f.r#trait,
-        name: f.name,
-        count: f.count,
-        on_flex: f.on_flex,
+        function,
         why_unreached: why,
     }
 }

@@ -84,7 +84,8 @@ pub fn why_unreached(function: &TraitFunction) -> &'static str {
         .map_or("", |(_, why)| why)
 }
 
-/// A Backend trait function as `burn-dispatch` implements it, and how often it ran.
+/// A Backend trait function as burn-router implements it, and how often it ran there and in
+/// Flex's own impl.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TraitFunction {
     /// The trait (`FloatTensorOps`, `IntTensorOps`, `ModuleOps`, ...).
