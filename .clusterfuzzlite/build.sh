@@ -12,9 +12,12 @@ fi
 # -O alone drops debug assertions and overflow checks (cargo-fuzz adds them only without -O or
 # with -a); the catalogue has panics only they raise (Flex's dtype assertions, the int
 # cumulative overflow), so classes would differ from `cargo test` and the nightly job.
-cargo fuzz build -O --debug-assertions
 host="$(rustc -vV | sed -n 's/^host: //p')"
 for target in $(cargo fuzz list); do
+  # Each target with only the features it needs: dispatch_ops links no wgpu, cubecl or naga
+  # (a smaller, faster sanitizer build), dispatch_ops_wgpu gets `--features wgpu`.
+  features="$(ci/target-features.sh "$target")"
+  cargo fuzz build -O --debug-assertions ${features:+--features "$features"} "$target"
   cp "target/$host/release/$target" "$OUT/"
   [ -f "fuzz/$target.options" ] && cp "fuzz/$target.options" "$OUT/"
   # Both targets read the same byte format, so they share the dictionary and the seeds.

@@ -63,6 +63,9 @@ pub enum ConfigError {
     /// A backend name outside `flex`, `capture`, `wgpu`.
     #[error("{BACKENDS_VAR}: unknown backend `{0}` (allowed: flex, capture, wgpu)")]
     Backend(String),
+    /// wgpu named in a build without it.
+    #[error("{BACKENDS_VAR}: this build has no wgpu (build with the `wgpu` feature)")]
+    WgpuNotBuilt,
     /// An adapter outside `auto`, `gpu`, `cpu`.
     #[error("{ADAPTER_VAR}: unknown adapter `{0}` (allowed: auto, gpu, cpu)")]
     Adapter(String),
@@ -109,6 +112,9 @@ impl Config {
             Some(list) => Backends::parse(&list).map_err(ConfigError::Backend)?,
             None => Backends::FLEX_CAPTURE,
         };
+        if backends.wgpu && !wgpu::BUILT {
+            return Err(ConfigError::WgpuNotBuilt);
+        }
         let adapter = match get(ADAPTER_VAR).as_deref().map(str::trim) {
             None | Some("") | Some("auto") => Adapter::Auto,
             Some("gpu") => Adapter::Gpu,

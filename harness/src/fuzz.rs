@@ -79,6 +79,7 @@ pub fn init() {
 
 /// [`init`] for the wgpu target: its inputs decode and run wgpu steps too, whatever
 /// `DISPATCH_FUZZ_BACKENDS` says (ClusterFuzzLite cannot set environment variables per target).
+#[cfg(feature = "wgpu")]
 pub fn init_wgpu() {
     init_with(Some(Backends::WITH_WGPU));
 }

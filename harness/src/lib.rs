@@ -15,6 +15,7 @@ pub mod fuzz;
 pub mod hash;
 pub mod interpreter;
 pub mod minimize;
+#[cfg(feature = "cli")]
 pub mod nightly;
 pub mod oracles;
 pub mod program;

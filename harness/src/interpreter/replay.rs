@@ -3,7 +3,7 @@
 
 use burn::tensor::{CapturedGraph, Device, TensorData};
 use burn_backend::ExecutionError;
-use burn_dispatch::backends::{Cube, Flex};
+use burn_dispatch::backends::Flex;
 use burn_dispatch::devices::FlexDevice;
 use burn_dispatch::DispatchDevice;
 use burn_ir::BackendIr;
@@ -70,7 +70,10 @@ pub fn replay_on_device(
     device: &Device,
 ) -> Result<Vec<TensorData>, ReplayError> {
     match device.as_dispatch() {
-        DispatchDevice::Cube(cube) => replay_on::<Cube>(graph, feed, cube.clone()),
+        #[cfg(feature = "wgpu")]
+        DispatchDevice::Cube(cube) => {
+            replay_on::<burn_dispatch::backends::Cube>(graph, feed, cube.clone())
+        }
         DispatchDevice::Flex(_) => replay_on_flex(graph, feed),
         other => Err(ReplayError::Execution(ExecutionError::WithContext {
             reason: format!("no graph interpreter for device {other:?}"),

@@ -1,12 +1,16 @@
 //! The wgpu device: off unless the session turns it on (`config` does, from
 //! `DISPATCH_FUZZ_BACKENDS`, or `--backends`), initialized once with Burn's fallible
 //! `Device::wgpu_options().init()`, so a machine without an adapter gets a clear reason on every
-//! wgpu step instead of a panic on a device thread.
+//! wgpu step instead of a panic on a device thread. A build without the `wgpu` feature links no
+//! wgpu: its device is that reason, and the session switch naming wgpu is refused.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
-use burn::tensor::{Device, DeviceKind};
+use burn::tensor::Device;
+
+/// Whether this build has the wgpu backend (the `wgpu` feature).
+pub const BUILT: bool = cfg!(feature = "wgpu");
 
 /// Which adapter wgpu is initialized on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,7 +50,9 @@ pub fn enable() -> Result<String, String> {
     device().map(|d| format!("{d:?}"))
 }
 
-fn device_kind() -> DeviceKind {
+#[cfg(feature = "wgpu")]
+fn device_kind() -> burn::tensor::DeviceKind {
+    use burn::tensor::DeviceKind;
     match ADAPTER.load(Ordering::Relaxed) {
         x if x == Adapter::Cpu as u8 => DeviceKind::Cpu,
         x if x == Adapter::Gpu as u8 => DeviceKind::DiscreteGpu(0),
@@ -56,12 +62,18 @@ fn device_kind() -> DeviceKind {
 
 /// The initialized wgpu device, or why there is none. Initialized on first use.
 pub fn device() -> Result<Device, String> {
-    DEVICE
-        .get_or_init(|| {
-            Device::wgpu_options()
-                .device_kind(device_kind())
-                .init()
-                .map_err(|e| format!("wgpu is unavailable: {e}"))
-        })
-        .clone()
+    DEVICE.get_or_init(init).clone()
+}
+
+#[cfg(feature = "wgpu")]
+fn init() -> Result<Device, String> {
+    Device::wgpu_options()
+        .device_kind(device_kind())
+        .init()
+        .map_err(|e| format!("wgpu is unavailable: {e}"))
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn init() -> Result<Device, String> {
+    Err("this build has no wgpu (build with the `wgpu` feature)".to_string())
 }

@@ -1,0 +1,159 @@
+//! Storing a finding as a case, and the insta snapshot settings the suite asserts with (only in
+//! builds with the `cli` feature: the fuzz targets store nothing and link no insta).
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+
+use super::Case;
+use crate::config;
+use crate::minimize::{minimize_finding, Minimized, Minimizer, Reproduction};
+use crate::oracles::catalogue::catalogue;
+use crate::oracles::Policy;
+use crate::program::{Input, ProgramFile};
+
+/// A finding to store as a case.
+#[derive(Clone, Debug)]
+pub struct Promotion {
+    /// The finding: a program file or a libFuzzer artifact.
+    pub input: PathBuf,
+    /// Case name (lowercase, '-' and '_'), named after the bug; default: the class.
+    pub name: Option<String>,
+    /// Root-cause paragraph; default: the catalogue record's documentation.
+    pub root_cause: Option<String>,
+    /// The store.
+    pub dir: PathBuf,
+}
+
+/// A stored case.
+#[derive(Debug)]
+pub struct Promoted {
+    /// The case file.
+    pub path: PathBuf,
+    /// Its snapshot.
+    pub snapshot: PathBuf,
+    /// How minimization went.
+    pub minimized: Minimized,
+}
+
+/// The insta settings of every regression snapshot: one place, so the suite and `promote`
+/// write the same header.
+pub fn snapshot_settings(dir: &Path, case: &Case) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(case.file.signature.clone().unwrap_or_default());
+    settings
+}
+
+/// Asserts `text` against `case`'s snapshot in `dir` (the one snapshot-assertion site).
+pub fn assert_snapshot(case: &Case, dir: &Path, text: &str) {
+    snapshot_settings(dir, case).bind(|| insta::assert_snapshot!(case.name.as_str(), text));
+}
+
+/// Minimizes a finding under `policy` (plus its own class) and stores it in `request.dir` with
+/// its snapshot. Must run with debug assertions, as `cargo test` does.
+pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
+    // Snapshots must be recorded as `cargo test` runs: with debug assertions, which change
+    // which of Burn's checks fires first (Flex asserts dtypes per op only in debug builds).
+    if !cfg!(debug_assertions) {
+        bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
+    }
+    let input = Input::load(&options.input, config::get().backends)?;
+    let policy = crate::minimize::policy_for(&input, policy);
+    let origin = input.origin;
+    let (signature, minimized, reproduction) =
+        minimize_finding(input.program, &policy, Minimizer::new())?;
+    if let Reproduction::Flaky { reproduced, runs } = reproduction {
+        bail!("the minimized program reproduced {reproduced} of {runs} re-runs: not a reproducer");
+    }
+    let class = signature
+        .split(" | ")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let name = options.name.unwrap_or_else(|| class.clone());
+    if !valid_name(&name) {
+        bail!("case name {name:?}: use lowercase letters, digits, '-' and '_' (it names a file)");
+    }
+    let documented = catalogue()
+        .iter()
+        .find(|r| r.background_tag == class)
+        .and_then(|r| r.documentation.clone());
+    let Some(root_cause) = options.root_cause.or(documented) else {
+        bail!("class {class} is not catalogued: say why it fails with --root-cause \"...\"");
+    };
+    let path = options.dir.join(format!("{name}.json"));
+    let snapshot = options.dir.join("snapshots").join(format!("{name}.snap"));
+    if path.exists() || snapshot.exists() {
+        bail!("{} exists: choose another --name", path.display());
+    }
+    let file = ProgramFile {
+        name: Some(name.clone()),
+        signature: Some(signature),
+        class: Some(class),
+        origin: Some(if origin.contains("minimized by") {
+            origin
+        } else {
+            format!("{origin}, minimized by dispatch-fuzz promote")
+        }),
+        found: Some(today()),
+        root_cause: Some(root_cause),
+        upstream: None,
+        steps: minimized.program.steps.clone(),
+    };
+    std::fs::create_dir_all(&options.dir)
+        .with_context(|| format!("cannot create {}", options.dir.display()))?;
+    // insta resolves a relative snapshot path against the source file of the assertion.
+    let dir = options.dir.canonicalize()?;
+    std::fs::write(&path, file.to_text())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let case = Case {
+        name: name.clone(),
+        path: path.clone(),
+        file,
+    };
+    write_snapshot(&case, &dir.join("snapshots"))?;
+    Ok(Promoted {
+        path,
+        snapshot,
+        minimized,
+    })
+}
+
+/// Today's date as `YYYY-MM-DD` (UTC), from the civil-from-days algorithm.
+fn today() -> String {
+    let days = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// Writes the case's snapshot through insta itself, so the file is exactly what the suite
+/// compares against.
+fn write_snapshot(case: &Case, dir: &Path) -> Result<()> {
+    let text = case.snapshot_text()?;
+    // Read by insta at its first assertion in this process: accept this one snapshot.
+    std::env::set_var("INSTA_UPDATE", "always");
+    std::env::set_var("INSTA_OUTPUT", "none");
+    assert_snapshot(case, dir, &text);
+    Ok(())
+}
