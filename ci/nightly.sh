@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The nightly fuzz job: build, fuzz every target in libFuzzer's fork mode on all cores, merge new
+# The nightly fuzz job: build, fuzz every target with one libFuzzer worker per core, merge new
 # inputs into corpus/ (atomically), bucket every artifact by signature, minimize one reproducer
 # per new bucket into regressions/pending/, measure line coverage, and write a report.
 #
@@ -7,7 +7,7 @@
 #                      [--no-coverage] [--no-merge]
 #
 #   --duration  seconds of fuzzing per target          (default 600; $NIGHTLY_DURATION)
-#   --jobs      parallel fuzzing processes (fork mode)  (default: all cores; $NIGHTLY_JOBS)
+#   --jobs      parallel fuzzing workers                (default: all cores; $NIGHTLY_JOBS)
 #   --targets   fuzz targets, space-separated           (default: every target in fuzz/)
 #   --out       output folder; a second run on the same folder resumes: it keeps the working
 #               corpus, artifacts and earlier logs (rotated), and re-triages everything
@@ -53,6 +53,19 @@ crate_dir() {
     | sed -e 's/^"manifest_path":"//' -e 's#/Cargo.toml"$##'
 }
 rotate() { local f="$1" n=1; [ -e "$f" ] || return 0; while [ -e "$f.$n" ]; do n=$((n + 1)); done; mv "$f" "$f.$n"; }
+# One fuzzing worker: runs the target until `end` (epoch seconds), again after each finding,
+# each line of its log stamped with the seconds since the worker began (libFuzzer prints no
+# time outside fork mode; the report draws its chart from them).
+worker() {
+  local bin="$1" target="$2" end="$3" log="$4" start left line
+  rotate "$log"
+  start=$(date +%s)
+  while left=$(( end - $(date +%s) )); [ "$left" -gt 0 ]; do
+    "$bin" "$out/corpus/$target" corpus/"$target" -max_total_time="$left" -timeout=30 \
+      -rss_limit_mb=4096 -artifact_prefix="$out/artifacts/$target/" -print_final_stats=1 2>&1 \
+      | while IFS= read -r line; do printf '%d\t%s\n' $(( EPOCHSECONDS - start )) "$line"; done
+  done >"$log"
+}
 timings="$out/timings.tsv"
 rotate "$timings"
 phase_start=0
@@ -73,7 +86,12 @@ phase "build"
 rotate "$out/logs/build.log"
 # One release build of the instrumented targets (stable toolchain, no sanitizer) and one debug
 # build of the CLI: promote records snapshots as `cargo test` sees them (debug assertions on).
-cargo fuzz build -s none >"$out/logs/build.log" 2>&1 || fail "fuzz build failed (see $out/logs/build.log)"
+# Each target with only the features it needs (ci/target-features.sh).
+for target in $targets; do
+  features="$(ci/target-features.sh "$target")"
+  cargo fuzz build -s none ${features:+--features "$features"} "$target" >>"$out/logs/build.log" 2>&1 \
+    || fail "fuzz build of $target failed (see $out/logs/build.log)"
+done
 cargo build -p dispatch-fuzz >>"$out/logs/build.log" 2>&1 || fail "CLI build failed (see $out/logs/build.log)"
 cli=target/debug/dispatch-fuzz
 phase_end build
@@ -81,19 +99,24 @@ phase_end build
 status=0
 for target in $targets; do
   mkdir -p "$out/corpus/$target" "$out/artifacts/$target" corpus/"$target"
-  phase "fuzz $target (${duration}s, $jobs jobs)"
-  rotate "$out/logs/fuzz-$target.log"
-  # Fork mode: $jobs child processes; crashes, timeouts and OOMs are recorded as artifacts and
-  # fuzzing goes on. New inputs land in the first corpus folder (ours, under OUT); the checked-in
-  # corpus (with its regressions/ seeds and the last merge) is read, never written.
-  cargo fuzz run -s none "$target" "$out/corpus/$target" corpus/"$target" -- \
-    -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-    -max_total_time="$duration" -timeout=30 -rss_limit_mb=4096 \
-    -artifact_prefix="$out/artifacts/$target/" -print_final_stats=1 \
-    >"$out/logs/fuzz-$target.log" 2>&1
-  rc=$?
-  # libFuzzer exits non-zero after recorded crashes; only a run that never started is a failure.
-  grep -q "cov:" "$out/logs/fuzz-$target.log" || fail "fuzzing $target never started (rc $rc, see $out/logs/fuzz-$target.log)"
+  phase "fuzz $target (${duration}s, $jobs workers)"
+  # $jobs independent libFuzzer processes on one shared corpus folder (ours, under OUT: new
+  # inputs land there and each worker reloads the others' every second); the checked-in corpus
+  # (with its regressions/ seeds and the last merge) is read, never written. Not fork mode: its
+  # jobs live min(300, n) seconds each, restart from sqrt(corpus) seeds and merge through a
+  # third process, and ran at 36% of one process per job on 2 cores. A worker stopped by a new
+  # finding (its artifact is kept) starts again for the time left, as fork mode's
+  # -ignore_crashes went on.
+  bin="target/$host/release/$target"
+  [ -x "$bin" ] || fail "no $bin after the build"
+  end=$(( $(date +%s) + duration ))
+  for w in $(seq 1 "$jobs"); do
+    worker "$bin" "$target" "$end" "$out/logs/fuzz-$target.$w.log" &
+  done
+  wait
+  # libFuzzer exits non-zero after a finding; only a run that never started is a failure.
+  grep -q "cov:" "$out/logs/fuzz-$target".*.log \
+    || fail "fuzzing $target never started (see $out/logs/fuzz-$target.1.log)"
   phase_end "fuzz $target"
 
   phase "merge $target"
@@ -143,7 +166,9 @@ for target in $targets; do
     for d in corpus/"$target"/*/; do [ -d "$d" ] && cov_dirs+=("${d%/}"); done
     # Findings in the corpus (tonight's crashes may be in it) print instead of aborting: an
     # aborted run writes no profile and cargo fuzz coverage gives up.
-    if DISPATCH_FUZZ_NO_ABORT=1 cargo fuzz coverage -s none "$target" "${cov_dirs[@]}" \
+    features="$(ci/target-features.sh "$target")"
+    if DISPATCH_FUZZ_NO_ABORT=1 cargo fuzz coverage -s none ${features:+--features "$features"} \
+        "$target" "${cov_dirs[@]}" \
         >"$out/logs/coverage-$target.log" 2>&1; then
       llvm_bin="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin"
       covbin="$(find target -path "*coverage*/release/$target" -type f | head -1)"

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config;
 use crate::interpreter::HARNESS_ERROR;
+use crate::oracles::Policy;
 use crate::program::{Program, ProgramFile};
 use crate::regressions::{program_files, promote, Promotion};
 
@@ -107,6 +108,29 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The bucket of an artifact of `kind` (`crash`, `timeout`, ...) that a fuzz run under `policy`
+/// wrote. It is the finding that stopped the run: judged under that same policy, where stored
+/// bugs are counted but are not findings, so a program that shows a stored bug before a new
+/// one is bucketed by the new one. Only a program that shows nothing new under it is judged
+/// again with stored bugs as findings, and then a reviewed case covers its bucket. A harness
+/// error is a bucket of its own: one must not stop the night's triage.
+pub fn artifact_signature(program: &Program, kind: &str, policy: &Policy) -> String {
+    let verdict = crate::check_with(program, policy).and_then(|verdict| match verdict.finding {
+        Some(_) => Ok(verdict),
+        None => crate::check_with(program, &policy.with_class(None)),
+    });
+    match verdict {
+        Ok(verdict) => verdict.finding.map_or_else(
+            || format!("{kind} | {NOT_REPRODUCED} | libfuzzer"),
+            |f| f.signature,
+        ),
+        Err(error) => format!(
+            "{HARNESS_ERROR} | {} | harness",
+            crate::oracles::normalize_message(&format!("{error:#}"))
+        ),
+    }
+}
+
 /// `(signature, case path)` of every stored case directly in `dir`.
 fn case_signatures(dir: &Path) -> Vec<(String, String)> {
     // A store without a pending/ folder yet simply has no pending cases.
@@ -130,9 +154,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     if !options.artifacts.is_dir() {
         anyhow::bail!("{}: no such artifact folder", options.artifacts.display());
     }
-    // Artifacts are judged with known findings as findings: each one crashed a fuzz run, and
-    // the bucket says whether a reviewed case already covers it.
-    let policy = config::get().policy().with_class(None);
+    let policy = config::get().policy();
     let mut paths = Vec::new();
     files_under(&options.artifacts, &mut paths);
     paths.sort();
@@ -146,17 +168,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         };
         let bytes = std::fs::read(&path).with_context(|| format!("{}", path.display()))?;
         let program = Program::from_fuzz_bytes(&bytes, config::get().backends);
-        // A harness error is a bucket of its own: one must not stop the night's triage.
-        let signature = match crate::check_with(&program, &policy) {
-            Ok(verdict) => verdict.finding.map_or_else(
-                || format!("{kind} | {NOT_REPRODUCED} | libfuzzer"),
-                |f| f.signature,
-            ),
-            Err(error) => format!(
-                "{HARNESS_ERROR} | {} | harness",
-                crate::oracles::normalize_message(&format!("{error:#}"))
-            ),
-        };
+        let signature = artifact_signature(&program, kind, policy);
         triage.artifacts.push(Artifact {
             path: path.display().to_string(),
             kind: kind.to_string(),
@@ -275,8 +287,8 @@ fn promote_pending(bucket: &mut Bucket, dir: &Path) {
     }
 }
 
-/// One status line of libFuzzer's fork mode: `#runs: cov: N ft: N corp: N exec/s: N ...
-/// time: Ns`.
+/// One status line of libFuzzer: `#runs ... cov: N ft: N corp: N exec/s: N ...`, from a worker
+/// of the nightly job (or the fork mode of earlier nights, which prints `time: Ns` itself).
 #[derive(Serialize, Clone, Debug, Default, PartialEq)]
 #[allow(missing_docs)] // libFuzzer's own status fields, named as it prints them.
 pub struct Sample {
@@ -289,46 +301,89 @@ pub struct Sample {
     pub crashes: u64,
 }
 
-/// The status lines of a fork-mode (or plain) libFuzzer log.
+/// The status lines of one worker's log. `ci/nightly.sh` stamps each line with the seconds since
+/// the worker started (`<seconds>\t<line>`), since a plain libFuzzer process prints no time; a
+/// worker restarted after a finding counts its runs from 0 again, so `runs` carries the earlier
+/// processes' runs over and grows over the whole log.
 pub fn parse_log(text: &str) -> Vec<Sample> {
     let mut samples = Vec::new();
+    let (mut carried, mut last_runs) = (0, 0);
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix('#') else {
+        let (stamp, line) = match line.split_once('\t') {
+            Some((t, rest)) if t.parse::<f64>().is_ok() => (t.parse().ok(), rest),
+            _ => (None, line),
+        };
+        let Some(mut sample) = status_line(line) else {
             continue;
         };
-        let mut words = rest.split_whitespace();
-        let Some(runs) = words
-            .next()
-            .and_then(|w| w.trim_end_matches(':').parse().ok())
-        else {
-            continue;
-        };
-        let mut sample = Sample {
-            runs,
-            ..Sample::default()
-        };
-        let words: Vec<&str> = words.collect();
-        for pair in words.windows(2) {
-            let value = pair[1].trim_end_matches('s');
-            match pair[0] {
-                "cov:" => sample.cov = value.parse().unwrap_or(0),
-                "ft:" => sample.ft = value.parse().unwrap_or(0),
-                "corp:" => {
-                    sample.corpus = value.split('/').next().unwrap_or("0").parse().unwrap_or(0)
-                }
-                "exec/s:" | "exec/s" => sample.execs_per_s = value.parse().unwrap_or(0),
-                "time:" => sample.time_s = value.parse().unwrap_or(0.0),
-                "oom/timeout/crash:" => {
-                    sample.crashes = value.rsplit('/').next().unwrap_or("0").parse().unwrap_or(0)
-                }
-                _ => {}
-            }
+        if sample.runs < last_runs {
+            carried += last_runs;
         }
-        if sample.cov > 0 {
-            samples.push(sample);
+        last_runs = sample.runs;
+        sample.runs += carried;
+        if let Some(t) = stamp.filter(|_| sample.time_s == 0.0) {
+            sample.time_s = t;
         }
+        samples.push(sample);
     }
     samples
+}
+
+fn status_line(line: &str) -> Option<Sample> {
+    let rest = line.strip_prefix('#')?;
+    let mut words = rest.split_whitespace();
+    let runs = words.next()?.trim_end_matches(':').parse().ok()?;
+    let mut sample = Sample {
+        runs,
+        ..Sample::default()
+    };
+    let words: Vec<&str> = words.collect();
+    for pair in words.windows(2) {
+        let value = pair[1].trim_end_matches('s');
+        match pair[0] {
+            "cov:" => sample.cov = value.parse().unwrap_or(0),
+            "ft:" => sample.ft = value.parse().unwrap_or(0),
+            "corp:" => sample.corpus = value.split('/').next().unwrap_or("0").parse().unwrap_or(0),
+            "exec/s:" | "exec/s" => sample.execs_per_s = value.parse().unwrap_or(0),
+            "time:" => sample.time_s = value.parse().unwrap_or(0.0),
+            "oom/timeout/crash:" => {
+                sample.crashes = value.rsplit('/').next().unwrap_or("0").parse().unwrap_or(0)
+            }
+            _ => {}
+        }
+    }
+    (sample.cov > 0).then_some(sample)
+}
+
+/// One series for a target fuzzed by several workers on one shared corpus: at each time a worker
+/// reported, runs and execs/s are the workers' sums (each worker at its last line by then),
+/// edges, features and corpus the largest any worker had seen (each reloads the others' inputs,
+/// so the largest is the nearest to their union that the logs show).
+pub fn combine(workers: &[Vec<Sample>]) -> Vec<Sample> {
+    let mut times: Vec<f64> = workers.iter().flatten().map(|s| s.time_s).collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    times
+        .into_iter()
+        .map(|t| {
+            let mut total = Sample {
+                time_s: t,
+                ..Sample::default()
+            };
+            for last in workers
+                .iter()
+                .filter_map(|w| w.iter().take_while(|s| s.time_s <= t).last())
+            {
+                total.runs += last.runs;
+                total.execs_per_s += last.execs_per_s;
+                total.crashes += last.crashes;
+                total.cov = total.cov.max(last.cov);
+                total.ft = total.ft.max(last.ft);
+                total.corpus = total.corpus.max(last.corpus);
+            }
+            total
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -355,5 +410,71 @@ mod tests {
             }
         );
         assert_eq!(samples[1].corpus, 20);
+    }
+
+    /// exp(39) cast to int in a capture scope, replayed: the stored bug (the captured cast
+    /// replays as I64) shows at the exit, then loading the I64 output onto Flex's I32 panics.
+    const CAST_THEN_RELOAD: &str = r#"{"steps": [
+        {"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": 39}, "device": "flex"}},
+        {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+        {"enter_scope": {"device": {"capture": 0}}},
+        {"to_device": {"out": 2, "src": 1, "device": {"capture": 0}}},
+        {"op": {"out": 3, "op": {"cast": {"src": 2, "to": "int"}}}},
+        {"exit_scope": {"inputs": [], "outputs": [3]}},
+        {"replay": {"graph": 0, "feed": [], "outputs": [1]}}]}"#;
+
+    #[test]
+    fn an_artifact_is_bucketed_by_the_finding_that_stopped_its_run_not_a_stored_bug_before_it() {
+        let program = ProgramFile::parse(CAST_THEN_RELOAD, "<test>")
+            .unwrap()
+            .program();
+        // The run's policy names the reload's class, as DISPATCH_FUZZ_CRASH_ON would.
+        let policy = Policy::parse("element-not-representable");
+        let signature = artifact_signature(&program, "crash", &policy);
+        assert!(
+            signature.starts_with("element-not-representable |"),
+            "{signature}"
+        );
+        // Nothing new under the default policy: the stored bug is the bucket.
+        let signature = artifact_signature(&program, "crash", &Policy::default());
+        assert!(signature.starts_with("replay-mismatch |"), "{signature}");
+    }
+
+    #[test]
+    fn a_workers_stamped_lines_take_their_time_and_a_restart_carries_its_runs_over() {
+        let log = "0\tINFO: Seed: 1\n\
+                   3\t#2400\tINITED cov: 900 ft: 1000 corp: 2400/90Kb exec/s: 800 rss: 200Mb\n\
+                   9\t#8000\tpulse  cov: 950 ft: 1100 corp: 2410/91Kb exec/s: 888 rss: 210Mb\n\
+                   9\t==1== ERROR: libFuzzer: deadly signal\n\
+                   16\t#2400\tINITED cov: 951 ft: 1101 corp: 2411/91Kb exec/s: 800 rss: 200Mb\n";
+        let samples = parse_log(log);
+        let points: Vec<(f64, u64)> = samples.iter().map(|s| (s.time_s, s.runs)).collect();
+        assert_eq!(points, [(3.0, 2400), (9.0, 8000), (16.0, 10_400)]);
+    }
+
+    #[test]
+    fn workers_combine_into_summed_runs_and_rates_and_the_largest_coverage() {
+        let at = |time_s, runs, cov, execs_per_s| Sample {
+            time_s,
+            runs,
+            cov,
+            execs_per_s,
+            ..Sample::default()
+        };
+        let a = vec![at(1.0, 100, 10, 100), at(3.0, 300, 30, 100)];
+        let b = vec![at(2.0, 150, 20, 75)];
+        let combined = combine(&[a, b]);
+        let points: Vec<(f64, u64, u64, u64)> = combined
+            .iter()
+            .map(|s| (s.time_s, s.runs, s.cov, s.execs_per_s))
+            .collect();
+        assert_eq!(
+            points,
+            [
+                (1.0, 100, 10, 100),
+                (2.0, 250, 20, 175),
+                (3.0, 450, 30, 175)
+            ]
+        );
     }
 }

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use dispatch_fuzz::nightly::coverage::{Coverage, FileCoverage, GuardHits};
-use dispatch_fuzz::nightly::{parse_log, Sample, Triage};
+use dispatch_fuzz::nightly::{combine, parse_log, Sample, Triage};
 use dispatch_fuzz::oracles::catalogue::catalogue;
 
 /// Write report.md, report.json and chart.svg from a nightly output folder.
@@ -39,6 +39,10 @@ struct TargetReport {
     final_ft: u64,
     runs: u64,
     execs_per_s: f64,
+    /// Fuzzing processes that ran side by side.
+    workers: usize,
+    /// `execs_per_s` over `workers`: what one process managed, to set beside a single process.
+    execs_per_s_per_worker: f64,
     triage: Option<Triage>,
     /// Totals per area of interest (`coverage::AREAS`).
     areas: Vec<FileCoverage>,
@@ -50,10 +54,14 @@ struct TargetReport {
 fn report(dir: &Path, targets: &[String]) -> Result<ExitCode> {
     let mut reports = Vec::new();
     for target in targets {
-        let log = std::fs::read_to_string(dir.join(format!("logs/fuzz-{target}.log")))
-            .unwrap_or_default();
-        let samples = parse_log(&log);
+        let workers = worker_logs(&dir.join("logs"), target)?;
+        let samples = combine(&workers.iter().map(|log| parse_log(log)).collect::<Vec<_>>());
         let last = samples.last().cloned().unwrap_or_default();
+        let execs_per_s = if last.time_s > 0.0 {
+            last.runs as f64 / last.time_s
+        } else {
+            last.execs_per_s as f64
+        };
         let triage = std::fs::read_to_string(dir.join(format!("triage-{target}.json")))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
@@ -70,11 +78,9 @@ fn report(dir: &Path, targets: &[String]) -> Result<ExitCode> {
             final_cov: last.cov,
             final_ft: last.ft,
             runs: last.runs,
-            execs_per_s: if last.time_s > 0.0 {
-                last.runs as f64 / last.time_s
-            } else {
-                last.execs_per_s as f64
-            },
+            execs_per_s,
+            workers: workers.len(),
+            execs_per_s_per_worker: execs_per_s / workers.len().max(1) as f64,
             samples,
             triage,
             areas: coverage.as_ref().map(Coverage::areas).unwrap_or_default(),
@@ -104,6 +110,39 @@ fn report(dir: &Path, targets: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The night's fuzzing logs of `target`: one per worker (`fuzz-<target>.<n>.log`, as
+/// ci/nightly.sh writes them), or the single fork-mode log of an earlier night. Rotated logs of
+/// a resumed night (`.log.<n>`) are not this run's.
+fn worker_logs(logs: &Path, target: &str) -> Result<Vec<String>> {
+    let prefix = format!("fuzz-{target}.");
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(logs) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_prefix(&prefix)?.strip_suffix(".log"))
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    paths.sort();
+    if paths.is_empty() {
+        paths.push(logs.join(format!("fuzz-{target}.log")));
+    }
+    let mut texts = Vec::new();
+    for path in paths {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => texts.push(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+    Ok(texts)
+}
+
 fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
     // `$GITHUB_STEP_SUMMARY` shows no image from the run's files: the chart is a Mermaid block
     // (GitHub renders it) and a sparkline per target (shown anywhere); chart.svg is an artifact.
@@ -112,15 +151,25 @@ fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
     md.push_str(&sparklines(reports));
     let _ = writeln!(
         md,
-        "| target | runs | execs/s | edges (cov) | features (ft) | corpus inputs |"
+        "| target | runs | execs/s | workers | execs/s per worker | edges (cov) | features (ft) \
+         | corpus inputs |"
     );
-    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(
+        md,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
     for r in reports {
         let corpus = r.triage.as_ref().map_or(0, |t| t.corpus_inputs);
         let _ = writeln!(
             md,
-            "| {} | {} | {:.0} | {} | {} | {corpus} |",
-            r.target, r.runs, r.execs_per_s, r.final_cov, r.final_ft
+            "| {} | {} | {:.0} | {} | {:.0} | {} | {} | {corpus} |",
+            r.target,
+            r.runs,
+            r.execs_per_s,
+            r.workers,
+            r.execs_per_s_per_worker,
+            r.final_cov,
+            r.final_ft
         );
     }
     if !timings.is_empty() {
@@ -392,6 +441,8 @@ mod tests {
             final_ft: 0,
             runs: 0,
             execs_per_s: 0.0,
+            workers: 1,
+            execs_per_s_per_worker: 0.0,
             triage: None,
             areas: Vec::new(),
             coverage: Vec::new(),
