@@ -384,9 +384,12 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     if let Some(signature) = signature {
         let _ = writeln!(out, "// Finding: {signature}");
     }
+    // The replay helper names the wgpu device too, so a replaying reproducer needs it as well.
+    let wgpu = replay || demo_helpers || body.contains("Device::wgpu(");
     let _ = writeln!(
         out,
-        "// burn = {{ version = \"={BURN}\", default-features = false, features = [\"std\", \"flex\", \"capture\", \"extension\", \"autodiff\"] }}"
+        "// burn = {{ version = \"={BURN}\", default-features = false, features = [\"std\", \"flex\", \"capture\", \"extension\", \"autodiff\"{}] }}",
+        if wgpu { ", \"wgpu\"" } else { "" }
     );
     if replay {
         let _ = writeln!(
