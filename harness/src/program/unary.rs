@@ -86,6 +86,10 @@ macro_rules! unary_ops {
             // Float only, as `square`: an int chain of powers overflows, a debug-build panic.
             powi_square: [Float] -> same, balanced, none, x => x.powi_scalar(2);
             shift_left: [Int] -> same, exact, none, x => x.bitwise_left_shift_scalar(1);
+            // Int dtype casts: a program's ints may be I64 as well as I32. (The float ones, to
+            // F16, BF16 and F64, wait for catalogue records of Flex's mixed-dtype guards.)
+            cast_i64: [Int] -> same, exact, none, x => x.cast(burn::tensor::IntDType::I64);
+            cast_i32: [Int] -> same, exact, none, x => x.cast(burn::tensor::IntDType::I32);
             shift_right: [Int] -> same, exact, none, x => x.bitwise_right_shift_scalar(1);
             // Whole-tensor reductions, broadcast back over the operand so the shape stays.
             minus_sum: [Float, Int] -> same, balanced, none, x => x.clone().sub(x.sum().unsqueeze());
