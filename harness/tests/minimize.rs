@@ -96,6 +96,25 @@ fn seed_classes_minimize_to_a_handful_of_steps() {
 }
 
 #[test]
+fn a_nested_scope_that_failed_to_open_is_removed_with_its_exit() {
+    // The first minimized form of captured-int-dtype-cast-cannot-be-replayed: steps 1 and 2 are
+    // an inner scope that fails to open (AlreadyActive) and its exit, inside the outer scope.
+    let text = r#"{"steps": [
+        {"enter_scope": {"device": {"capture": 0}}},
+        {"enter_scope": {"device": {"capture": 0}}},
+        {"exit_scope": {"inputs": [], "outputs": []}},
+        {"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
+        {"op": {"out": 1, "op": {"unary": {"op": "cast_i32", "src": 0}}}},
+        {"exit_scope": {"inputs": [], "outputs": []}}]}"#;
+    let program = dispatch_fuzz::program::ProgramFile::parse(text, "<test>")
+        .unwrap()
+        .program();
+    let policy = Policy::parse("router-int-cast-unreplayable");
+    let (_, minimized, _) = minimize_finding(program, &policy, Minimizer::new()).unwrap();
+    assert_eq!(minimized.program.steps.len(), 4, "{:?}", minimized.program);
+}
+
+#[test]
 fn a_program_without_a_finding_is_refused() {
     let program = common::corpus_program("seed-000-after");
     let error = minimize_finding(program, &Policy::default(), Minimizer::new()).unwrap_err();

@@ -49,6 +49,8 @@ pub(super) fn run_all(search: &mut impl Search, failing_step: Option<usize>) -> 
         let before = search.best().clone();
         search.enter("delta debugging");
         ddmin(search)?;
+        search.enter("remove scope brackets");
+        unbracket(search)?;
         search.enter("simplify steps");
         simplify(search)?;
         search.enter("rename slots and devices");
@@ -130,6 +132,31 @@ fn ddmin(search: &mut impl Search) -> Result<()> {
             n = (n * 2).min(len);
         }
     }
+}
+
+/// Removes each scope's enter and exit together, keeping the steps between them. ddmin removes
+/// aligned chunks and single steps, so it never removes a bracket pair that straddles a chunk
+/// edge, while removing one bracket alone re-pairs the other (a nested scope that failed to open,
+/// left inside the scope around it, stayed in a stored case this way).
+fn unbracket(search: &mut impl Search) -> Result<()> {
+    let mut enter = 0;
+    while enter < search.best().steps.len() {
+        let best = search.best();
+        if let Some(exit) = best.scope_ends()[enter] {
+            let steps = best
+                .steps
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != enter && *i != exit)
+                .map(|(_, s)| s.clone())
+                .collect();
+            if search.try_candidate(Program::new(steps))? {
+                continue;
+            }
+        }
+        enter += 1;
+    }
+    Ok(())
 }
 
 /// Tries simpler forms of each step, one at a time.
