@@ -59,8 +59,8 @@ rotate() { local f="$1" n=1; [ -e "$f" ] || return 0; while [ -e "$f.$n" ]; do n
 worker() {
   local bin="$1" target="$2" end="$3" log="$4" start left line
   rotate "$log"
-  start=$(date +%s)
-  while left=$(( end - $(date +%s) )); [ "$left" -gt 0 ]; do
+  start=$EPOCHSECONDS
+  while left=$(( end - EPOCHSECONDS )); [ "$left" -gt 0 ]; do
     "$bin" "$out/corpus/$target" corpus/"$target" -max_total_time="$left" -timeout=30 \
       -rss_limit_mb=4096 -artifact_prefix="$out/artifacts/$target/" -print_final_stats=1 2>&1 \
       | while IFS= read -r line; do printf '%d\t%s\n' $(( EPOCHSECONDS - start )) "$line"; done
@@ -109,7 +109,7 @@ for target in $targets; do
   # -ignore_crashes went on.
   bin="target/$host/release/$target"
   [ -x "$bin" ] || fail "no $bin after the build"
-  end=$(( $(date +%s) + duration ))
+  end=$(( EPOCHSECONDS + duration ))
   for w in $(seq 1 "$jobs"); do
     worker "$bin" "$target" "$end" "$out/logs/fuzz-$target.$w.log" &
   done
@@ -170,7 +170,7 @@ for target in $targets; do
     if DISPATCH_FUZZ_NO_ABORT=1 cargo fuzz coverage -s none ${features:+--features "$features"} \
         "$target" "${cov_dirs[@]}" \
         >"$out/logs/coverage-$target.log" 2>&1; then
-      llvm_bin="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin"
+      llvm_bin="$(rustc --print sysroot)/lib/rustlib/$host/bin"
       covbin="$(find target -path "*coverage*/release/$target" -type f | head -1)"
       profdata="fuzz/coverage/$target/coverage.profdata"
       # Source folders of the Burn crates the harness builds, whatever their version or

@@ -64,7 +64,7 @@ pub enum ConfigError {
     #[error("{BACKENDS_VAR}: unknown backend `{0}` (allowed: flex, capture, wgpu)")]
     Backend(String),
     /// wgpu named in a build without it.
-    #[error("{BACKENDS_VAR}: this build has no wgpu (build with the `wgpu` feature)")]
+    #[error("{BACKENDS_VAR}: {}", wgpu::NOT_BUILT)]
     WgpuNotBuilt,
     /// An adapter outside `auto`, `gpu`, `cpu`.
     #[error("{ADAPTER_VAR}: unknown adapter `{0}` (allowed: auto, gpu, cpu)")]

@@ -309,9 +309,12 @@ pub fn parse_log(text: &str) -> Vec<Sample> {
     let mut samples = Vec::new();
     let (mut carried, mut last_runs) = (0, 0);
     for line in text.lines() {
-        let (stamp, line) = match line.split_once('\t') {
-            Some((t, rest)) if t.parse::<f64>().is_ok() => (t.parse().ok(), rest),
-            _ => (None, line),
+        let (stamp, line) = match line
+            .split_once('\t')
+            .and_then(|(t, rest)| Some((t.parse::<f64>().ok()?, rest)))
+        {
+            Some((t, rest)) => (Some(t), rest),
+            None => (None, line),
         };
         let Some(mut sample) = status_line(line) else {
             continue;
@@ -363,6 +366,8 @@ pub fn combine(workers: &[Vec<Sample>]) -> Vec<Sample> {
     let mut times: Vec<f64> = workers.iter().flatten().map(|s| s.time_s).collect();
     times.sort_by(f64::total_cmp);
     times.dedup();
+    // Each worker's lines are in time order: one cursor per worker walks them once in all.
+    let mut seen = vec![0; workers.len()];
     times
         .into_iter()
         .map(|t| {
@@ -370,10 +375,13 @@ pub fn combine(workers: &[Vec<Sample>]) -> Vec<Sample> {
                 time_s: t,
                 ..Sample::default()
             };
-            for last in workers
-                .iter()
-                .filter_map(|w| w.iter().take_while(|s| s.time_s <= t).last())
-            {
+            for (w, seen) in workers.iter().zip(&mut seen) {
+                while w.get(*seen).is_some_and(|s| s.time_s <= t) {
+                    *seen += 1;
+                }
+                let Some(last) = seen.checked_sub(1).map(|i| &w[i]) else {
+                    continue;
+                };
                 total.runs += last.runs;
                 total.execs_per_s += last.execs_per_s;
                 total.crashes += last.crashes;

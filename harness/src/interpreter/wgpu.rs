@@ -12,6 +12,9 @@ use burn::tensor::Device;
 /// Whether this build has the wgpu backend (the `wgpu` feature).
 pub const BUILT: bool = cfg!(feature = "wgpu");
 
+/// Why a build without the `wgpu` feature has no wgpu device (and refuses the switch naming it).
+pub const NOT_BUILT: &str = "this build has no wgpu (build with the `wgpu` feature)";
+
 /// Which adapter wgpu is initialized on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Adapter {
@@ -75,5 +78,5 @@ fn init() -> Result<Device, String> {
 
 #[cfg(not(feature = "wgpu"))]
 fn init() -> Result<Device, String> {
-    Err("this build has no wgpu (build with the `wgpu` feature)".to_string())
+    Err(NOT_BUILT.to_string())
 }
