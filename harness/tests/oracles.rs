@@ -54,7 +54,9 @@ fn eager_replay_is_quiet_on_random_programs_while_judging_real_graphs() {
         let len = rng.below(3000) as usize;
         let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
         let verdict = check(&program).unwrap();
-        for v in &verdict.oracles.violations {
+        // A replay that meets a catalogued Burn bug (the int cast burn-router cannot replay)
+        // takes that bug's class and is no finding: any other replay violation is.
+        if let Some(v) = &verdict.finding {
             assert!(
                 v.class != REPLAY_MISMATCH && v.class != REPLAY_FAILURE,
                 "{}: {}\n{program}",

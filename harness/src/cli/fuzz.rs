@@ -16,8 +16,9 @@ use serde_json::json;
 
 use dispatch_fuzz::config;
 use dispatch_fuzz::hash::fnv1a;
+use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::program::ProgramFile;
-use dispatch_fuzz::program::{Backends, Program};
+use dispatch_fuzz::program::{Backends, Program, Step};
 use dispatch_fuzz::rng::SplitMix64;
 use dispatch_fuzz::{check, Verdict};
 
@@ -90,6 +91,21 @@ struct Stats {
     compared: u64,
     poisoned: BTreeMap<String, u64>,
     signatures: BTreeSet<String>,
+    /// Op steps by what they did: the share that ran is the share that reached Burn's kernels.
+    ops: StepCounts,
+    /// Scopes that completed with a graph, and the operations those graphs recorded: what the
+    /// eager-replay oracle hands to burn-router's `TensorInterpreter`.
+    graphs: u64,
+    graph_operations: u64,
+}
+
+/// Op steps that returned, panicked (a guard or a bug) and never ran (a scope that did not
+/// open, an operand the step could not use).
+#[derive(Default)]
+struct StepCounts {
+    ok: u64,
+    panicked: u64,
+    other: u64,
 }
 
 fn main(options: Args) -> Result<ExitCode> {
@@ -114,7 +130,12 @@ fn main(options: Args) -> Result<ExitCode> {
         let program = Program::from_fuzz_bytes(&bytes, chosen);
         let verdict = check(&program)?;
         stats.execs += 1;
-        let new_classes = record(&mut stats, &verdict, start.elapsed().as_secs_f64());
+        let new_classes = record(
+            &mut stats,
+            &program,
+            &verdict,
+            start.elapsed().as_secs_f64(),
+        );
         if let Some(dir) = &options.corpus_out {
             for class in new_classes {
                 std::fs::create_dir_all(dir)
@@ -156,7 +177,7 @@ fn main(options: Args) -> Result<ExitCode> {
 }
 
 /// Counts the trace's panics; returns the classes seen for the first time.
-fn record(stats: &mut Stats, verdict: &Verdict, now: f64) -> Vec<String> {
+fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> Vec<String> {
     let mut new = Vec::new();
     for case in &verdict.known_findings {
         *stats.known.entry(case.clone()).or_default() += 1;
@@ -164,6 +185,22 @@ fn record(stats: &mut Stats, verdict: &Verdict, now: f64) -> Vec<String> {
     stats.compared += verdict.oracles.compared as u64;
     for (why, n) in &verdict.oracles.poisoned {
         *stats.poisoned.entry(why.clone()).or_default() += *n as u64;
+    }
+    for (record, step) in verdict.trace.steps.iter().zip(&program.steps) {
+        if let Outcome::Ok {
+            graph: Some(graph), ..
+        } = &record.outcome
+        {
+            stats.graphs += 1;
+            stats.graph_operations += graph.operations as u64;
+        }
+        if matches!(step, Step::Op { .. }) {
+            match record.outcome {
+                Outcome::Ok { .. } => stats.ops.ok += 1,
+                Outcome::Panic(_) => stats.ops.panicked += 1,
+                _ => stats.ops.other += 1,
+            }
+        }
     }
     for (_, panic) in verdict.trace.panics() {
         *stats.classes.entry(panic.class.clone()).or_default() += 1;
@@ -254,6 +291,10 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
                 "rss_kib": rss.map(|r| r.0),
                 "peak_rss_kib": rss.map(|r| r.1),
                 "warm_rss_kib": warm_rss,
+                "op_steps": {"ok": stats.ops.ok, "panicked": stats.ops.panicked,
+                    "not_run": stats.ops.other},
+                "graphs": stats.graphs,
+                "graph_operations": stats.graph_operations,
             })
         );
         return;
@@ -261,6 +302,18 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
     println!(
         "execs: {} in {seconds:.1} s ({rate:.0} execs/s)",
         stats.execs
+    );
+    let per_exec = |n: u64| n as f64 / (stats.execs.max(1) as f64);
+    let ops = &stats.ops;
+    println!(
+        "per program: {:.1} op steps ({:.1} ran, {:.1} panicked, {:.1} not run), \
+         {:.2} graphs completed recording {:.1} operations",
+        per_exec(ops.ok + ops.panicked + ops.other),
+        per_exec(ops.ok),
+        per_exec(ops.panicked),
+        per_exec(ops.other),
+        per_exec(stats.graphs),
+        per_exec(stats.graph_operations)
     );
     for (class, count) in &stats.classes {
         println!(

@@ -6,7 +6,7 @@
 use arbitrary::{Arbitrary, Result, Unstructured};
 
 use super::fixup::fixup;
-use super::limits::MAX_STEPS;
+use super::limits::{CAPTURE_POOL_SIZE, MAX_SCOPE_DEPTH, MAX_STEPS};
 use super::step::{DeviceRef, Step};
 use super::Program;
 
@@ -80,11 +80,14 @@ impl Program {
         // Steps are read until the bytes run out (not behind a continue-flag per element,
         // which would make the expected length 2), so a longer input is a longer program.
         let mut steps = Vec::new();
-        let mut last_written = None;
+        let mut state = BiasState::default();
         while !u.is_empty() && steps.len() < MAX_STEPS {
-            let step = bias(Step::arbitrary(u)?, backends, last_written, u)?;
+            let step = Step::arbitrary(u)?;
+            let Some(step) = bias(step, backends, &state, u)? else {
+                continue;
+            };
             if enabled(mask, &step) {
-                last_written = step.writes().last().copied().or(last_written);
+                state.saw(&step);
                 steps.push(step);
             }
         }
@@ -93,48 +96,99 @@ impl Program {
     }
 }
 
-/// Nudges a decoded step toward the cases that exercise capture, spending one byte to decide.
-/// Derived decoding picks enum variants uniformly, so two scopes in three would open on a
-/// non-capture device (`InvalidDevice`, closure never runs) and most scope exits would declare
-/// no output, leaving almost no graph to replay. One in eight keeps the raw draw, so both
-/// rejected paths stay covered.
+/// What [`bias`] knows of the steps decoded so far.
+#[derive(Default)]
+struct BiasState {
+    /// The slot the latest step wrote.
+    last_written: Option<u8>,
+    /// The devices of the scopes open at this point, outermost first (fixup may still drop a
+    /// step, so this is what the bytes ask for, close to what runs).
+    open: Vec<DeviceRef>,
+}
+
+impl BiasState {
+    fn saw(&mut self, step: &Step) {
+        self.last_written = step.writes().last().copied().or(self.last_written);
+        match step {
+            Step::EnterScope { device } => self.open.push(match device {
+                DeviceRef::Capture(k) => DeviceRef::Capture(k % CAPTURE_POOL_SIZE),
+                other => *other,
+            }),
+            Step::ExitScope { .. } => {
+                self.open.pop();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Nudges a decoded step toward the cases that exercise capture, spending one byte to decide;
+/// `None` drops the step. Derived decoding picks enum variants uniformly, so:
+/// - two scopes in three would open on a non-capture device (`InvalidDevice`, closure never
+///   runs): a scope opens on a capture device;
+/// - a nested scope would often open on a device whose scope is already open (`AlreadyActive`,
+///   its steps never run): it opens on one that is not;
+/// - a scope would close after about one step (exits are as frequent as ops), leaving its graph
+///   almost empty for the replay: three exits in four are dropped, so a scope holds several ops;
+/// - most scope exits would declare no output, leaving nothing to replay: an exit declares the
+///   slot last written.
+///
+/// One draw in eight (a scope entry: one in 32) keeps the raw step, so every rejected path stays
+/// covered.
 fn bias(
     step: Step,
     backends: Backends,
-    last_written: Option<u8>,
+    state: &BiasState,
     u: &mut Unstructured<'_>,
-) -> Result<Step> {
+) -> Result<Option<Step>> {
     let step = without_disabled_backends(step, backends);
+    if !matches!(step, Step::EnterScope { .. } | Step::ExitScope { .. }) {
+        return Ok(Some(step));
+    }
+    // `fixup` drops it: the decoding state must not count it as open.
+    if matches!(step, Step::EnterScope { .. }) && state.open.len() >= MAX_SCOPE_DEPTH {
+        return Ok(None);
+    }
+    let b = u8::arbitrary(u)?;
+    // A scope that fails to open skips everything inside it, now several steps: one in 32.
+    let raw = if matches!(step, Step::EnterScope { .. }) {
+        32
+    } else {
+        8
+    };
+    if b % raw == 0 {
+        return Ok(Some(step));
+    }
     Ok(match step {
-        Step::EnterScope {
-            device: DeviceRef::Flex | DeviceRef::FlexAutodiff,
-        } => {
-            let b = u8::arbitrary(u)?;
-            if b % 8 == 0 {
-                step
-            } else {
-                Step::EnterScope {
-                    device: DeviceRef::Capture(b / 8),
+        Step::EnterScope { device } => {
+            let open = |d: &DeviceRef| state.open.contains(d);
+            let device = match device {
+                DeviceRef::Capture(k) if !open(&DeviceRef::Capture(k % CAPTURE_POOL_SIZE)) => {
+                    DeviceRef::Capture(k % CAPTURE_POOL_SIZE)
                 }
-            }
+                _ => (0..CAPTURE_POOL_SIZE)
+                    .map(|k| DeviceRef::Capture((k + b / 8) % CAPTURE_POOL_SIZE))
+                    .find(|d| !open(d))
+                    .unwrap_or(DeviceRef::Capture((b / 8) % CAPTURE_POOL_SIZE)),
+            };
+            Some(Step::EnterScope { device })
         }
+        Step::ExitScope { .. } if b % 4 != 1 && !state.open.is_empty() => None,
         Step::ExitScope {
             inputs,
-            outputs,
+            mut outputs,
             form,
-        } if outputs.is_empty() => {
-            let b = u8::arbitrary(u)?;
-            let outputs = match last_written {
-                Some(slot) if b % 8 != 0 => vec![slot],
-                _ => outputs,
-            };
-            Step::ExitScope {
+        } => {
+            if outputs.is_empty() {
+                outputs.extend(state.last_written);
+            }
+            Some(Step::ExitScope {
                 inputs,
                 outputs,
                 form,
-            }
+            })
         }
-        step => step,
+        step => Some(step),
     })
 }
 

@@ -10,7 +10,7 @@
 use serde::ser::{self, Impossible, Serialize};
 
 use super::decode::STEP_KINDS;
-use super::step::{DeviceRef, Step};
+use super::step::Step;
 use super::Program;
 
 /// Variant counts of the enums steps contain, by Rust name. A count that falls behind its enum
@@ -69,15 +69,8 @@ impl Program {
             .extend_from_slice(&(((1u32 << STEP_KINDS.len()) - 1) as u16).to_le_bytes());
         for step in &self.steps {
             step.serialize(&mut out)?;
-            // `decode::bias` reads one more byte for these two; 0 keeps the step as it is.
-            let biased = match step {
-                Step::EnterScope {
-                    device: DeviceRef::Flex | DeviceRef::FlexAutodiff,
-                } => true,
-                Step::ExitScope { outputs, .. } => outputs.is_empty(),
-                _ => false,
-            };
-            if biased {
+            // `decode::bias` reads one more byte for scope steps; 0 keeps the step as it is.
+            if matches!(step, Step::EnterScope { .. } | Step::ExitScope { .. }) {
                 out.0.push(0);
             }
         }

@@ -202,3 +202,40 @@ fn encoded_empty_program_decodes_to_an_empty_program() {
         Program::default()
     );
 }
+
+#[test]
+fn decoded_scopes_open_on_a_free_capture_device_and_hold_several_steps() {
+    use super::step::DeviceRef;
+    let (mut scopes, mut free_capture, mut inside) = (0usize, 0usize, 0usize);
+    for program in random_programs(13, 2000) {
+        let mut open: Vec<DeviceRef> = Vec::new();
+        for step in &program.steps {
+            match step {
+                Step::EnterScope { device } => {
+                    scopes += 1;
+                    if matches!(device, DeviceRef::Capture(_)) && !open.contains(device) {
+                        free_capture += 1;
+                    }
+                    open.push(*device);
+                }
+                Step::ExitScope { .. } => {
+                    open.pop();
+                }
+                _ if !open.is_empty() => inside += 1,
+                _ => {}
+            }
+        }
+    }
+    assert!(scopes > 1000, "{scopes} scopes");
+    // Uniform variants would open two scopes in three on Flex, and a nested one often on a
+    // device already open: neither runs its steps.
+    assert!(
+        free_capture * 10 >= scopes * 9,
+        "{free_capture} of {scopes} scopes open on a free capture device"
+    );
+    // Exits as frequent as any other step would close a scope after about one step.
+    assert!(
+        inside >= scopes * 4,
+        "{inside} steps inside {scopes} scopes"
+    );
+}
