@@ -255,3 +255,39 @@ fn past_a_known_divergence_the_model_still_judges_the_scope_exit() {
     assert_eq!(violations[0].step, exit);
     assert!(violations[0].summary.starts_with("exit-undeclared-input"));
 }
+
+#[test]
+fn every_module_entry_that_creates_weights_fails_at_the_creation_on_a_leaked_tensor() {
+    use dispatch_fuzz::program::MODULE;
+    // The model predicts that an op making tensors on its operand's (finished) capture device
+    // panics at that creation: an entry touching the operand before making its weights would
+    // panic at the operand instead.
+    let mut checked = 0;
+    for spec in MODULE.iter().filter(|s| s.creates_on_device()) {
+        let shape = if spec.rank == 3 {
+            "[1, 2, 3]"
+        } else {
+            "[1, 2, 3, 3]"
+        };
+        let program = common::program(&format!(
+            r#"[{{"enter_scope": {{"device": {{"capture": 0}}}}}},
+                {{"create": {{"out": 0, "kind": "float", "shape": {shape}, "fill": "ones", "device": {{"capture": 0}}}}}},
+                {{"exit_scope": {{"inputs": [], "outputs": []}}}},
+                {{"op": {{"out": 1, "op": {{"module": {{"op": "{}", "src": 0, "kernel": 3}}}}}}}}]"#,
+            spec.name
+        ));
+        let verdict = check(&program).unwrap();
+        assert!(
+            verdict
+                .oracles
+                .violations
+                .iter()
+                .all(|v| v.class != MODEL_MISMATCH),
+            "{}: {:?}",
+            spec.name,
+            verdict.oracles.violations
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} creating entries");
+}

@@ -1,14 +1,17 @@
-//! The module op table: convolutions, poolings, interpolation and `linear` from
-//! `burn::tensor::module`, one entry each, read like the other tables by the generator, the
-//! typing rule, the printers, the interpreter and the differential.
+//! The module op table: convolutions (plain, transposed, deformable), poolings and their
+//! public backward functions, interpolation, normalization, attention, embedding, unfold/fold
+//! and `linear` from `burn::tensor::module`, one entry each, read like the other tables by the
+//! generator, the typing rule, the printers, the interpreter and the differential.
 //!
-//! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call;`. The operand is a float
-//! tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one spatial dim, 4:
-//! two); every entry keeps its spatial size (stride 1, "same" padding), so the result has the
-//! operand's shape. The call names its variables, always these six: `x` (the operand), `d` (its device), `c` (its channel count),
-//! `k` (the kernel size, 1 or 3), `p` (the padding, `(k - 1) / 2`) and `s` (the spatial size:
-//! a `usize` for rank 3, `[usize; 2]` for rank 4). Weights are `arange` ramps, not constants, so
-//! an entry that reads them transposed or from the wrong channel gives other values.
+//! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call;`. The
+//! operand is a float tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one
+//! spatial dim, 4: two); every entry keeps its spatial size (stride 1, "same" padding), so the
+//! result has the operand's shape. 3-D entries insert a depth of 1 (`[n, c, 1, h, w]`) and take
+//! it out again, so programs stay within `limits::MAX_RANK`. The call names its variables, always
+//! these six: `x` (the operand), `d` (its device), `c` (its channel count), `k` (the kernel size,
+//! 1 or 3), `p` (the padding, `(k - 1) / 2`) and `s` (the spatial size: a `usize` for rank 3,
+//! `[usize; 2]` for rank 4). Weights are `arange` ramps, not constants, so an entry that reads
+//! them transposed or from the wrong channel gives other values.
 
 use super::kind::Kind;
 use super::table::{
@@ -70,6 +73,97 @@ macro_rules! module_ops {
             linear: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::linear(x,
                 Tensor::<1, Int>::arange(0..(s * s) as i64, &d).float().reshape([s, s]),
                 Some(Tensor::<1, Int>::arange(0..s as i64, &d).float()));
+            // 3-D ops on the operand with a depth of 1 inserted (`[n, c, 1, h, w]`), so programs
+            // stay at rank 4 and the result comes back to the operand's shape.
+            // Weights are made before the operand is touched, as in the 2-D entries: the model
+            // expects a call that creates on a stale device to fail at the creation.
+            conv3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
+                let w = Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, 1, k, k]);
+                let b = Tensor::<1, Int>::arange(0..c as i64, &d).float();
+                burn::tensor::module::conv3d(x.unsqueeze_dim::<5>(2), w, Some(b),
+                    burn::tensor::ops::ConvOptions::new([1, 1, 1], [0, p, p], [1, 1, 1], 1)).squeeze_dim::<4>(2)
+            };
+            conv_transpose3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
+                let w = Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, 1, k, k]);
+                let b = Tensor::<1, Int>::arange(0..c as i64, &d).float();
+                burn::tensor::module::conv_transpose3d(x.unsqueeze_dim::<5>(2), w, Some(b),
+                    burn::tensor::ops::ConvTransposeOptions::new([1, 1, 1], [0, p, p], [0, 0, 0], [1, 1, 1], 1))
+                    .squeeze_dim::<4>(2)
+            };
+            avg_pool3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool3d(
+                x.unsqueeze_dim::<5>(2),
+                burn::tensor::ops::AvgPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
+                .squeeze_dim::<4>(2);
+            max_pool3d: 4 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool3d(
+                x.unsqueeze_dim::<5>(2),
+                burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
+                .squeeze_dim::<4>(2);
+            max_pool3d_indices: 4 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool3d_with_indices(
+                x.unsqueeze_dim::<5>(2),
+                burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
+                .1.squeeze_dim::<4>(2);
+            adaptive_avg_pool3d: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
+                burn::tensor::module::adaptive_avg_pool3d(x.unsqueeze_dim::<5>(2), [1, s[0], s[1]]).squeeze_dim::<4>(2);
+            max_pool1d_indices: 3 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool1d_with_indices(x,
+                burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p])).1;
+            // Offsets of -0.5, 0 and 0.5 make the kernel sample between elements (bilinear), a 0/1
+            // mask drops some taps: neither reduces to a plain convolution.
+            deform_conv2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
+                let n = x.dims()[0];
+                burn::tensor::module::deform_conv2d(x,
+                    Tensor::<1, Int>::arange(0..(n * 2 * k * k * s[0] * s[1]) as i64, &d)
+                        .remainder_scalar(3).sub_scalar(1).float().mul_scalar(0.5)
+                        .reshape([n, 2 * k * k, s[0], s[1]]),
+                    Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
+                    Some(Tensor::<1, Int>::arange(0..(n * k * k * s[0] * s[1]) as i64, &d)
+                        .remainder_scalar(2).float().reshape([n, k * k, s[0], s[1]])),
+                    Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
+                    burn::tensor::ops::DeformConvOptions::new([1, 1], [p, p], [1, 1], 1, 1))
+            };
+            // Unfold to columns and fold them back: each element summed over the windows that
+            // hold it.
+            unfold_fold: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::fold4d(
+                burn::tensor::module::unfold4d(x, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1])),
+                s, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1]));
+            // The operand's rows as the embedding table, looked up in reverse order.
+            embedding: 3 -> same, exact, none, [x, d, c, k, p, s] => {
+                let [a, b, e] = x.dims();
+                let indices = Tensor::<1, Int>::arange(0..(a * b) as i64, &d).flip([0]).reshape([a, b]);
+                burn::tensor::module::embedding(x.reshape([a * b, e]), indices)
+            };
+            // `[batch, heads, seq, head_dim]`: the operand attends to itself reversed along seq.
+            attention: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
+                x.clone(), x.clone().flip([2]), x, None, None, burn::tensor::ops::AttentionModuleOptions::default());
+            attention_causal: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
+                x.clone(), x.clone(), x, None, None,
+                burn::tensor::ops::AttentionModuleOptions { is_causal: true, ..Default::default() });
+            layer_norm: 3 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::layer_norm(x,
+                Tensor::<1, Int>::arange(0..s as i64, &d).float(),
+                Some(Tensor::<1, Int>::arange(0..s as i64, &d).float().neg()), 1e-5);
+            batch_norm: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::batch_norm(x,
+                Tensor::<1, Int>::arange(0..c as i64, &d).float(),
+                Tensor::<1, Int>::arange(0..c as i64, &d).float().neg(),
+                Tensor::<1, Int>::arange(0..c as i64, &d).float(),
+                Tensor::<1, Int>::arange(1..(c + 1) as i64, &d).float(), 1e-5);
+            // The backward passes Burn exposes as functions, with the operand as its own gradient.
+            avg_pool2d_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
+                burn::tensor::module::avg_pool2d_backward(x.clone(), x, [k, k], [1, 1], [p, p], [1, 1], true, false);
+            avg_pool3d_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
+                burn::tensor::module::avg_pool3d_backward(x.clone().unsqueeze_dim::<5>(2), x.unsqueeze_dim::<5>(2),
+                    [1, k, k], [1, 1, 1], [0, p, p], [1, 1, 1], true, false).squeeze_dim::<4>(2);
+            max_pool2d_backward: 4 -> same, balanced, ties, [x, d, c, k, p, s] => {
+                let (y, i) = burn::tensor::module::max_pool2d_with_indices(x.clone(),
+                    burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
+                burn::tensor::module::max_pool2d_with_indices_backward(x, [k, k], [1, 1], [p, p], [1, 1], false, y, i)
+            };
+            interpolate_nearest_exact: 4 -> same, exact, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
+                burn::tensor::module::InterpolateOptions { output_size: Some(s),
+                    ..burn::tensor::module::InterpolateOptions::new(
+                        burn::tensor::module::InterpolateMode::NearestExact) });
+            interpolate_lanczos3: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
+                burn::tensor::module::InterpolateOptions { output_size: Some(s),
+                    ..burn::tensor::module::InterpolateOptions::new(
+                        burn::tensor::module::InterpolateMode::Lanczos3) });
         }
     };
 }
