@@ -128,7 +128,11 @@ fn main(options: Args) -> Result<ExitCode> {
         let len = rng.below(MAX_INPUT_LEN + 1) as usize;
         let bytes = rng.bytes(len);
         let program = Program::from_fuzz_bytes(&bytes, chosen);
-        let verdict = check(&program)?;
+        let verdict = match check(&program) {
+            Ok(verdict) => verdict,
+            // The harness failed, not Burn: keep the program, or the fault cannot be debugged.
+            Err(error) => return Err(harness_fault(&options, &program, &bytes, error)),
+        };
         stats.execs += 1;
         let new_classes = record(
             &mut stats,
@@ -265,6 +269,40 @@ fn save(
     std::fs::write(&path, file.to_text())
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
+}
+
+/// `error` with the path of the program that caused it, written to `options.out` as
+/// `harness-error-<fnv1a>.json` (a program file, like a finding's, without a signature).
+fn harness_fault(
+    options: &Args,
+    program: &Program,
+    bytes: &[u8],
+    error: anyhow::Error,
+) -> anyhow::Error {
+    let path = options
+        .out
+        .join(format!("harness-error-{:016x}.json", fnv1a(&[bytes])));
+    let file = ProgramFile {
+        origin: Some(format!(
+            "dispatch-fuzz fuzz --seed {}: the harness failed on it ({} bytes, fnv1a {:016x})",
+            options.seed,
+            bytes.len(),
+            fnv1a(&[bytes])
+        )),
+        steps: program.steps.clone(),
+        ..ProgramFile::default()
+    };
+    let written =
+        std::fs::create_dir_all(&options.out).and_then(|()| std::fs::write(&path, file.to_text()));
+    match written {
+        Ok(()) => error.context(format!(
+            "harness error; program saved to {}",
+            path.display()
+        )),
+        Err(io) => error.context(format!(
+            "harness error; the program could not be saved: {io}"
+        )),
+    }
 }
 
 fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {

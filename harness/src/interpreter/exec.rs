@@ -16,7 +16,7 @@ use super::lockstep::{CompletedScope, Lockstep, Unobserved, World};
 use super::mirror::{kind_of, read_data};
 use super::ops::{exec_op, gradient};
 use super::pool;
-use super::replay::replay_on_flex;
+use super::replay::{replay_on_flex, takes_feed};
 use super::trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
 use super::value::{map_any, on_any, AnyTensor};
 use crate::hash::fnv1a;
@@ -47,8 +47,9 @@ struct Run<'p, 'h> {
     slots: Vec<Option<AnyTensor>>,
     graphs: Vec<Option<CapturedGraph>>,
     outcomes: Vec<Option<Outcome>>,
-    /// For each `Replay` step, which of its feed slots gave data (the rest ran with the
-    /// recorded values): mirrors must feed the same inputs.
+    /// For each `Replay` step, which of its feed slots the graph took (data of the recorded
+    /// shape and dtype; the rest ran with the recorded values): mirrors must feed the same
+    /// inputs.
     fed: Vec<Vec<bool>>,
     /// The step running.
     current: usize,
@@ -232,7 +233,23 @@ impl Run<'_, '_> {
             } else {
                 catch::set_step(Some(i));
                 self.current = i;
-                let outcome = self.step(&program.steps[i])?;
+                // Every Burn call of a step runs under its own `catch`; what unwinds past them
+                // was raised while the step's harness code let go of Burn values (a tensor
+                // dropped when its slot is overwritten). A panic the hook saw there is the
+                // harness's own; one it never saw is a Burn panic re-raised on this thread
+                // (`resume_unwind` of a device thread's panic, as cubecl does for a wgpu device
+                // that died), and belongs to the step.
+                let outcome = match catch(|| harness_code(|| self.step(&program.steps[i]))) {
+                    Ok(outcome) => outcome?,
+                    Err(panic) if panic.class == catch::HARNESS_ERROR => {
+                        return Err(anyhow!(
+                            "the harness panicked at step {i}: {} at {}",
+                            panic.message,
+                            panic.location.as_deref().unwrap_or("?")
+                        ))
+                    }
+                    Err(panic) => Outcome::Panic(panic),
+                };
                 self.set(i, outcome);
                 self.observe(|hook, world| hook.after_step(world, i));
                 i += 1;
@@ -486,7 +503,13 @@ impl Run<'_, '_> {
                     .iter()
                     .map(|s| at_site("replay feed", || self.slot(*s).and_then(read_data)))
                     .collect();
-                self.fed[self.current] = feed.iter().map(Option::is_some).collect();
+                // What the graph took: data of another shape or dtype leaves the input at its
+                // recorded value, and the mirrors must do the same.
+                self.fed[self.current] = feed
+                    .iter()
+                    .enumerate()
+                    .map(|(k, d)| d.as_ref().is_some_and(|d| takes_feed(&captured, k, d)))
+                    .collect();
                 let datas = match caught!(replay_on_flex(&captured, &feed)) {
                     Ok(datas) => datas,
                     Err(e) => {

@@ -8,7 +8,7 @@ use super::catch::{attempt, catch, note_error};
 use super::lockstep::World;
 use super::ops::{exec_op, gradient};
 use super::pool;
-use super::replay::{replay_on_device, ReplayError};
+use super::replay::{recorded_tensor, replay_on_device, ReplayError};
 use super::trace::{Outcome, PanicInfo, EXECUTION_ERROR};
 use super::value::{map_any, map_rank, on_any, AnyTensor};
 use crate::program::limits::MAX_SLOTS;
@@ -152,21 +152,33 @@ impl Mirror {
                 // run could not feed (a computed capture tensor has no data) takes its recorded
                 // value here too, whatever the mirror computed for that slot.
                 let fed = world.fed(index);
+                let captured = world.graph(*graph);
+                // The real run's feed has the recorded dtype (it read the capture tensor, or
+                // data loaded to match); the mirror's value of the same slot has its device's
+                // default (wgpu's I32 where capture records I64), so it is converted to the
+                // recorded dtype, or the replay would drop it and use the recorded value.
                 let feed: Vec<Option<TensorData>> = feed
                     .iter()
                     .enumerate()
                     .map(|(k, s)| {
-                        if fed.get(k) == Some(&true) {
-                            self.data(*s)
-                        } else {
-                            None
+                        if fed.get(k) != Some(&true) {
+                            return None;
                         }
+                        let data = self.data(*s)?;
+                        let recorded = captured
+                            .and_then(|g| Some(recorded_tensor(g, *g.graph.inputs.get(k)?)?.dtype));
+                        Some(match recorded {
+                            Some(dtype) if same_kind(dtype, data.dtype()) => {
+                                data.convert_dtype(dtype)
+                            }
+                            _ => data,
+                        })
                     })
                     .collect();
                 for out in outputs {
                     self.slots[usize::from(*out)] = None;
                 }
-                let Some(captured) = world.graph(*graph) else {
+                let Some(captured) = captured else {
                     return Vec::new();
                 };
                 match catch(|| replay_on_device(captured, &feed, &self.device)) {
@@ -284,6 +296,13 @@ pub fn read_data(t: AnyTensor) -> Option<TensorData> {
             None
         }
     }
+}
+
+/// Whether two dtypes are both floats or both ints, so converting one to the other keeps the
+/// values (bool storages are left alone: the replay's own dtype check decides for them).
+fn same_kind(a: DType, b: DType) -> bool {
+    let int = |d: DType| d.is_int() || d.is_uint();
+    (a.is_float() && b.is_float()) || (int(a) && int(b))
 }
 
 /// The element kind of `data`.

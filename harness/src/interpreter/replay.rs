@@ -81,6 +81,17 @@ pub fn replay_on_device(
     }
 }
 
+/// Whether graph input `k` takes `data`: it has the recorded shape and dtype (otherwise the
+/// input keeps its recorded value).
+pub fn takes_feed(graph: &CapturedGraph, k: usize, data: &TensorData) -> bool {
+    graph
+        .graph
+        .inputs
+        .get(k)
+        .and_then(|id| recorded_tensor(graph, *id))
+        .is_some_and(|ir| ir.shape == *data.shape() && ir.dtype == data.dtype())
+}
+
 fn replay_on<B: BackendIr>(
     graph: &CapturedGraph,
     feed: &[Option<TensorData>],
@@ -91,10 +102,10 @@ fn replay_on<B: BackendIr>(
         interpreter.register_tensor_data_id(*id, data.clone());
     }
     for (i, id) in graph.graph.inputs.iter().enumerate() {
-        let fed = feed.get(i).and_then(Option::as_ref).filter(|data| {
-            recorded_tensor(graph, *id)
-                .is_some_and(|ir| ir.shape == *data.shape() && ir.dtype == data.dtype())
-        });
+        let fed = feed
+            .get(i)
+            .and_then(Option::as_ref)
+            .filter(|data| takes_feed(graph, i, data));
         match fed {
             Some(data) => interpreter.register_tensor_data_id(*id, data.clone()),
             // Handing Burn's interpreter an op over a tensor it never saw panics inside it; that

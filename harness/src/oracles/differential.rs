@@ -77,6 +77,7 @@ impl Oracle for Differential {
             poisoned,
             family,
             exact_in,
+            floor: facts.cancellation_floor,
         };
         for computed in facts.on_wgpu {
             judge(shared, world, computed, &how);
@@ -111,6 +112,8 @@ struct How {
     family: Tolerance,
     /// Whether every operand was bit-identical on both backends.
     exact_in: bool,
+    /// An absolute tolerance the result needs beyond its family's (a cancelled reduction).
+    floor: Option<f64>,
 }
 
 /// Compares one value the wgpu mirror computed with the slot's eager Flex value. A wgpu panic
@@ -165,6 +168,7 @@ fn judge(
                 );
             } else {
                 note(panic.clone());
+                shared.poison[o] = Some(Poison::KnownBug);
             }
             return;
         }
@@ -180,6 +184,8 @@ fn judge(
             let error = e.to_string();
             if lookup_error(catalogue(), &error).is_none() {
                 diverge(shared, index, out, "wgpu failed to read", error);
+            } else {
+                shared.poison[o] = Some(Poison::KnownBug);
             }
             return;
         }
@@ -188,12 +194,14 @@ fn judge(
                 diverge(shared, index, out, "wgpu panicked reading", panic.message);
             } else {
                 note(panic);
+                shared.poison[o] = Some(Poison::KnownBug);
             }
             return;
         }
     };
     let on_wgpu = faults::wgpu_value(index, on_wgpu);
-    let tolerance = compare::tolerance_of(&flex, how.family, how.exact_in);
+    let tolerance = compare::tolerance_of(&flex, how.family, how.exact_in)
+        .map(|t| compare::widened(t, how.family, how.floor));
     let verdict = compare::compare_within(&flex, &on_wgpu, poisoned, tolerance);
     shared.inexact[o] = !compare::identical(&flex, &on_wgpu);
     match verdict {

@@ -71,9 +71,12 @@ impl Lockstep for OracleRun {
         };
         let shared = &mut self.shared;
         let step = &world.program().steps[index];
-        let unspecified = match (&shared.wgpu, &shared.flex, outcome) {
-            (Some(_), Some(flex), Outcome::Ok { .. }) => compare::unspecified(step, flex),
-            _ => None,
+        let (unspecified, cancellation_floor) = match (&shared.wgpu, &shared.flex, outcome) {
+            (Some(_), Some(flex), Outcome::Ok { .. }) => (
+                compare::unspecified(step, flex),
+                compare::cancellation_floor(step, flex),
+            ),
+            _ => (None, None),
         };
         if let Some(flex) = &mut shared.flex {
             // No oracle judges the eager mirror's own panics: the journal keeps them.
@@ -94,6 +97,7 @@ impl Lockstep for OracleRun {
             outcome,
             on_wgpu: &on_wgpu,
             unspecified,
+            cancellation_floor,
         };
         for (name, oracle) in &mut self.oracles {
             at_site(name, || oracle.after_step(shared, world, &facts));

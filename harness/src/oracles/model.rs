@@ -107,8 +107,13 @@ const DTYPE_MIX: &[&str] = &["int-dtype-mismatch"];
 
 /// Catalogued known bugs that make a computed value unreadable: a move onto a capture device
 /// reads its source's data, so it panics with one of them before the lifecycle has a say
-/// (found on the H200: a wgpu `fmod` result moved onto a capture device).
-const READ_FAILURES: &[&str] = &["wgpu-nan-constant-in-shader"];
+/// (found on the H200: a wgpu `fmod` result moved onto a capture device). cubecl reports a
+/// failed launch at the next read on the device's stream, so a scope completing with a value
+/// moved in from wgpu meets it too (fuzz --backends flex,capture,wgpu --seed 43).
+const READ_FAILURES: &[&str] = &[
+    "wgpu-nan-constant-in-shader",
+    "wgpu-infinity-constant-in-shader",
+];
 
 thread_local! {
     static INVERTED: Cell<Option<&'static str>> = const { Cell::new(None) };
@@ -654,7 +659,9 @@ impl State {
         if outputs.iter().any(bridged) {
             return predict(&EXIT_BRIDGED_OUTPUT, ok());
         }
-        predict(&EXIT_COMPLETES, ok())
+        let mut p = predict(&EXIT_COMPLETES, ok())?;
+        p.also.extend(READ_FAILURES);
+        Some(p)
     }
 
     /// Moves the model to the state after `step`, following what Burn actually did.

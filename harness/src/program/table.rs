@@ -67,6 +67,15 @@ pub enum Unspecified {
     ///
     /// [`EXP_OVERFLOW`]: crate::program::limits::EXP_OVERFLOW
     Overflow,
+    /// `x` minus a float sum or mean of `x`: the reduction's rounding (its accumulation order is
+    /// the backend's choice) is at the scale of `sum(|x|)`, so where the result cancels to far
+    /// below that scale it carries that whole error. Not a poison: the result is compared
+    /// within an absolute tolerance of the reduction's error bound
+    /// (`oracles::compare::cancellation_floor`).
+    CancelledSum,
+    /// As [`Unspecified::CancelledSum`] for `x` minus the product of `x`, whose rounding is at
+    /// the scale of `prod(|x|)`.
+    CancelledProduct,
 }
 
 /// An entry's `unspecified`, from its lower-case name.
@@ -85,6 +94,12 @@ macro_rules! op_unspecified {
     };
     (overflow) => {
         Unspecified::Overflow
+    };
+    (cancels_sum) => {
+        Unspecified::CancelledSum
+    };
+    (cancels_product) => {
+        Unspecified::CancelledProduct
     };
 }
 

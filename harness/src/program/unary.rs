@@ -92,10 +92,10 @@ macro_rules! unary_ops {
             cast_i32: [Int] -> same, exact, none, x => x.cast(burn::tensor::IntDType::I32);
             shift_right: [Int] -> same, exact, none, x => x.bitwise_right_shift_scalar(1);
             // Whole-tensor reductions, broadcast back over the operand so the shape stays.
-            minus_sum: [Float, Int] -> same, balanced, none, x => x.clone().sub(x.sum().unsqueeze());
-            minus_mean: [Float, Int] -> same, balanced, none,
+            minus_sum: [Float, Int] -> same, balanced, cancels_sum, x => x.clone().sub(x.sum().unsqueeze());
+            minus_mean: [Float, Int] -> same, balanced, cancels_sum,
                 x => x.clone().sub(x.mean().unsqueeze());
-            minus_prod: [Float, Int] -> same, balanced, none,
+            minus_prod: [Float, Int] -> same, balanced, cancels_product,
                 x => x.clone().sub(x.prod().unsqueeze());
             minus_max: [Float, Int] -> same, exact, none, x => x.clone().sub(x.max().unsqueeze());
             minus_min: [Float, Int] -> same, exact, none, x => x.clone().sub(x.min().unsqueeze());
