@@ -457,3 +457,22 @@ fn a_value_wgpu_could_not_compute_for_a_known_bug_poisons_what_is_made_from_it()
         verdict.oracles.poisoned
     );
 }
+
+#[test]
+fn a_replay_fed_a_value_the_wgpu_mirror_never_computed_is_not_judged() {
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    // The mirror computes no powf of the replayed zeros at step 5, so it cannot feed step 6
+    // what the real run fed (1): replaying with the recorded 0 instead would be another
+    // computation, reported as a divergence (fuzz --backends flex,capture,wgpu --seed 46).
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [0], "outputs": [0]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [1]}},
+            {"clone": {"out": 0, "src": 1}},
+            {"op": {"out": 0, "op": {"binary": {"op": "powf", "lhs": 1, "rhs": 0}}}},
+            {"replay": {"graph": 0, "feed": [0], "outputs": [2]}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+}

@@ -157,6 +157,13 @@ impl Mirror {
                 // data loaded to match); the mirror's value of the same slot has its device's
                 // default (wgpu's I32 where capture records I64), so it is converted to the
                 // recorded dtype, or the replay would drop it and use the recorded value.
+                // A slot the real run fed from but the mirror holds no value for (its step did
+                // not run there) cannot be fed the same: replaying with the recorded value
+                // instead would be another computation, so the mirror computes nothing here.
+                let unmirrored = feed
+                    .iter()
+                    .enumerate()
+                    .any(|(k, s)| fed.get(k) == Some(&true) && !self.has(*s));
                 let feed: Vec<Option<TensorData>> = feed
                     .iter()
                     .enumerate()
@@ -178,7 +185,7 @@ impl Mirror {
                 for out in outputs {
                     self.slots[usize::from(*out)] = None;
                 }
-                let Some(captured) = captured else {
+                let Some(captured) = captured.filter(|_| !unmirrored) else {
                     return Vec::new();
                 };
                 match catch(|| replay_on_device(captured, &feed, &self.device)) {

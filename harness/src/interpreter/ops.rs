@@ -174,6 +174,10 @@ macro_rules! scalar_as {
     (Int, $v:expr) => {
         i64::from($v)
     };
+    // Bool entries read the scalar as an integer and make their own bool of it.
+    (Bool, $v:expr) => {
+        i64::from($v)
+    };
 }
 
 /// One call per entry of `program::scalar_ops!`, in table order.

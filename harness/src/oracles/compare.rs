@@ -254,7 +254,9 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             Unspecified::Large => Poison::LargeArgument,
             Unspecified::Overflow => Poison::ExpOverflow,
             // Judged within a wider tolerance instead (`cancellation_floor`).
-            Unspecified::CancelledSum | Unspecified::CancelledProduct => return None,
+            Unspecified::CancelledSum | Unspecified::CancelledProduct | Unspecified::Quantized => {
+                return None
+            }
         },
     };
     for src in op.operands() {
@@ -296,16 +298,21 @@ pub fn cancellation_floor(step: &Step, flex: &Mirror) -> Option<f64> {
     let Step::Op { op, .. } = step else {
         return None;
     };
-    let product = match op.unspecified() {
-        Unspecified::CancelledSum => false,
-        Unspecified::CancelledProduct => true,
-        _ => return None,
-    };
     let data = flex.data(*op.operands().first()?)?;
     if !data.dtype().is_float() {
         return None;
     }
     let xs = values(&data);
+    let product = match op.unspecified() {
+        Unspecified::CancelledSum => false,
+        Unspecified::CancelledProduct => true,
+        // One step of the symmetric 8-bit scale, with a margin for the scale's own rounding.
+        Unspecified::Quantized => {
+            let max = xs.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            return Some(1.01 * max / 127.0);
+        }
+        _ => return None,
+    };
     let n = xs.len() as f64;
     let scale: f64 = if product {
         xs.iter().map(|v| v.abs()).product()

@@ -580,7 +580,10 @@ impl State {
             storages.len() >= 2
                 && (storages.contains(&None) || storages.iter().any(|s| *s != storages[0]))
         });
-        if mixed {
+        // An entry that makes a tensor on the operand's device and combines it with the
+        // operand mixes the operand's storage with the one the device makes (capture records
+        // its own bool and int storage whatever the dtype asked), whatever the slots hold.
+        if mixed || op.creates_on_operand_device() {
             prediction.also.extend(DTYPE_MIX);
         }
         Some(prediction)

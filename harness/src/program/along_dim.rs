@@ -82,6 +82,54 @@ macro_rules! along_dim_ops {
             min_dim_indices: [Float, Int] -> Int, reduce, step, ties,
                 x, d => x.min_dim_with_indices(d).1;
             sort_indices: [Float, Int] -> Int, same, step, ties, x, d => x.sort_with_indices(d).1;
+            // Whole-tensor reductions, broadcast back over the operand.
+            sum_dims: [Float, Int] -> same, reduce, balanced, none, x, d => x.sum_dims(&[d]);
+            all_whole: [Float, Int, Bool] -> Bool, same, step, nan, x, d => {
+                let _ = d; let s = x.shape(); x.all().expand(s) };
+            any_whole: [Float, Int, Bool] -> Bool, same, step, nan, x, d => {
+                let _ = d; let s = x.shape(); x.any().expand(s) };
+            // Padding the last dim with a constant, cropped back off.
+            pad_crop: [Float, Int] -> same, same, exact, none, x, d => {
+                let _ = d; let n = x.dims().len(); let len = x.dims()[n - 1];
+                x.pad([(1, 2)], 7).narrow(n - 1, 1, len) };
+            // Creation on the operand's device in its shape and dtype, then combined with the
+            // operand as the left operand (a NaN or infinity times zero stays NaN), so the entry
+            // is an op on the operand as the model has it: the creation first, then the
+            // operand's own op, whose session is the one checked.
+            zeros_like: [Float, Int] -> same, same, exact, none, x, d => {
+                let _ = d; let z = Tensor::zeros(x.shape(), (&x.device(), x.dtype()));
+                x.mul_scalar(0).add(z) };
+            ones_like: [Float, Int] -> same, same, exact, none, x, d => {
+                let _ = d; let o = Tensor::ones(x.shape(), (&x.device(), x.dtype()));
+                x.mul_scalar(0).add(o) };
+            full_like: [Float, Int] -> same, same, exact, none, x, d => {
+                let _ = d; let f = Tensor::full(x.shape(), -3, (&x.device(), x.dtype()));
+                x.mul_scalar(0).add(f) };
+            bool_zeros_like: [Bool] -> same, same, exact, none, x, d => {
+                let _ = d; let z = Tensor::zeros(x.shape(), (&x.device(), x.dtype())); x.bool_and(z) };
+            bool_ones_like: [Bool] -> same, same, exact, none, x, d => {
+                let _ = d; let o = Tensor::ones(x.shape(), (&x.device(), x.dtype())); x.bool_or(o) };
+            // An empty int tensor's values are whatever memory held: times zero, they are not.
+            empty_times_zero: [Int] -> same, same, exact, none, x, d => {
+                let _ = d; let e = Tensor::empty(x.shape(), (&x.device(), x.dtype()));
+                x.mul_scalar(0).add(e.mul_scalar(0)) };
+            // An int tensor of exponents made on the device. A NaN base is left open: WGSL may
+            // assume no NaN reaches it (llvmpipe gives NaN^2 = 0, fuzz --seed 46 with wgpu).
+            powi_by_two: [Float] -> same, same, balanced, nan, x, d => {
+                let _ = d; let two = Tensor::full(x.shape(), 2, &x.device()); x.powi(two) };
+            // The index tensor is made before the operand is touched (the model's
+            // create-outside-scope rule).
+            quantized_select: [Float] -> same, same, balanced, quantized, x, d => {
+                let n = x.dims()[d]; let dev = x.device();
+                let idx = Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]);
+                x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
+                    .select(d, idx).dequantize() };
+            quantized_gather: [Float] -> same, same, balanced, quantized, x, d => {
+                let dims = x.dims(); let dev = x.device();
+                let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
+                    .reshape(dims).remainder_scalar(dims[d] as i64);
+                x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
+                    .gather(d, idx).dequantize() };
             select_add: [Float, Int] -> same, same, balanced, none, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,

@@ -31,6 +31,7 @@ macro_rules! binary_ops {
             bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor(y);
             hypot: [Float] -> same, transcendental, none, x, y => x.hypot(y);
             fmod: [Float] -> same, balanced, none, x, y => x.fmod(y);
+            bool_xor: [Bool] -> same, exact, none, x, y => x.bool_xor(y);
         }
     };
 }
@@ -76,6 +77,11 @@ macro_rules! scalar_ops {
             bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and_scalar(y);
             bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or_scalar(y);
             bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor_scalar(y);
+            div_nonzero: [Int] -> same, exact, none, x, y => x.div_scalar(y.abs() + 1);
+            remainder_nonzero: [Int] -> same, exact, none, x, y => x.remainder_scalar(y.abs() + 1);
+            // A bool's element comparisons: the scalar is true when odd.
+            bool_equal_elem: [Bool] -> same, exact, none, x, y => x.equal_elem(y % 2 != 0);
+            bool_not_equal_elem: [Bool] -> same, exact, none, x, y => x.not_equal_elem(y % 2 != 0);
         }
     };
 }
@@ -90,6 +96,8 @@ const API_UNCHECKED: &[&str] = &[
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
+    // burn-tensor api/bool.rs: bool_xor calls no check either.
+    "bool_xor",
 ];
 
 /// One entry of a two-operand table.

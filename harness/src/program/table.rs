@@ -76,6 +76,11 @@ pub enum Unspecified {
     /// As [`Unspecified::CancelledSum`] for `x` minus the product of `x`, whose rounding is at
     /// the scale of `prod(|x|)`.
     CancelledProduct,
+    /// A float tensor quantized (`quantize_dynamic` with Burn's default scheme: symmetric
+    /// 8-bit, one scale for the tensor) and dequantized: a value at a rounding midpoint may
+    /// land on either neighbouring step (the backends compute `x / scale` differently), so
+    /// results are compared within one quantization step, `max(|x|) / 127`.
+    Quantized,
 }
 
 /// An entry's `unspecified`, from its lower-case name.
@@ -100,6 +105,9 @@ macro_rules! op_unspecified {
     };
     (cancels_product) => {
         Unspecified::CancelledProduct
+    };
+    (quantized) => {
+        Unspecified::Quantized
     };
 }
 

@@ -98,6 +98,40 @@ macro_rules! unary_ops {
             minus_prod: [Float, Int] -> same, balanced, cancels_product,
                 x => x.clone().sub(x.prod().unsqueeze());
             minus_max: [Float, Int] -> same, exact, none, x => x.clone().sub(x.max().unsqueeze());
+            // Int division, remainder and shifts by a tensor (the operand's own magnitude, kept
+            // away from zero and below 8) rather than by another slot: an entry that worked on
+            // its right operand before the op would fail there first, where the model expects
+            // the op's own checks. Flex divides an int by zero with a Rust panic.
+            div_by_magnitude: [Int] -> same, exact, none,
+                x => x.clone().div(x.abs().add_scalar(1));
+            remainder_by_magnitude: [Int] -> same, exact, none,
+                x => x.clone().remainder(x.abs().add_scalar(1));
+            shift_left_by_tensor: [Int] -> same, exact, none,
+                x => x.clone().bitwise_left_shift(x.abs().remainder_scalar(8));
+            shift_right_by_tensor: [Int] -> same, exact, none,
+                x => x.clone().bitwise_right_shift(x.abs().remainder_scalar(8));
+            // Quantized tensors (Burn's default scheme) and the layout ops Burn runs on them
+            // without dequantizing, each dequantized back to a float of the operand's shape.
+            quantize_roundtrip: [Float] -> same, balanced, quantized,
+                x => x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default()).dequantize();
+            quantized_reshape: [Float] -> same, balanced, quantized, x => {
+                let s = x.shape();
+                x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
+                    .flatten::<1>(0, s.num_dims() - 1).reshape(s).dequantize() };
+            quantized_flip: [Float] -> same, balanced, quantized,
+                x => x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default()).flip([0]).dequantize();
+            quantized_permute: [Float] -> same, balanced, quantized, x => {
+                let n = x.dims().len();
+                x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
+                    .permute(core::array::from_fn(|i| (i + 1) % n))
+                    .swap_dims(0, n - 1)
+                    .permute(core::array::from_fn(|i| (i + n - 1) % n))
+                    .swap_dims(0, n - 1)
+                    .dequantize() };
+            quantized_expand: [Float] -> same, balanced, quantized, x => {
+                let s = x.shape();
+                x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
+                    .narrow(0, 0, 1).expand(s).dequantize() };
             minus_min: [Float, Int] -> same, exact, none, x => x.clone().sub(x.min().unsqueeze());
             minus_max_abs: [Float, Int] -> same, exact, none,
                 x => x.clone().sub(x.max_abs().unsqueeze());
