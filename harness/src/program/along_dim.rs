@@ -130,6 +130,24 @@ macro_rules! along_dim_ops {
                     .reshape(dims).remainder_scalar(dims[d] as i64);
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .gather(d, idx).dequantize() };
+            // Assigning (not adding) through index tensors: the only form a bool tensor has.
+            select_assign_reversed: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let n = x.dims()[d]; let dev = x.device();
+                let idx = Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]);
+                x.clone().select_assign(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Assign) };
+            // Each index along `d` is written once (a rotation), so the result is determined.
+            scatter_assign_rotated: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let dims = x.dims(); let dev = x.device(); let n = dims[d] as i64;
+                let stride: usize = dims[d + 1..].iter().product();
+                let idx = Tensor::<1, Int>::arange(0..x.shape().num_elements() as i64, &dev)
+                    .reshape(dims).div_scalar(stride as i64).remainder_scalar(n)
+                    .add_scalar(1).remainder_scalar(n);
+                x.clone().scatter(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Assign) };
+            // A channel-wise slope, made before the operand is touched.
+            prelu: [Float] -> same, same, balanced, none, x, d => {
+                let _ = d; let c = x.dims().get(1).copied().unwrap_or(1);
+                let alpha = Tensor::<1, Int>::arange(1..(c as i64 + 1), &x.device()).float().div_scalar(8);
+                burn::tensor::activation::prelu(x, alpha) };
             select_add: [Float, Int] -> same, same, balanced, none, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,

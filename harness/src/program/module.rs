@@ -156,6 +156,18 @@ macro_rules! module_ops {
                     burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
                 burn::tensor::module::max_pool2d_with_indices_backward(x, [k, k], [1, 1], [p, p], [1, 1], false, y, i)
             };
+            // The first dim's rows in reverse through gather_nd, and written back the same way
+            // by scatter_nd (indices `[n, 1]`, one per row: each row written once).
+            gather_nd_rows: 4 -> same, exact, none, [x, d, c, k, p, s] => {
+                let n = x.dims()[0];
+                let idx = Tensor::<1, Int>::arange(0..n as i64, &d).flip([0]).reshape([n, 1]);
+                x.gather_nd::<2, 4>(idx)
+            };
+            scatter_nd_rows: 4 -> same, exact, none, [x, d, c, k, p, s] => {
+                let n = x.dims()[0];
+                let idx = Tensor::<1, Int>::arange(0..n as i64, &d).flip([0]).reshape([n, 1]);
+                x.clone().scatter_nd::<2, 4>(idx, x, burn::tensor::ops::IndexingUpdateOp::Assign)
+            };
             interpolate_nearest_exact: 4 -> same, exact, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
