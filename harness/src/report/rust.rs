@@ -262,7 +262,10 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                 } else {
                     let _ = writeln!(body, "{pad}}});");
                 }
+                // Normalized as in snapshots: tensor ids count up with the process's history, so
+                // the raw text would change with what ran before the case.
                 if let Some(Outcome::Error { message, .. }) = outcome(i) {
+                    let message = crate::oracles::normalize_message(message);
                     let _ = writeln!(body, "{pad}// -> Err({message})");
                 }
                 if let Some(f) = model.filter(|_| at == Some(i)) {
