@@ -182,9 +182,9 @@ pub struct StepFacts<'a> {
     /// Why Burn does not pin the step's result down, read from its eager operands before the
     /// mirrors moved on (an `argmax` over a tie, an out-of-range cast), if it does not.
     pub unspecified: Option<compare::Poison>,
-    /// The absolute tolerance its float result needs beyond its family's, where the entry
-    /// cancels a reduction (see `compare::cancellation_floor`).
-    pub cancellation_floor: Option<f64>,
+    /// The absolute tolerance its float result needs beyond its family's, where its entry
+    /// says so (see `compare::absolute_floor`).
+    pub absolute_floor: Option<f64>,
 }
 
 /// An oracle. Lockstep oracles implement the step and scope hooks, trace oracles `after_run`;

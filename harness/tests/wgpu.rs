@@ -384,12 +384,19 @@ fn a_replay_feed_the_real_run_could_not_read_takes_the_recorded_value_on_wgpu_to
     assert!(verdict.oracles.compared >= 1);
 }
 
+/// Checks a program (a JSON step list) with wgpu on and asserts that it has no finding.
+fn quiet_on_wgpu(steps: &str) -> dispatch_fuzz::Verdict {
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let verdict = check(&common::program(steps)).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    verdict
+}
+
 #[test]
 fn a_replay_fed_an_int_capture_tensor_is_fed_the_same_on_the_wgpu_mirror() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // The real run feeds graph0 the second scope's ones (capture records ints as I64); the
     // wgpu mirror holds them as I32 and must still feed them, not the recorded zeros.
-    let program = common::program(
+    quiet_on_wgpu(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
             {"exit_scope": {"inputs": [0], "outputs": [0]}},
@@ -398,34 +405,28 @@ fn a_replay_fed_an_int_capture_tensor_is_fed_the_same_on_the_wgpu_mirror() {
             {"replay": {"graph": 0, "feed": [0], "outputs": [1]}},
             {"exit_scope": {"inputs": [], "outputs": []}}]"#,
     );
-    let verdict = check(&program).unwrap();
-    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
 }
 
 #[test]
 fn x_minus_its_mean_is_judged_at_the_scale_of_x_not_of_the_cancelled_result() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // Nine equal values near 9.4e8, where one f32 ulp is 64: Flex's mean rounds to one ulp
     // off and leaves 64 after the subtraction, wgpu's leaves 0. Both are within the mean's
     // rounding; Burn does not fix the accumulation order.
-    let program = common::program(
+    let verdict = quiet_on_wgpu(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [3, 2], "fill": {"value": 94}, "device": "flex"}},
             {"op": {"out": 1, "op": {"matmul": {"lhs": 0, "rhs": 0, "transpose_rhs": true}}}},
             {"clone": {"out": 2, "src": 1}},
             {"op": {"out": 1, "op": {"matmul": {"lhs": 2, "rhs": 2, "transpose_rhs": true}}}},
             {"op": {"out": 3, "op": {"unary": {"op": "minus_mean", "src": 1}}}}]"#,
     );
-    let verdict = check(&program).unwrap();
-    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(verdict.oracles.compared > 0);
 }
 
 #[test]
 fn a_replay_that_refused_a_feed_of_another_dtype_refuses_it_on_the_wgpu_mirror_too() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // The feed is a wgpu I32 where graph0 recorded an I64 input: the real run keeps the
     // recorded -17, so the mirror must not convert its zeros into a feed.
-    let program = common::program(
+    quiet_on_wgpu(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": "wgpu"}},
             {"create": {"out": 1, "kind": "int", "shape": [1], "fill": {"value": -17}, "device": {"capture": 0}}},
@@ -433,24 +434,19 @@ fn a_replay_that_refused_a_feed_of_another_dtype_refuses_it_on_the_wgpu_mirror_t
             {"exit_scope": {"inputs": [1], "outputs": [2]}},
             {"replay": {"graph": 0, "feed": [0], "outputs": [0]}}]"#,
     );
-    let verdict = check(&program).unwrap();
-    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
 }
 
 #[test]
 fn a_value_wgpu_could_not_compute_for_a_known_bug_poisons_what_is_made_from_it() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fmod's shader does not compile on wgpu (wgpu-fmod-shader-has-a-nan-literal): its
     // never-written output must not be compared again inside a cat.
-    let program = common::program(
+    let verdict = quiet_on_wgpu(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "flex"}},
             {"clone": {"out": 1, "src": 0}},
             {"op": {"out": 0, "op": {"sum_dim": {"src": 1, "dim": 0}}}},
             {"op": {"out": 2, "op": {"binary": {"op": "fmod", "lhs": 1, "rhs": 1}}}},
             {"op": {"out": 3, "op": {"cat": {"first": 0, "rest": [2, 0], "dim": 0}}}}]"#,
     );
-    let verdict = check(&program).unwrap();
-    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(
         verdict.oracles.poisoned.contains_key("from-poisoned"),
         "{:?}",
@@ -460,11 +456,10 @@ fn a_value_wgpu_could_not_compute_for_a_known_bug_poisons_what_is_made_from_it()
 
 #[test]
 fn a_replay_fed_a_value_the_wgpu_mirror_never_computed_is_not_judged() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // The mirror computes no powf of the replayed zeros at step 5, so it cannot feed step 6
     // what the real run fed (1): replaying with the recorded 0 instead would be another
     // computation, reported as a divergence (fuzz --backends flex,capture,wgpu --seed 46).
-    let program = common::program(
+    quiet_on_wgpu(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
             {"exit_scope": {"inputs": [0], "outputs": [0]}},
@@ -473,6 +468,4 @@ fn a_replay_fed_a_value_the_wgpu_mirror_never_computed_is_not_judged() {
             {"op": {"out": 0, "op": {"binary": {"op": "powf", "lhs": 1, "rhs": 0}}}},
             {"replay": {"graph": 0, "feed": [0], "outputs": [2]}}]"#,
     );
-    let verdict = check(&program).unwrap();
-    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
 }

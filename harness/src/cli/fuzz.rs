@@ -248,12 +248,7 @@ fn save(
     exec: u64,
 ) -> Result<PathBuf> {
     let finding = verdict.finding.as_ref().context("no finding to save")?;
-    std::fs::create_dir_all(&options.out)
-        .with_context(|| format!("cannot create {}", options.out.display()))?;
     let hash = fnv1a(&[finding.signature.as_bytes()]);
-    let path = options
-        .out
-        .join(format!("{}-{hash:016x}.json", finding.class));
     let file = ProgramFile {
         signature: Some(finding.signature.clone()),
         class: Some(finding.class.clone()),
@@ -266,9 +261,11 @@ fn save(
         steps: program.steps.clone(),
         ..ProgramFile::default()
     };
-    std::fs::write(&path, file.to_text())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
+    write_program(
+        options,
+        &format!("{}-{hash:016x}.json", finding.class),
+        &file,
+    )
 }
 
 /// `error` with the path of the program that caused it, written to `options.out` as
@@ -279,30 +276,35 @@ fn harness_fault(
     bytes: &[u8],
     error: anyhow::Error,
 ) -> anyhow::Error {
-    let path = options
-        .out
-        .join(format!("harness-error-{:016x}.json", fnv1a(&[bytes])));
+    let hash = fnv1a(&[bytes]);
     let file = ProgramFile {
         origin: Some(format!(
-            "dispatch-fuzz fuzz --seed {}: the harness failed on it ({} bytes, fnv1a {:016x})",
+            "dispatch-fuzz fuzz --seed {}: the harness failed on it ({} bytes, fnv1a {hash:016x})",
             options.seed,
             bytes.len(),
-            fnv1a(&[bytes])
         )),
         steps: program.steps.clone(),
         ..ProgramFile::default()
     };
-    let written =
-        std::fs::create_dir_all(&options.out).and_then(|()| std::fs::write(&path, file.to_text()));
-    match written {
-        Ok(()) => error.context(format!(
+    match write_program(options, &format!("harness-error-{hash:016x}.json"), &file) {
+        Ok(path) => error.context(format!(
             "harness error; program saved to {}",
             path.display()
         )),
         Err(io) => error.context(format!(
-            "harness error; the program could not be saved: {io}"
+            "harness error; the program could not be saved: {io:#}"
         )),
     }
+}
+
+/// Writes `file` as `name` in the session's findings folder, creating it.
+fn write_program(options: &Args, name: &str, file: &ProgramFile) -> Result<PathBuf> {
+    std::fs::create_dir_all(&options.out)
+        .with_context(|| format!("cannot create {}", options.out.display()))?;
+    let path = options.out.join(name);
+    std::fs::write(&path, file.to_text())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
 }
 
 fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {

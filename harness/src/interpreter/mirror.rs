@@ -8,7 +8,7 @@ use super::catch::{attempt, catch, note_error};
 use super::lockstep::World;
 use super::ops::{exec_op, gradient};
 use super::pool;
-use super::replay::{recorded_tensor, replay_on_device, ReplayError};
+use super::replay::{recorded_input, replay_on_device, ReplayError};
 use super::trace::{Outcome, PanicInfo, EXECUTION_ERROR};
 use super::value::{map_any, map_rank, on_any, AnyTensor};
 use crate::program::limits::MAX_SLOTS;
@@ -172,8 +172,7 @@ impl Mirror {
                             return None;
                         }
                         let data = self.data(*s)?;
-                        let recorded = captured
-                            .and_then(|g| Some(recorded_tensor(g, *g.graph.inputs.get(k)?)?.dtype));
+                        let recorded = captured.and_then(|g| Some(recorded_input(g, k)?.dtype));
                         Some(match recorded {
                             Some(dtype) if same_kind(dtype, data.dtype()) => {
                                 data.convert_dtype(dtype)

@@ -81,15 +81,15 @@ pub fn replay_on_device(
     }
 }
 
+/// The recorded shape and dtype of graph input `k`, if the graph has one.
+pub fn recorded_input(graph: &CapturedGraph, k: usize) -> Option<TensorIr> {
+    recorded_tensor(graph, *graph.graph.inputs.get(k)?)
+}
+
 /// Whether graph input `k` takes `data`: it has the recorded shape and dtype (otherwise the
 /// input keeps its recorded value).
 pub fn takes_feed(graph: &CapturedGraph, k: usize, data: &TensorData) -> bool {
-    graph
-        .graph
-        .inputs
-        .get(k)
-        .and_then(|id| recorded_tensor(graph, *id))
-        .is_some_and(|ir| ir.shape == *data.shape() && ir.dtype == data.dtype())
+    recorded_input(graph, k).is_some_and(|ir| ir.shape == *data.shape() && ir.dtype == data.dtype())
 }
 
 fn replay_on<B: BackendIr>(

@@ -91,20 +91,26 @@ pub fn tolerance_for(data: &TensorData) -> Option<Tolerance<f64>> {
 /// bit-identical on both backends (`exact_operands`) or not: `Exact` and `Step` ops add no
 /// error of their own, so they must agree bit for bit on identical operands; a `Step` op over
 /// inexact ones is poisoned before it gets here ([`Poison::InexactOperand`]). Ints and bools are
-/// always exact.
+/// always exact. `floor` (see [`absolute_floor`]) raises the preset's absolute part (1e-5 for
+/// `balanced()`, 0.01 for `permissive()`) where it is wider.
 pub fn tolerance_of(
     data: &TensorData,
     family: OpTolerance,
     exact_operands: bool,
+    floor: Option<f64>,
 ) -> Option<Tolerance<f64>> {
     if !data.dtype().is_float() {
         return None;
     }
-    match family {
-        OpTolerance::Exact | OpTolerance::Step if exact_operands => None,
-        OpTolerance::Transcendental => Some(Tolerance::permissive()),
-        _ => Some(Tolerance::balanced()),
-    }
+    let (preset, absolute) = match family {
+        OpTolerance::Exact | OpTolerance::Step if exact_operands => return None,
+        OpTolerance::Transcendental => (Tolerance::permissive(), 0.01),
+        _ => (Tolerance::balanced(), 1e-5),
+    };
+    Some(match floor {
+        Some(floor) if floor > absolute => preset.set_absolute(floor),
+        _ => preset,
+    })
 }
 
 /// Whether `a` and `b` hold the same values bit for bit (NaN equal to NaN), whatever their
@@ -253,7 +259,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             Unspecified::Ties => Poison::IndexTie,
             Unspecified::Large => Poison::LargeArgument,
             Unspecified::Overflow => Poison::ExpOverflow,
-            // Judged within a wider tolerance instead (`cancellation_floor`).
+            // Judged within a wider tolerance instead (`absolute_floor`).
             Unspecified::CancelledSum | Unspecified::CancelledProduct | Unspecified::Quantized => {
                 return None
             }
@@ -288,55 +294,37 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
     None
 }
 
-/// The absolute tolerance a step's float result needs when its entry cancels a reduction
-/// ([`Unspecified::CancelledSum`], [`Unspecified::CancelledProduct`]): float summation of `n`
-/// values errs by at most about `n * eps * sum(|x|)` and a product by `n * eps * prod(|x|)`,
-/// whatever the order, so twice that bound over the eager operand (f32's `eps`, 2^-23) is what
-/// two correct backends may differ by. `None` for other steps and for int operands, which are
-/// exact.
-pub fn cancellation_floor(step: &Step, flex: &Mirror) -> Option<f64> {
+/// The absolute tolerance a step's float result needs beyond its family's, from its eager
+/// operand, where its entry says so: a cancelled reduction ([`Unspecified::CancelledSum`],
+/// [`Unspecified::CancelledProduct`]), whose float summation of `n` values errs by at most about
+/// `n * eps * sum(|x|)` and a product by `n * eps * prod(|x|)`, whatever the order, so twice that
+/// bound (f32's `eps`, 2^-23) is what two correct backends may differ by; or a quantized round
+/// trip ([`Unspecified::Quantized`]), one step of the symmetric 8-bit scale with a margin for the
+/// scale's own rounding. `None` for other steps (whose operand is not read) and for int
+/// operands, which are exact.
+pub fn absolute_floor(step: &Step, flex: &Mirror) -> Option<f64> {
     let Step::Op { op, .. } = step else {
         return None;
     };
+    let unspecified = op.unspecified();
+    if !matches!(
+        unspecified,
+        Unspecified::CancelledSum | Unspecified::CancelledProduct | Unspecified::Quantized
+    ) {
+        return None;
+    }
     let data = flex.data(*op.operands().first()?)?;
     if !data.dtype().is_float() {
         return None;
     }
     let xs = values(&data);
-    let product = match op.unspecified() {
-        Unspecified::CancelledSum => false,
-        Unspecified::CancelledProduct => true,
-        // One step of the symmetric 8-bit scale, with a margin for the scale's own rounding.
-        Unspecified::Quantized => {
-            let max = xs.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            return Some(1.01 * max / 127.0);
-        }
-        _ => return None,
-    };
-    let n = xs.len() as f64;
-    let scale: f64 = if product {
-        xs.iter().map(|v| v.abs()).product()
-    } else {
-        xs.iter().map(|v| v.abs()).sum()
-    };
-    Some(2.0 * n * f64::from(f32::EPSILON) * scale)
-}
-
-/// `tolerance` (of family `family`) with its absolute part raised to `floor` where that is
-/// wider: Burn's presets are 1e-5 absolute for `balanced()` and 0.01 for `permissive()`.
-pub fn widened(
-    tolerance: Tolerance<f64>,
-    family: OpTolerance,
-    floor: Option<f64>,
-) -> Tolerance<f64> {
-    let absolute = match family {
-        OpTolerance::Transcendental => 0.01,
-        _ => 1e-5,
-    };
-    match floor {
-        Some(floor) if floor > absolute => tolerance.set_absolute(floor),
-        _ => tolerance,
-    }
+    let magnitudes = xs.iter().map(|v| v.abs());
+    let rounding = 2.0 * xs.len() as f64 * f64::from(f32::EPSILON);
+    Some(match unspecified {
+        Unspecified::CancelledSum => rounding * magnitudes.sum::<f64>(),
+        Unspecified::CancelledProduct => rounding * magnitudes.product::<f64>(),
+        _ => 1.01 * magnitudes.fold(0.0, f64::max) / 127.0,
+    })
 }
 
 /// `data` with bools in Flex's native storage: a value that lived on wgpu holds `Bool(U32)`,

@@ -77,7 +77,7 @@ impl Oracle for Differential {
             poisoned,
             family,
             exact_in,
-            floor: facts.cancellation_floor,
+            floor: facts.absolute_floor,
         };
         for computed in facts.on_wgpu {
             judge(shared, world, computed, &how);
@@ -112,7 +112,8 @@ struct How {
     family: Tolerance,
     /// Whether every operand was bit-identical on both backends.
     exact_in: bool,
-    /// An absolute tolerance the result needs beyond its family's (a cancelled reduction).
+    /// An absolute tolerance the result needs beyond its family's (see
+    /// `compare::absolute_floor`).
     floor: Option<f64>,
 }
 
@@ -200,8 +201,7 @@ fn judge(
         }
     };
     let on_wgpu = faults::wgpu_value(index, on_wgpu);
-    let tolerance = compare::tolerance_of(&flex, how.family, how.exact_in)
-        .map(|t| compare::widened(t, how.family, how.floor));
+    let tolerance = compare::tolerance_of(&flex, how.family, how.exact_in, how.floor);
     let verdict = compare::compare_within(&flex, &on_wgpu, poisoned, tolerance);
     shared.inexact[o] = !compare::identical(&flex, &on_wgpu);
     match verdict {

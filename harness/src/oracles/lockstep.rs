@@ -71,10 +71,10 @@ impl Lockstep for OracleRun {
         };
         let shared = &mut self.shared;
         let step = &world.program().steps[index];
-        let (unspecified, cancellation_floor) = match (&shared.wgpu, &shared.flex, outcome) {
+        let (unspecified, absolute_floor) = match (&shared.wgpu, &shared.flex, outcome) {
             (Some(_), Some(flex), Outcome::Ok { .. }) => (
                 compare::unspecified(step, flex),
-                compare::cancellation_floor(step, flex),
+                compare::absolute_floor(step, flex),
             ),
             _ => (None, None),
         };
@@ -97,7 +97,7 @@ impl Lockstep for OracleRun {
             outcome,
             on_wgpu: &on_wgpu,
             unspecified,
-            cancellation_floor,
+            absolute_floor,
         };
         for (name, oracle) in &mut self.oracles {
             at_site(name, || oracle.after_step(shared, world, &facts));

@@ -5,7 +5,7 @@
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
-use super::fixup::fixup;
+use super::fixup::{fix_device, fixup};
 use super::limits::{CAPTURE_POOL_SIZE, MAX_SCOPE_DEPTH, MAX_STEPS};
 use super::step::{DeviceRef, Step};
 use super::Program;
@@ -110,10 +110,7 @@ impl BiasState {
     fn saw(&mut self, step: &Step) {
         self.last_written = step.writes().last().copied().or(self.last_written);
         match step {
-            Step::EnterScope { device } => self.open.push(match device {
-                DeviceRef::Capture(k) => DeviceRef::Capture(k % CAPTURE_POOL_SIZE),
-                other => *other,
-            }),
+            Step::EnterScope { device } => self.open.push(fix_device(*device)),
             Step::ExitScope { .. } => {
                 self.open.pop();
             }
@@ -142,30 +139,25 @@ fn bias(
     u: &mut Unstructured<'_>,
 ) -> Result<Option<Step>> {
     let step = without_disabled_backends(step, backends);
-    if !matches!(step, Step::EnterScope { .. } | Step::ExitScope { .. }) {
+    let entering = matches!(step, Step::EnterScope { .. });
+    if !entering && !matches!(step, Step::ExitScope { .. }) {
         return Ok(Some(step));
     }
     // `fixup` drops it: the decoding state must not count it as open.
-    if matches!(step, Step::EnterScope { .. }) && state.open.len() >= MAX_SCOPE_DEPTH {
+    if entering && state.open.len() >= MAX_SCOPE_DEPTH {
         return Ok(None);
     }
     let b = u8::arbitrary(u)?;
     // A scope that fails to open skips everything inside it, now several steps: one in 32.
-    let raw = if matches!(step, Step::EnterScope { .. }) {
-        32
-    } else {
-        8
-    };
+    let raw = if entering { 32 } else { 8 };
     if b % raw == 0 {
         return Ok(Some(step));
     }
     Ok(match step {
         Step::EnterScope { device } => {
             let open = |d: &DeviceRef| state.open.contains(d);
-            let device = match device {
-                DeviceRef::Capture(k) if !open(&DeviceRef::Capture(k % CAPTURE_POOL_SIZE)) => {
-                    DeviceRef::Capture(k % CAPTURE_POOL_SIZE)
-                }
+            let device = match fix_device(device) {
+                capture @ DeviceRef::Capture(_) if !open(&capture) => capture,
                 _ => (0..CAPTURE_POOL_SIZE)
                     .map(|k| DeviceRef::Capture((k + b / 8) % CAPTURE_POOL_SIZE))
                     .find(|d| !open(d))

@@ -71,7 +71,8 @@ pub fn fixup(steps: &mut Vec<Step>) {
     *steps = fixed;
 }
 
-fn fix_device(device: DeviceRef) -> DeviceRef {
+/// The device a step names once fixed: a capture device's index taken modulo the pool.
+pub(super) fn fix_device(device: DeviceRef) -> DeviceRef {
     match device {
         DeviceRef::Capture(k) => DeviceRef::Capture(k % CAPTURE_POOL_SIZE),
         other => other,

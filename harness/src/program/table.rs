@@ -71,7 +71,7 @@ pub enum Unspecified {
     /// the backend's choice) is at the scale of `sum(|x|)`, so where the result cancels to far
     /// below that scale it carries that whole error. Not a poison: the result is compared
     /// within an absolute tolerance of the reduction's error bound
-    /// (`oracles::compare::cancellation_floor`).
+    /// (`oracles::compare::absolute_floor`).
     CancelledSum,
     /// As [`Unspecified::CancelledSum`] for `x` minus the product of `x`, whose rounding is at
     /// the scale of `prod(|x|)`.
