@@ -469,3 +469,16 @@ fn a_replay_fed_a_value_the_wgpu_mirror_never_computed_is_not_judged() {
             {"replay": {"graph": 0, "feed": [0], "outputs": [2]}}]"#,
     );
 }
+
+#[test]
+fn a_replay_writing_two_outputs_into_one_slot_is_compared_by_the_last_one() {
+    // The slot holds the Bool output in the real run; the wgpu mirror compared its Int output,
+    // written first, with it (fuzz --backends flex,capture,wgpu --seed 101).
+    quiet_on_wgpu(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "bool", "shape": [1], "fill": {"value": -113}, "device": {"capture": 0}}},
+            {"create": {"out": 1, "kind": "int", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [], "outputs": [1, 0]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [2, 2]}}]"#,
+    );
+}

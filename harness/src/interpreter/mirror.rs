@@ -213,8 +213,19 @@ impl Mirror {
             | Step::ExitScope { .. }
             | Step::Device { .. } => {}
         }
+        // A replay may name one slot for several outputs: the real run keeps the last, so an
+        // earlier one is no value of that slot (comparing it gave a false divergence, fuzz
+        // --seed 101 with wgpu).
+        let last = |k: usize, slot: Slot| !computed[k + 1..].iter().any(|(s, _)| *s == slot);
+        let keep: Vec<bool> = computed
+            .iter()
+            .enumerate()
+            .map(|(k, (s, _))| last(k, *s))
+            .collect();
         computed
             .into_iter()
+            .zip(keep)
+            .filter_map(|(c, keep)| keep.then_some(c))
             .map(|(slot, value)| {
                 self.slots[usize::from(slot)] = value.as_ref().ok().cloned();
                 self.follow_autodiff(world, slot, false);
