@@ -152,6 +152,52 @@ macro_rules! along_dim_ops {
                 let n = x.dims()[d]; let dev = x.device();
                 x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,
                     burn::tensor::ops::IndexingUpdateOp::Add) };
+            // Multi-index gather and scatter of whole rows over the operand flattened to
+            // `[rows, rest]` (indices `[rows, 1]`, reversed, each row once): the int and bool
+            // forms, which the float-only rank-4 module entries leave out.
+            gather_nd_flat_rows: [Int, Bool] -> same, same, exact, none, x, d => {
+                let _ = d; let dims = x.dims(); let n = dims[0]; let m = x.shape().num_elements() / n;
+                let idx = Tensor::<1, Int>::arange(0..n as i64, &x.device()).flip([0]).reshape([n, 1]);
+                x.reshape([n, m]).gather_nd::<2, 2>(idx).reshape(dims) };
+            scatter_nd_flat_rows: [Int, Bool] -> same, same, exact, none, x, d => {
+                let _ = d; let dims = x.dims(); let n = dims[0]; let m = x.shape().num_elements() / n;
+                let idx = Tensor::<1, Int>::arange(0..n as i64, &x.device()).flip([0]).reshape([n, 1]);
+                let flat = x.reshape([n, m]);
+                flat.clone().scatter_nd::<2, 2>(idx, flat, burn::tensor::ops::IndexingUpdateOp::Assign)
+                    .reshape(dims) };
+            // Windows of the last dim's length, stepping by it, over the flattened operand:
+            // one window per row, in order.
+            unfold_rows: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let _ = d; let dims = x.dims(); let l = dims[dims.len() - 1];
+                let t = x.shape().num_elements();
+                x.reshape([t]).unfold::<2, usize>(0, l, l).reshape(dims) };
+            // The first half of the first dim overwritten by the reversed operand's.
+            slice_assign_half: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+                let _ = d; let h = x.dims()[0].div_ceil(2);
+                let src = x.clone().flip([0]).slice(0..h); x.slice_assign(0..h, src) };
+            // Each element times the row [1, 2, 3], crossed with the same rows reversed: the
+            // middle component is 3x·3x - x·x = 8x² (the row is made before the operand is touched).
+            cross_middle: [Float] -> same, same, balanced, none, x, d => {
+                let _ = d; let dims = x.dims(); let t = x.shape().num_elements();
+                let w = Tensor::<2>::from_data([[1.0, 2.0, 3.0]], (&x.device(), x.dtype()));
+                let a = x.reshape([t, 1]).mul(w);
+                a.clone().cross(a.flip([1]), 1).narrow(1, 1, 1).reshape(dims) };
+            // An int matmul by a row of ones, whose second column is the operand again.
+            matmul_ones: [Int] -> same, same, exact, none, x, d => {
+                let _ = d; let dims = x.dims(); let t = x.shape().num_elements();
+                let e = Tensor::<2, Int>::ones([1, 2], (&x.device(), x.dtype()));
+                x.reshape([t, 1]).matmul(e).narrow(1, 1, 1).reshape(dims) };
+            // Int powi by a tensor of twos, the base kept below 1000 in magnitude (an i32
+            // overflow is a debug-build panic in Flex, not a finding).
+            powi_two_int: [Int] -> same, same, exact, none, x, d => {
+                let _ = d; let two = Tensor::full(x.shape(), 2, (&x.device(), x.dtype()));
+                x.remainder_scalar(1000).powi(two) };
+            // An uninitialized float tensor, every element masked to zero (by a mask true for
+            // NaN and non-NaN alike), added to the operand times zero.
+            empty_masked: [Float] -> same, same, exact, none, x, d => {
+                let _ = d; let e = Tensor::empty(x.shape(), (&x.device(), x.dtype()));
+                let all = e.clone().is_nan().bool_or(e.clone().is_nan().bool_not());
+                x.mul_scalar(0).add(e.mask_fill(all, 0)) };
         }
     };
 }

@@ -176,6 +176,16 @@ macro_rules! module_ops {
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::Lanczos3) });
+            // Bilinear sampling a quarter pixel right of each pixel centre (zeros padding past
+            // the last column), through a grid made before the operand is touched.
+            grid_sample_2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
+                let n = x.dims()[0]; let [h, w] = s;
+                let gx = Tensor::<1, Int>::arange(0..w as i64, &d).float().add_scalar(0.75)
+                    .mul_scalar(2.0 / w as f64).sub_scalar(1.0).reshape([1, 1, w, 1]).expand([n, h, w, 1]);
+                let gy = Tensor::<1, Int>::arange(0..h as i64, &d).float().add_scalar(0.5)
+                    .mul_scalar(2.0 / h as f64).sub_scalar(1.0).reshape([1, h, 1, 1]).expand([n, h, w, 1]);
+                x.grid_sample_2d(Tensor::cat(vec![gx, gy], 3), burn::tensor::ops::GridSampleOptions::default())
+            };
         }
     };
 }
