@@ -9,6 +9,10 @@
 
 #![warn(missing_docs)]
 
+// Table entries name harness helpers by their path in the reproducers they print, which are
+// examples of this crate: the same path must resolve inside it.
+extern crate self as dispatch_fuzz;
+
 pub mod checkout;
 pub mod config;
 pub mod fuzz;

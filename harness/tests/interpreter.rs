@@ -251,3 +251,49 @@ fn device_calls_on_a_capture_device_succeed_in_its_scope_but_seeding_and_any_cal
         ]
     );
 }
+
+#[test]
+fn a_fusion_alias_of_a_capture_value_reads_and_replays_as_the_value_it_aliases() {
+    // Capture resolves an alias to its source (CaptureState::resolve_alias): the alias of an
+    // initialized value reads its data, and naming it as an output names the value itself.
+    let outcomes = outcomes_without_finding(&common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "fusion_alias", "src": 0, "dim": 0}}}},
+            {"read": {"src": 1, "fallible": true}},
+            {"exit_scope": {"inputs": [], "outputs": [1]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [2]}}]"#,
+    ));
+    assert!(
+        matches!(&outcomes[3], Outcome::Ok { value: Some(_), .. }),
+        "{outcomes:?}"
+    );
+    let Outcome::Ok {
+        graph: Some(graph), ..
+    } = &outcomes[4]
+    else {
+        panic!("{outcomes:?}");
+    };
+    // The value's initializer, and no op: the alias records nothing of its own.
+    assert_eq!((graph.operations, graph.outputs, graph.values), (1, 1, 1));
+}
+
+#[test]
+fn a_cached_relative_graph_invoked_twice_records_both_bound_invocations() {
+    // register_and_execute_graph then execute_graph: two bound copies of [mul_scalar, add]
+    // after the operand's initializer, replayed to what the same ops give eagerly (4.5 x; the
+    // eager-replay oracle compares them, so no finding means they agree).
+    let outcomes = outcomes_without_finding(&common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "fusion_cached_graph", "src": 0, "dim": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": [1]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [2]}},
+            {"read": {"src": 2, "fallible": false}}]"#,
+    ));
+    assert!(
+        matches!(&outcomes[3], Outcome::Ok { graph: Some(g), .. } if g.operations == 5),
+        "{outcomes:?}"
+    );
+    assert!(matches!(&outcomes[5], Outcome::Ok { .. }), "{outcomes:?}");
+}

@@ -747,12 +747,19 @@ impl State {
                     },
                 );
             }
-            Step::Op { out, .. } => {
+            Step::Op { out, op } => {
                 // A no-op (`swap_dims(0, 0)`, a same-shape reshape) records nothing and hands
                 // the operand back: the slot then holds the operand's own handle.
                 if let Some(src) = same_as(outcome).and_then(|s| self.slot(s)) {
                     put(self, *out, src);
                     return;
+                }
+                // A fusion alias is its operand to capture (an initialized value stays one).
+                if let (Op::AlongDim { op, .. }, Some(src)) = (op, reads[0]) {
+                    if op.spec().aliases_operand() && matches!(outcome, Outcome::Ok { .. }) {
+                        put(self, *out, src);
+                        return;
+                    }
                 }
                 let operands: Vec<Val> = reads.iter().flatten().copied().collect();
                 let recorder = captures(&operands).find(|c| self.sessions[c.1].open);

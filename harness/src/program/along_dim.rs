@@ -192,6 +192,13 @@ macro_rules! along_dim_ops {
             powi_two_int: [Int] -> same, same, exact, none, x, d => {
                 let _ = d; let two = Tensor::full(x.shape(), 2, (&x.device(), x.dtype()));
                 x.remainder_scalar(1000).powi(two) };
+            // A capture tensor's client called as burn-router's fusion calls it (see
+            // `interpreter::fusion`): an alias under a fresh id, and a cached relative graph
+            // registered and invoked again; the plain ops on any other device.
+            fusion_alias: [Float] -> same, same, exact, none, x, d => {
+                let _ = d; dispatch_fuzz::interpreter::fusion::alias(x) };
+            fusion_cached_graph: [Float] -> same, same, balanced, none, x, d => {
+                let _ = d; dispatch_fuzz::interpreter::fusion::cached_graph_twice(x) };
             // An uninitialized float tensor, every element masked to zero (by a mask true for
             // NaN and non-NaN alike), added to the operand times zero.
             empty_masked: [Float] -> same, same, exact, none, x, d => {
@@ -254,6 +261,12 @@ impl AlongDimSpec {
     /// Whether the call makes tensors on the operand's device (index tensors) before the op.
     pub fn creates_on_device(&self) -> bool {
         mentions_ident(self.call, "device")
+    }
+
+    /// Whether the result is the operand under another id, a fusion alias: capture resolves
+    /// it to the operand, in recorded ops, reads and scope boundaries alike.
+    pub fn aliases_operand(&self) -> bool {
+        mentions_ident(self.call, "alias")
     }
 
     /// The call with the operand `x` and the dim `d` replaced by Rust expressions.
