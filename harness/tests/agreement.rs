@@ -135,22 +135,20 @@ fn an_error_reading_a_replays_feed_is_recorded_and_judged_not_dropped() {
 }
 
 #[test]
-fn a_harness_panic_inside_a_capture_scope_is_a_harness_error_not_a_burn_panic() {
+fn a_harness_panic_in_an_oracle_hook_is_a_harness_error_inside_a_scope_or_outside() {
     use dispatch_fuzz::interpreter::{run_in_lockstep, Mode};
     let program = mirror_meets_int_dtype_mix();
-    let error = run_in_lockstep(&program, Mode::Full, &mut PanickingHook { at: 3 })
-        .expect_err("the harness's panic must not become the scope's outcome");
-    let text = format!("{error:#}");
-    assert!(
-        text.contains("the harness panicked inside the scope"),
-        "{text}"
-    );
-    assert!(text.contains("a bug in the harness's own code"), "{text}");
-    // The same hook outside any scope: the panic is not caught at all, so it is no Burn outcome.
-    let outside = std::panic::catch_unwind(|| {
-        let _ = run_in_lockstep(&program, Mode::Full, &mut PanickingHook { at: 0 });
-    });
-    assert!(outside.is_err());
+    // Inside the scope (step 3) and before it (step 0): never the scope's or a step's outcome.
+    for at in [3, 0] {
+        let error = run_in_lockstep(&program, Mode::Full, &mut PanickingHook { at })
+            .expect_err("the harness's panic must not become a Burn outcome");
+        let text = format!("{error:#}");
+        assert!(text.contains("an oracle's hook panicked"), "{at}: {text}");
+        assert!(
+            text.contains("a bug in the harness's own code"),
+            "{at}: {text}"
+        );
+    }
 }
 
 #[test]

@@ -208,9 +208,14 @@ impl Run<'_, '_> {
     }
 
     /// Hands the hook a view of the run.
-    fn observe(&mut self, f: impl FnOnce(&mut dyn Lockstep, &World<'_>)) {
+    /// Calls the oracles' hook. Its Burn calls run under their own `catch`; what unwinds past
+    /// them was raised while the hook let go of Burn values (a mirror's tensor dropped on a
+    /// wgpu device that died: fuzz --backends flex,capture,wgpu --seed 104) and goes to the
+    /// journal, instead of leaving the rest of the scope's steps unvisited. A panic of the hook's
+    /// own code is a harness error.
+    fn observe(&mut self, f: impl FnOnce(&mut dyn Lockstep, &World<'_>)) -> Result<()> {
         if self.mode != Mode::Full {
-            return;
+            return Ok(());
         }
         let world = World {
             program: self.program,
@@ -219,7 +224,19 @@ impl Run<'_, '_> {
             outcomes: &self.outcomes,
             fed: &self.fed,
         };
-        f(&mut *self.hook, &world);
+        let hook = &mut *self.hook;
+        match catch(|| harness_code(|| f(hook, &world))) {
+            Ok(()) => Ok(()),
+            Err(panic) if panic.class == catch::HARNESS_ERROR => Err(anyhow!(
+                "an oracle's hook panicked: {} at {}",
+                panic.message,
+                panic.location.as_deref().unwrap_or("?")
+            )),
+            Err(panic) => {
+                at_site("oracle hook", || catch::note(panic));
+                Ok(())
+            }
+        }
     }
 
     fn range(&mut self, start: usize, end: usize) -> Result<()> {
@@ -251,7 +268,7 @@ impl Run<'_, '_> {
                     Err(panic) => Outcome::Panic(panic),
                 };
                 self.set(i, outcome);
-                self.observe(|hook, world| hook.after_step(world, i));
+                self.observe(|hook, world| hook.after_step(world, i))?;
                 i += 1;
             }
         }
@@ -359,7 +376,7 @@ impl Run<'_, '_> {
                         outputs: &output_pairs,
                     };
                     hook.scope_completed(world, &scope);
-                });
+                })?;
                 let info = GraphInfo {
                     operations: graph.graph.operations.len(),
                     inputs: graph.graph.inputs.len(),
