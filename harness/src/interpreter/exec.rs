@@ -123,13 +123,19 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         .panics()
         .find(|(_, p)| p.class == catch::HARNESS_ERROR)
     {
-        return Err(anyhow!(
-            "the harness panicked at step {step}: {} at {}",
-            panic.message,
-            panic.location.as_deref().unwrap_or("?")
+        return Err(harness_panic(
+            format!("the harness panicked at step {step}"),
+            panic,
         ));
     }
     Ok(trace)
+}
+
+/// The harness error for a panic of the harness's own code: what was running, the message and
+/// where it was raised.
+fn harness_panic(what: String, panic: &PanicInfo) -> anyhow::Error {
+    let at = panic.location.as_deref().unwrap_or("?");
+    anyhow!("{what}: {} at {at}", panic.message)
 }
 
 fn uses_autodiff(program: &Program) -> bool {
@@ -227,10 +233,9 @@ impl Run<'_, '_> {
         let hook = &mut *self.hook;
         match catch(|| harness_code(|| f(hook, &world))) {
             Ok(()) => Ok(()),
-            Err(panic) if panic.class == catch::HARNESS_ERROR => Err(anyhow!(
-                "an oracle's hook panicked: {} at {}",
-                panic.message,
-                panic.location.as_deref().unwrap_or("?")
+            Err(panic) if panic.class == catch::HARNESS_ERROR => Err(harness_panic(
+                "an oracle's hook panicked".to_string(),
+                &panic,
             )),
             Err(panic) => {
                 at_site("oracle hook", || catch::note(panic));
@@ -259,10 +264,9 @@ impl Run<'_, '_> {
                 let outcome = match catch(|| harness_code(|| self.step(&program.steps[i]))) {
                     Ok(outcome) => outcome?,
                     Err(panic) if panic.class == catch::HARNESS_ERROR => {
-                        return Err(anyhow!(
-                            "the harness panicked at step {i}: {} at {}",
-                            panic.message,
-                            panic.location.as_deref().unwrap_or("?")
+                        return Err(harness_panic(
+                            format!("the harness panicked at step {i}"),
+                            &panic,
                         ))
                     }
                     Err(panic) => Outcome::Panic(panic),
@@ -357,10 +361,9 @@ impl Run<'_, '_> {
         drop((input_handles, output_handles));
         if let Err(panic) = &result {
             if panic.class == catch::HARNESS_ERROR {
-                return Err(anyhow!(
-                    "the harness panicked inside the scope of steps {enter}..={exit}: {} at {}",
-                    panic.message,
-                    panic.location.as_deref().unwrap_or("?")
+                return Err(harness_panic(
+                    format!("the harness panicked inside the scope of steps {enter}..={exit}"),
+                    panic,
                 ));
             }
         }
