@@ -36,7 +36,7 @@ pub(crate) use module::module_ops;
 pub use module::{kernel_size, ModuleSpec, MODULE};
 pub use step::{
     queried_dtype, AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceCall, DeviceRef, ExitForm,
-    Fill, Kind, LogicOp, ModuleOp, Op, ScalarOp, Slot, Step, UnaryOp, QUERIED_DTYPES,
+    Fill, Kind, LogicOp, ModuleOp, Op, ScalarOp, Slot, Slots, Step, UnaryOp, QUERIED_DTYPES,
 };
 pub use table::{replace_ident, Tolerance, Unspecified};
 pub use typing::{op_output, Ty};

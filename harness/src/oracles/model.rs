@@ -9,11 +9,9 @@
 //! (numerics on Flex and wgpu, autodiff bookkeeping, replays) are predicted as "anything", and so
 //! is every step once the program has left the contract, so the model never guesses.
 
+use std::borrow::Cow;
 use std::cell::Cell;
-use std::collections::HashSet;
 use std::fmt;
-
-use serde::{Deserialize, Serialize};
 
 use super::{class_of, Oracle, OracleReport, Violation};
 use crate::interpreter::{Outcome, Trace};
@@ -28,19 +26,19 @@ pub use super::MODEL_MISMATCH;
 pub use divergences::{known_divergences, unacknowledged, Consequence, KnownDivergence};
 pub use rules::*;
 
-/// A step's real or predicted outcome, at the model's level of detail.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Observed {
+/// A step's real or predicted outcome, at the model's level of detail. A real one borrows its
+/// names from the trace and a predicted one from the rules, so judging allocates no names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Observed<'a> {
     /// The step returned normally.
     Ok,
     /// It returned this error variant (`CaptureError` or `ExecutionError`).
-    Error(String),
+    Error(Cow<'a, str>),
     /// It panicked with a panic of this class.
-    Panic(String),
+    Panic(Cow<'a, str>),
 }
 
-impl fmt::Display for Observed {
+impl fmt::Display for Observed<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Observed::Ok => f.write_str("ok"),
@@ -50,14 +48,14 @@ impl fmt::Display for Observed {
     }
 }
 
-fn ok() -> Observed {
+fn ok() -> Observed<'static> {
     Observed::Ok
 }
-fn error(name: &str) -> Observed {
-    Observed::Error(name.to_string())
+fn error(name: &'static str) -> Observed<'static> {
+    Observed::Error(Cow::Borrowed(name))
 }
-fn panic(class: &str) -> Observed {
-    Observed::Panic(class.to_string())
+fn panic(class: &'static str) -> Observed<'static> {
+    Observed::Panic(Cow::Borrowed(class))
 }
 
 /// What the model expects of one step.
@@ -66,11 +64,11 @@ struct Prediction {
     rule: &'static Rule,
     /// The contract's outcome; a panic of any class in `also` is accepted too (an equivalent
     /// guard one layer down, or a catalogued known bug that is not a lifecycle question).
-    expect: Observed,
+    expect: Observed<'static>,
     also: Vec<&'static str>,
 }
 
-fn predict(rule: &'static Rule, expect: Observed) -> Option<Prediction> {
+fn predict(rule: &'static Rule, expect: Observed<'static>) -> Option<Prediction> {
     let inverted = INVERTED.with(Cell::get) == Some(rule.id);
     let expect = match (inverted, expect) {
         (false, e) => e,
@@ -168,13 +166,36 @@ struct Val {
 struct Session {
     device: u8,
     open: bool,
-    values: HashSet<u32>,
+    values: IdSet,
     /// Values that came from another capture device through the bridge.
-    bridged: HashSet<u32>,
-    produced: HashSet<u32>,
-    referenced: HashSet<u32>,
+    bridged: IdSet,
+    produced: IdSet,
+    referenced: IdSet,
     /// A divergence touched this session: its exit is not judged.
     tainted: bool,
+}
+
+/// A session's handle ids: a few dozen at most, so a list beats hashing.
+#[derive(Debug, Default)]
+struct IdSet(Vec<u32>);
+
+impl IdSet {
+    /// Adds `id`; whether it was new.
+    fn insert(&mut self, id: u32) -> bool {
+        let new = !self.contains(&id);
+        if new {
+            self.0.push(id);
+        }
+        new
+    }
+
+    fn contains(&self, id: &u32) -> bool {
+        self.0.contains(id)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &u32> {
+        self.0.iter()
+    }
 }
 
 #[derive(Default)]
@@ -206,13 +227,13 @@ impl State {
     }
 }
 
-fn observed(outcome: &Outcome) -> Option<Observed> {
+fn observed(outcome: &Outcome) -> Option<Observed<'_>> {
     Some(match outcome {
         Outcome::Ok { .. } => Observed::Ok,
-        Outcome::Error { error, .. } => Observed::Error(error.clone()),
+        Outcome::Error { error, .. } => Observed::Error(Cow::Borrowed(error)),
         // `check` classifies the trace's panics before the model runs.
-        Outcome::Panic(p) if !p.class.is_empty() => Observed::Panic(p.class.clone()),
-        Outcome::Panic(p) => Observed::Panic(class_of(p)),
+        Outcome::Panic(p) if !p.class.is_empty() => Observed::Panic(Cow::Borrowed(&p.class)),
+        Outcome::Panic(p) => Observed::Panic(Cow::Owned(class_of(p))),
         Outcome::Skipped { .. } => return None,
     })
 }
@@ -266,19 +287,21 @@ pub fn check(program: &Program, trace: &Trace) -> ModelReport {
         ..State::default()
     };
     let mut report = ModelReport::default();
-    let mut slots = Vec::with_capacity(8);
+    // One buffer of each for the whole program: the model runs after every fuzz input.
+    let (mut reads, mut operands) = (Vec::with_capacity(8), Vec::with_capacity(8));
     for (step, record) in program.steps.iter().zip(&trace.steps) {
         let actual = observed(&record.outcome);
-        slots.clear();
-        slots.extend(step.reads());
+        reads.clear();
+        reads.extend(step.reads().iter().map(|s| state.slot(*s)));
         let mut off_contract = false;
         if !state.lost {
-            if let (Some(prediction), Some(actual)) =
-                (state.predict(step, &slots, &record.outcome), &actual)
-            {
+            if let (Some(prediction), Some(actual)) = (
+                state.predict(step, &reads, &mut operands, &record.outcome),
+                &actual,
+            ) {
                 report.judged += 1;
                 let accepted = prediction.expect == *actual
-                    || matches!(actual, Observed::Panic(c) if prediction.also.contains(&c.as_str()));
+                    || matches!(actual, Observed::Panic(c) if prediction.also.contains(&c.as_ref()));
                 if !accepted {
                     let known =
                         state.diverged(step, &prediction, actual, record.index, &mut report);
@@ -286,7 +309,7 @@ pub fn check(program: &Program, trace: &Trace) -> ModelReport {
                 }
             }
         }
-        state.apply(step, &slots, actual.as_ref(), &record.outcome, off_contract);
+        state.apply(step, &reads, actual.as_ref(), &record.outcome, off_contract);
     }
     report
 }
@@ -313,7 +336,7 @@ impl State {
         &mut self,
         step: &Step,
         prediction: &Prediction,
-        actual: &Observed,
+        actual: &Observed<'_>,
         index: usize,
         report: &mut ModelReport,
     ) -> Option<Consequence> {
@@ -388,8 +411,20 @@ impl State {
     /// The model's prediction for `step`, or `None` where the contract says nothing definite.
     /// `outcome` is read for one fact only: whether an op handed back its operand unchanged
     /// (`ValueInfo::same_as`), i.e. was a no-op that never reached a backend.
-    fn predict(&self, step: &Step, slots: &[Slot], outcome: &Outcome) -> Option<Prediction> {
-        let reads: Vec<Val> = slots.iter().map(|s| self.slot(*s)).collect::<Option<_>>()?;
+    /// `reads` holds the values of the slots the step reads, as they were before it; `vals` is
+    /// scratch space for them once all are known.
+    fn predict(
+        &self,
+        step: &Step,
+        reads: &[Option<Val>],
+        vals: &mut Vec<Val>,
+        outcome: &Outcome,
+    ) -> Option<Prediction> {
+        vals.clear();
+        for v in reads {
+            vals.push((*v)?);
+        }
+        let reads = &vals[..];
         if reads.iter().any(|v| v.unknown) {
             return None;
         }
@@ -438,7 +473,7 @@ impl State {
             },
             Step::ToDevice { device, .. } => self.predict_move(reads[0], *device),
             Step::Op { .. } if same_as(outcome).is_some() => predict(&NO_OP, ok()),
-            Step::Op { op, .. } => self.predict_op(op, &reads),
+            Step::Op { op, .. } => self.predict_op(op, reads),
             Step::Read { fallible, .. } => match reads[0].place {
                 Place::Capture { value: true, .. } => predict(&READ_VALUE, ok()),
                 Place::Capture { value: false, .. } if *fallible => {
@@ -619,7 +654,7 @@ impl State {
         };
         let (mut inputs, outputs) = (ids(inputs)?, ids(outputs)?);
         if form.registers_inputs() {
-            let mut seen = HashSet::new();
+            let mut seen = IdSet::default();
             inputs.retain(|id| seen.insert(*id));
         }
         if session.tainted {
@@ -627,7 +662,7 @@ impl State {
         }
         let known = |id: &u32| session.referenced.contains(id) || session.values.contains(id);
         for ids in [&inputs, &outputs] {
-            let mut unique = HashSet::new();
+            let mut unique = IdSet::default();
             if !ids.iter().all(|id| unique.insert(*id)) {
                 return predict(&EXIT_DUPLICATE, error("DuplicateBoundary"));
             }
@@ -671,13 +706,12 @@ impl State {
     fn apply(
         &mut self,
         step: &Step,
-        slots: &[Slot],
-        actual: Option<&Observed>,
+        reads: &[Option<Val>],
+        actual: Option<&Observed<'_>>,
         outcome: &Outcome,
         off: bool,
     ) {
         let succeeded = actual == Some(&Observed::Ok);
-        let reads: Vec<Option<Val>> = slots.iter().map(|s| self.slot(*s)).collect();
         let tainted_input = reads.iter().flatten().any(|v| v.unknown);
         let put = |state: &mut State, out: Slot, mut val: Val| {
             val.unknown |= off || tainted_input;

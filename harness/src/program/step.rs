@@ -13,6 +13,10 @@ pub use super::unary::UnaryOp;
 /// Index of a tensor slot, in `0..limits::MAX_SLOTS` once fixed up.
 pub type Slot = u8;
 
+/// The slots a step names: one to three for nearly every step, so they stay off the heap (the
+/// interpreter and the oracles ask for them at every step).
+pub type Slots = smallvec::SmallVec<[Slot; 6]>;
+
 /// A device a step can name.
 #[derive(
     Arbitrary, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord,
@@ -315,8 +319,8 @@ impl Op {
     }
 
     /// The slots the op reads, in operand order.
-    pub fn operands(&self) -> Vec<Slot> {
-        let mut operands = Vec::new();
+    pub fn operands(&self) -> Slots {
+        let mut operands = Slots::new();
         self.clone().map_slots(|s| {
             operands.push(s);
             s
@@ -557,35 +561,35 @@ impl Step {
     }
 
     /// The slots the step reads.
-    pub fn reads(&self) -> Vec<Slot> {
+    pub fn reads(&self) -> Slots {
         match self {
             Step::Op { op, .. } => op.operands(),
             Step::ToDevice { src, .. }
             | Step::Clone { src, .. }
             | Step::Autodiff { src, .. }
-            | Step::Read { src, .. } => vec![*src],
-            Step::Drop { slot } => vec![*slot],
-            Step::Backward { loss, param, .. } => vec![*loss, *param],
+            | Step::Read { src, .. } => smallvec::smallvec![*src],
+            Step::Drop { slot } => smallvec::smallvec![*slot],
+            Step::Backward { loss, param, .. } => smallvec::smallvec![*loss, *param],
             Step::ExitScope {
                 inputs, outputs, ..
             } => inputs.iter().chain(outputs).copied().collect(),
-            Step::Replay { feed, .. } => feed.clone(),
-            Step::Create { .. } | Step::EnterScope { .. } | Step::Device { .. } => Vec::new(),
+            Step::Replay { feed, .. } => feed.iter().copied().collect(),
+            Step::Create { .. } | Step::EnterScope { .. } | Step::Device { .. } => Slots::new(),
         }
     }
 
     /// The slots the step writes (or empties).
-    pub fn writes(&self) -> Vec<Slot> {
+    pub fn writes(&self) -> Slots {
         match self {
             Step::Create { out, .. }
             | Step::Op { out, .. }
             | Step::ToDevice { out, .. }
             | Step::Clone { out, .. }
             | Step::Autodiff { out, .. }
-            | Step::Backward { out, .. } => vec![*out],
-            Step::Drop { slot } => vec![*slot],
-            Step::Replay { outputs, .. } => outputs.clone(),
-            _ => Vec::new(),
+            | Step::Backward { out, .. } => smallvec::smallvec![*out],
+            Step::Drop { slot } => smallvec::smallvec![*slot],
+            Step::Replay { outputs, .. } => outputs.iter().copied().collect(),
+            _ => Slots::new(),
         }
     }
 
