@@ -75,11 +75,14 @@ pub fn sweep_autodiff_graphs() {
     });
 }
 
-/// Pool devices that do not accept a fresh, empty scope right now: each must open a scope,
-/// record nothing and complete. A device that refuses still holds state from an earlier program
-/// (an open scope, a stale registration), which would make crashes depend on input order.
-pub fn leaked_devices() -> Vec<usize> {
-    (0..usize::from(CAPTURE_POOL_SIZE))
+/// Which of the pool devices `named` (indices into the pool) do not accept a fresh, empty scope
+/// right now: each must open a scope, record nothing and complete. A device that refuses still
+/// holds state from an earlier program (an open scope, a stale registration), which would make
+/// crashes depend on input order. Only the devices a program names can hold its state: no
+/// tensor outlives its program, and each earlier program had its own devices probed.
+pub fn leaked_devices(named: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    named
+        .into_iter()
         .filter(|&k| {
             let device = capture(k);
             let fresh = catch(|| device.capture_scope(|scope| scope.complete([], [])));
