@@ -121,7 +121,7 @@ impl OracleId {
             OracleId::Differential => shared
                 .wgpu
                 .is_some()
-                .then(|| Box::new(differential::Differential) as Box<dyn Oracle>),
+                .then(|| Box::<differential::Differential>::default() as Box<dyn Oracle>),
             OracleId::Model => Some(Box::new(model::Model)),
             OracleId::DtypeContract => Some(Box::new(dtype_contract::DtypeContract)),
         }

@@ -6,17 +6,46 @@ use burn::tensor::TensorData;
 
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
-use super::{faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
-use crate::interpreter::{catch, note, on_flex, Outcome, World};
+use super::{class_of, faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
+use crate::interpreter::{catch, note, on_flex, CompletedScope, Outcome, World};
 use crate::program::{Slot, Step, Tolerance};
 
 pub use super::DIVERGENCE;
 
-/// The differential oracle for one run.
-pub struct Differential;
+/// The differential oracle for one run: per completed graph (by exit ordinal), its exit step
+/// and the slots its outputs came from, so a replayed output that diverges is named after the
+/// op that computed it.
+#[derive(Default)]
+pub struct Differential {
+    graphs: Vec<Option<(usize, Vec<Slot>)>>,
+}
 
 impl Oracle for Differential {
+    fn scope_completed(&mut self, _: &mut Shared, world: &World<'_>, scope: &CompletedScope<'_>) {
+        let steps = &world.program().steps[..scope.exit];
+        let ordinal = steps
+            .iter()
+            .filter(|s| matches!(s, Step::ExitScope { .. }))
+            .count();
+        if self.graphs.len() <= ordinal {
+            self.graphs.resize(ordinal + 1, None);
+        }
+        let outputs = scope.outputs.iter().map(|(slot, _)| *slot).collect();
+        self.graphs[ordinal] = Some((scope.exit, outputs));
+    }
+
     fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
+        // The real run meets a failed launch on wgpu as well (reading a wgpu tensor, moving
+        // one onto a capture device): the wgpu mirror shares that device.
+        match facts.outcome {
+            Outcome::Panic(panic) => shared.wgpu_met(&class_of(panic)),
+            Outcome::Error { message, .. } => {
+                if let Some(record) = lookup_error(catalogue(), message) {
+                    shared.wgpu_met(&record.background_tag);
+                }
+            }
+            _ => {}
+        }
         if !matches!(facts.outcome, Outcome::Ok { .. }) {
             return;
         }
@@ -80,7 +109,8 @@ impl Oracle for Differential {
             floor: facts.absolute_floor,
         };
         for computed in facts.on_wgpu {
-            judge(shared, world, computed, &how);
+            let what = self.what(world, step, computed.slot);
+            judge(shared, computed, &how, &what);
         }
     }
 }
@@ -104,6 +134,27 @@ fn graph_has_step_op(program: &crate::program::Program, index: usize, loss: Slot
     false
 }
 
+impl Differential {
+    /// What computed slot `out` at `step`, for the signature: the op, or for a replayed output
+    /// the op inside the scope that computed it (a known bug met through a replay is the same
+    /// bug: wgpu's 0^0 replayed, fuzz --backends flex,capture,wgpu --seed 104).
+    fn what(&self, world: &World<'_>, step: &Step, out: Slot) -> String {
+        if let Step::Replay { graph, outputs, .. } = step {
+            let k = outputs.iter().rposition(|s| *s == out);
+            let scope = self
+                .graphs
+                .get(usize::from(*graph))
+                .and_then(Option::as_ref);
+            if let (Some(k), Some((exit, slots))) = (k, scope) {
+                if let Some(slot) = slots.get(k) {
+                    return producer(world, *slot, *exit);
+                }
+            }
+        }
+        step_name(step)
+    }
+}
+
 /// How the values one step computed are judged.
 struct How {
     index: usize,
@@ -119,14 +170,12 @@ struct How {
 
 /// Compares one value the wgpu mirror computed with the slot's eager Flex value. A wgpu panic
 /// where Flex computed a value is a divergence unless the catalogue knows it.
-fn judge(
-    shared: &mut Shared,
-    world: &World<'_>,
-    computed: &crate::interpreter::Computed,
-    how: &How,
-) {
-    let (index, poisoned) = (how.index, how.poisoned);
+fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How, what: &str) {
     let out = computed.slot;
+    let index = how.index;
+    let poisoned = how
+        .poisoned
+        .or(shared.wgpu_failed.then_some(Poison::KnownBug));
     let o = usize::from(out);
     // Until both values are read and compared, nothing says they are identical.
     shared.inexact[o] = true;
@@ -168,6 +217,7 @@ fn judge(
                     message,
                 );
             } else {
+                shared.wgpu_met(&class_of(panic));
                 note(panic.clone());
                 shared.poison[o] = Some(Poison::KnownBug);
             }
@@ -183,10 +233,12 @@ fn judge(
         // bug, met again; any other is a divergence of its own.
         Ok(Err(e)) => {
             let error = e.to_string();
-            if lookup_error(catalogue(), &error).is_none() {
-                diverge(shared, index, out, "wgpu failed to read", error);
-            } else {
-                shared.poison[o] = Some(Poison::KnownBug);
+            match lookup_error(catalogue(), &error) {
+                None => diverge(shared, index, out, "wgpu failed to read", error),
+                Some(record) => {
+                    shared.wgpu_met(&record.background_tag);
+                    shared.poison[o] = Some(Poison::KnownBug);
+                }
             }
             return;
         }
@@ -194,6 +246,7 @@ fn judge(
             if !is_known_bug(&panic) {
                 diverge(shared, index, out, "wgpu panicked reading", panic.message);
             } else {
+                shared.wgpu_met(&class_of(&panic));
                 note(panic);
                 shared.poison[o] = Some(Poison::KnownBug);
             }
@@ -229,11 +282,6 @@ fn judge(
             on_wgpu.dtype(),
             short(&on_wgpu)
         );
-        let what = world
-            .program()
-            .steps
-            .get(index)
-            .map_or_else(|| "a step".into(), step_name);
         let summary = format!("the result of {what} differs between Flex and wgpu");
         diverge(shared, index, out, &summary, both);
     }
@@ -254,6 +302,28 @@ fn diverge(shared: &mut Shared, index: usize, out: Slot, summary: &str, details:
 /// Up to eight values of `data`, for a divergence message.
 fn short(data: &TensorData) -> Vec<f64> {
     compare::values(data).into_iter().take(8).collect()
+}
+
+/// The name of the op that computed `slot`'s value before step `before` (`unary exp`, `cast`),
+/// looking through steps that only pass a value on (clone, `to_device`, autodiff conversions),
+/// so one bug reached through different hand-offs keeps one signature.
+pub fn producer(world: &World<'_>, mut slot: Slot, mut before: usize) -> String {
+    let succeeded = |i: usize| matches!(world.outcome(i), Some(Outcome::Ok { .. }));
+    loop {
+        let found = world.program().steps[..before]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(i, s)| s.writes().contains(&slot) && succeeded(*i));
+        match found {
+            Some((
+                i,
+                Step::Clone { src, .. } | Step::ToDevice { src, .. } | Step::Autodiff { src, .. },
+            )) => (slot, before) = (*src, i),
+            Some((_, step)) => return step_name(step),
+            None => return "output".to_string(),
+        }
+    }
 }
 
 /// A step's name in signatures: the op's (`unary exp`, `cast`) or the step kind's.

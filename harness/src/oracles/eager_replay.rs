@@ -6,12 +6,11 @@
 use burn::tensor::{TensorData, Tolerance};
 
 use super::compare::{self, native_bools, DiffEq};
-use super::differential::step_name;
+use super::differential::producer;
 use super::{faults, is_known_bug, normalize_message, Oracle, Shared, Violation};
 use crate::interpreter::{
-    catch, note, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
+    catch, note, replay_on_device, replay_on_flex, CompletedScope, ReplayError, World,
 };
-use crate::program::{Slot, Step};
 
 pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 
@@ -90,7 +89,7 @@ impl Oracle for EagerReplay {
                         let Some(eager) = flex.data(*slot) else {
                             continue;
                         };
-                        let poisoned = shared.poison[usize::from(*slot)];
+                        let poisoned = shared.wgpu_poison(*slot);
                         if let DiffEq::Differ(diff) = compare::compare(&eager, data, poisoned) {
                             found.push(format!("output {k} (t{slot}) replayed on wgpu: {diff}"));
                         }
@@ -113,7 +112,10 @@ impl Oracle for EagerReplay {
                     failed.location = panic.location;
                     shared.report.violations.push(failed);
                 }
-                Err(panic) => note(panic),
+                Err(panic) => {
+                    shared.wgpu_met(&super::class_of(&panic));
+                    note(panic);
+                }
             }
         }
         if !found.is_empty() {
@@ -130,28 +132,6 @@ impl Oracle for EagerReplay {
                 format!("the replayed {what} differs from the eager Flex run"),
                 found.join("; "),
             ));
-        }
-    }
-}
-
-/// The name of the op that computed `slot`'s value before step `before` (`unary exp`, `cast`),
-/// looking through steps that only pass a value on (clone, `to_device`, autodiff conversions),
-/// so one bug reached through different hand-offs keeps one signature.
-fn producer(world: &World<'_>, mut slot: Slot, mut before: usize) -> String {
-    let succeeded = |i: usize| matches!(world.outcome(i), Some(Outcome::Ok { .. }));
-    loop {
-        let found = world.program().steps[..before]
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(i, s)| s.writes().contains(&slot) && succeeded(*i));
-        match found {
-            Some((
-                i,
-                Step::Clone { src, .. } | Step::ToDevice { src, .. } | Step::Autodiff { src, .. },
-            )) => (slot, before) = (*src, i),
-            Some((_, step)) => return step_name(step),
-            None => return "output".to_string(),
         }
     }
 }

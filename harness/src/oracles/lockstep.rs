@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+use super::catalogue::DEVICE_FAILURES;
 use super::compare::{self, Poison};
 use super::{assign_classes, Oracle, OracleId, Oracles, StepFacts, Violation, ORACLES};
 use crate::interpreter::{
     self, at_site, note, wgpu, CompletedScope, Lockstep, Mirror, Mode, Outcome, Trace, World,
 };
 use crate::program::limits::MAX_SLOTS;
-use crate::program::Program;
+use crate::program::{Program, Slot};
 
 /// What the oracles share while a run goes on.
 pub struct Shared {
@@ -25,8 +26,24 @@ pub struct Shared {
     /// Per slot, whether its Flex and wgpu values differed at all (within tolerance): a
     /// discontinuous op over it is poisoned.
     pub inexact: Vec<bool>,
+    /// Whether the wgpu mirror met a known bug that fails its device's stream
+    /// (`catalogue::DEVICE_FAILURES`): nothing wgpu computes after it is compared.
+    pub wgpu_failed: bool,
     /// What the oracles found and counted so far.
     pub report: OracleReport,
+}
+
+impl Shared {
+    /// Why slot `s`'s wgpu value must not be compared with its Flex value, if it must not.
+    pub fn wgpu_poison(&self, s: Slot) -> Option<Poison> {
+        self.poison[usize::from(s)].or(self.wgpu_failed.then_some(Poison::KnownBug))
+    }
+
+    /// Notes that wgpu met the known bug of class `class`; one that fails the device's stream
+    /// ends every comparison with wgpu for the rest of the run.
+    pub fn wgpu_met(&mut self, class: &str) {
+        self.wgpu_failed |= DEVICE_FAILURES.contains(&class);
+    }
 }
 
 /// What the oracles found and counted over one run.
@@ -134,6 +151,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         wgpu,
         poison: vec![None; usize::from(MAX_SLOTS)],
         inexact: vec![false; usize::from(MAX_SLOTS)],
+        wgpu_failed: false,
         report: OracleReport::default(),
     };
     let chosen: Vec<(&'static str, Box<dyn Oracle>)> = ORACLES

@@ -108,10 +108,7 @@ const DTYPE_MIX: &[&str] = &["int-dtype-mismatch"];
 /// (found on the H200: a wgpu `fmod` result moved onto a capture device). cubecl reports a
 /// failed launch at the next read on the device's stream, so a scope completing with a value
 /// moved in from wgpu meets it too (fuzz --backends flex,capture,wgpu --seed 43).
-const READ_FAILURES: &[&str] = &[
-    "wgpu-nan-constant-in-shader",
-    "wgpu-infinity-constant-in-shader",
-];
+const READ_FAILURES: &[&str] = super::catalogue::DEVICE_FAILURES;
 
 thread_local! {
     static INVERTED: Cell<Option<&'static str>> = const { Cell::new(None) };
@@ -475,7 +472,13 @@ impl State {
             Step::Op { .. } if same_as(outcome).is_some() => predict(&NO_OP, ok()),
             Step::Op { op, .. } => self.predict_op(op, reads),
             Step::Read { fallible, .. } => match reads[0].place {
-                Place::Capture { value: true, .. } => predict(&READ_VALUE, ok()),
+                // A value moved in from wgpu is read from its wgpu buffer: a failed launch
+                // on that device meets the read (fuzz --backends flex,capture,wgpu --seed 104).
+                Place::Capture { value: true, .. } => {
+                    let mut p = predict(&READ_VALUE, ok())?;
+                    p.also.extend_from_slice(READ_FAILURES);
+                    Some(p)
+                }
                 Place::Capture { value: false, .. } if *fallible => {
                     predict(&READ_PLACEHOLDER, error("ExecutionError"))
                 }

@@ -88,8 +88,10 @@ macro_rules! unary_ops {
             // Float only, as `square`: an int chain of powers overflows, a debug-build panic.
             powi_square: [Float] -> same, balanced, none, x => x.powi_scalar(2);
             // Exponents Burn's default bodies send to the backend's `*_impl` helpers: a
-            // non-integer float power (of |x|, so no NaN), an int cube (base under 100).
-            powf_half: [Float] -> same, transcendental, none, x => x.abs().powf_scalar(0.5);
+            // non-integer float power (of |x|, so no negative base), an int cube (base under
+            // 100). A NaN operand stays open: WGSL may assume none reaches pow, and llvmpipe's
+            // pow(NaN, 0.5) is 0 (fuzz --backends flex,capture,wgpu --seed 104).
+            powf_half: [Float] -> same, transcendental, nan, x => x.abs().powf_scalar(0.5);
             powi_cube_int: [Int] -> same, exact, none, x => x.remainder_scalar(100).powi_scalar(3);
             shift_left: [Int] -> same, exact, none, x => x.bitwise_left_shift_scalar(1);
             // Int dtype casts: a program's ints may be I64 as well as I32. (The float ones, to
