@@ -569,3 +569,15 @@ fn a_known_wgpu_bug_met_again_through_a_replay_keeps_its_signature() {
         ["wgpu-powf-zero-to-the-zero-is-zero-unlike-flex"]
     );
 }
+
+#[test]
+fn what_is_computed_from_zeros_signed_differently_is_not_compared() {
+    // remainder(-13, -13) is -0 on Flex and +0 on wgpu, equal values; their -15th powers are
+    // -inf and +inf (fuzz --seed 105 with wgpu).
+    let verdict = quiet_on_wgpu(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": -13}, "device": "wgpu"}},
+            {"op": {"out": 1, "op": {"binary": {"op": "remainder", "lhs": 0, "rhs": 0}}}},
+            {"op": {"out": 2, "op": {"scalar": {"op": "powf", "src": 1, "value": -15}}}}]"#,
+    );
+    assert!(verdict.oracles.poisoned.contains_key("from-poisoned"));
+}

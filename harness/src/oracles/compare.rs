@@ -59,6 +59,12 @@ pub enum Poison {
     /// a new divergence (fuzz --backends flex,capture,wgpu --seed 45: a failed fmod's
     /// never-written output concatenated as zeros).
     KnownBug,
+    /// Computed from a value whose zeros Flex and wgpu signed differently: Burn does not pin
+    /// down the sign of a zero result (Flex's remainder(-13, -13) is -0, as NumPy's; WGSL's
+    /// floor-mod formula gives +0), and an op with a pole or a branch cut at zero maps the two
+    /// apart (a negative power: -inf on Flex, +inf on wgpu; fuzz --backends flex,capture,wgpu
+    /// --seed 105).
+    SignedZero,
 }
 
 impl Poison {
@@ -75,6 +81,7 @@ impl Poison {
             Poison::LargeArgument => "large-argument",
             Poison::ExpOverflow => "exp-overflow",
             Poison::KnownBug => "known-bug",
+            Poison::SignedZero => "signed-zero",
         }
     }
 }
@@ -111,6 +118,18 @@ pub fn tolerance_of(
         Some(floor) if floor > absolute => preset.set_absolute(floor),
         _ => preset,
     })
+}
+
+/// Whether two float values of one shape hold, at some position, zeros of opposite signs (they
+/// compare equal, but not everything computed from them does).
+pub fn zero_signs_differ(a: &TensorData, b: &TensorData) -> bool {
+    if !(a.dtype().is_float() && b.dtype().is_float()) || a.shape() != b.shape() {
+        return false;
+    }
+    values(a)
+        .into_iter()
+        .zip(values(b))
+        .any(|(x, y)| x == 0.0 && y == 0.0 && x.is_sign_negative() != y.is_sign_negative())
 }
 
 /// Whether `a` and `b` hold the same values bit for bit (NaN equal to NaN), whatever their

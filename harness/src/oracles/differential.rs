@@ -264,6 +264,10 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
     if how.floor.is_some() && shared.inexact[o] {
         shared.poison[o] = shared.poison[o].or(Some(Poison::InexactOperand));
     }
+    // Equal values whose zeros differ in sign: compared here, not past here.
+    if compare::zero_signs_differ(&flex, &on_wgpu) {
+        shared.poison[o] = shared.poison[o].or(Some(Poison::SignedZero));
+    }
     match verdict {
         DiffEq::Poisoned(why) => {
             *shared
