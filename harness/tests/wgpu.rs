@@ -581,3 +581,27 @@ fn what_is_computed_from_zeros_signed_differently_is_not_compared() {
     );
     assert!(verdict.oracles.poisoned.contains_key("from-poisoned"));
 }
+
+#[test]
+fn a_division_by_a_zero_the_backends_computed_differently_is_left_open() {
+    // erf(0) is 0 on Flex but not exactly on wgpu (within erf's tolerance): 0/0 is NaN on
+    // Flex, x/x is 1 on wgpu (fuzz --seed 105 with wgpu).
+    let verdict = quiet_on_wgpu(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "flex"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "erf", "src": 0}}}},
+            {"op": {"out": 2, "op": {"binary": {"op": "div", "lhs": 1, "rhs": 1}}}}]"#,
+    );
+    assert!(verdict.oracles.poisoned.contains_key("near-pole"));
+}
+
+#[test]
+fn a_division_by_a_zero_both_backends_hold_bit_for_bit_is_still_compared() {
+    // IEEE pins 0/0 and 1/0 down: over identical operands the pole is no excuse.
+    let verdict = quiet_on_wgpu(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex"}},
+            {"create": {"out": 1, "kind": "float", "shape": [2], "fill": "zeros", "device": "flex"}},
+            {"op": {"out": 2, "op": {"binary": {"op": "div", "lhs": 0, "rhs": 1}}}}]"#,
+    );
+    assert!(!verdict.oracles.poisoned.contains_key("near-pole"));
+    assert!(verdict.oracles.compared >= 3);
+}

@@ -65,6 +65,9 @@ pub enum Poison {
     /// apart (a negative power: -inf on Flex, +inf on wgpu; fuzz --backends flex,capture,wgpu
     /// --seed 105).
     SignedZero,
+    /// An op with a pole at zero (see `Unspecified::Pole`) over an operand holding a zero, where
+    /// the operands were not bit-identical on both backends.
+    NearPole,
 }
 
 impl Poison {
@@ -82,6 +85,7 @@ impl Poison {
             Poison::ExpOverflow => "exp-overflow",
             Poison::KnownBug => "known-bug",
             Poison::SignedZero => "signed-zero",
+            Poison::NearPole => "near-pole",
         }
     }
 }
@@ -275,6 +279,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
         _ => match op.unspecified() {
             Unspecified::None => return None,
             Unspecified::Nan => Poison::NanCompared,
+            Unspecified::Pole => Poison::NearPole,
             Unspecified::Ties => Poison::IndexTie,
             Unspecified::Large => Poison::LargeArgument,
             Unspecified::Overflow => Poison::ExpOverflow,
@@ -298,6 +303,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
                 xs.iter().any(|v| v.is_nan()) || xs.windows(2).any(|w| w[0] == w[1])
             }
             (_, Poison::NanCompared) => values(&data).iter().any(|v| v.is_nan()),
+            (_, Poison::NearPole) => values(&data).contains(&0.0),
             (_, Poison::LargeArgument) => values(&data)
                 .iter()
                 .any(|v| v.abs() > crate::program::limits::LARGE_ARGUMENT),

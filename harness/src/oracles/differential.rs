@@ -86,7 +86,11 @@ impl Oracle for Differential {
                 let family = op.tolerance();
                 let at_step =
                     (family == Tolerance::Step && !exact_in).then_some(Poison::InexactOperand);
-                (poisoned_in.or(facts.unspecified).or(at_step), family)
+                // Bit-identical operands meet a pole alike on both backends (IEEE pins x/0 down).
+                let unspecified = facts
+                    .unspecified
+                    .filter(|p| *p != Poison::NearPole || !exact_in);
+                (poisoned_in.or(unspecified).or(at_step), family)
             }
             Step::Replay { .. } => (poisoned_in, Tolerance::Balanced),
             // A gradient runs every op of its graph backwards: transcendentals' derivatives

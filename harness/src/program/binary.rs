@@ -20,7 +20,7 @@ macro_rules! binary_ops {
             add: [Float, Int] -> same, balanced, none, x, y => x.add(y);
             sub: [Float, Int] -> same, balanced, none, x, y => x.sub(y);
             mul: [Float, Int] -> same, balanced, none, x, y => x.mul(y);
-            div: [Float] -> same, balanced, none, x, y => x.div(y);
+            div: [Float] -> same, balanced, pole, x, y => x.div(y);
             remainder: [Float] -> same, balanced, none, x, y => x.remainder(y);
             powf: [Float] -> same, transcendental, none, x, y => x.powf(y);
             atan2: [Float] -> same, transcendental, none, x, y => x.atan2(y);

@@ -55,6 +55,11 @@ pub enum Unspecified {
     None,
     /// How NaN orders (WGSL may assume there is none): a lane holding a NaN.
     Nan,
+    /// A pole at zero (a division, a reciprocal, a logarithm): the result jumps there, so an
+    /// operand holding a zero that the backends did not compute bit for bit alike (a
+    /// transcendental's 0 may be 1e-8 on wgpu) leaves the result open: 0/0 is NaN on Flex and
+    /// 1e-8/1e-8 is 1 on wgpu (fuzz --backends flex,capture,wgpu --seed 105, erf(0) / erf(0)).
+    Pole,
     /// Which of equal values an index points to: a lane holding two equal values or a NaN.
     Ties,
     /// The accuracy of a periodic function (sin, cos, tan) far from zero: WGSL bounds their
@@ -90,6 +95,9 @@ macro_rules! op_unspecified {
     };
     (nan) => {
         Unspecified::Nan
+    };
+    (pole) => {
+        Unspecified::Pole
     };
     (ties) => {
         Unspecified::Ties

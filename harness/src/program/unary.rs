@@ -26,11 +26,11 @@ macro_rules! unary_ops {
             sign: [Float, Int] -> same, step, none, x => x.sign();
             exp: [Float] -> same, transcendental, none, x => x.exp();
             tanh: [Float] -> same, transcendental, overflow, x => x.tanh();
-            log: [Float] -> same, transcendental, none, x => x.log();
+            log: [Float] -> same, transcendental, pole, x => x.log();
             log1p: [Float] -> same, transcendental, none, x => x.log1p();
             sqrt: [Float] -> same, transcendental, none, x => x.sqrt();
             square: [Float] -> same, balanced, none, x => x.square();
-            recip: [Float] -> same, balanced, none, x => x.recip();
+            recip: [Float] -> same, balanced, pole, x => x.recip();
             sin: [Float] -> same, transcendental, large, x => x.sin();
             cos: [Float] -> same, transcendental, large, x => x.cos();
             tan: [Float] -> same, transcendental, large, x => x.tan();
