@@ -30,7 +30,8 @@ pub enum Poison {
     ArgmaxTie,
     /// A float cast to int where a value is NaN or outside the `i32` range: Burn does not say
     /// what it becomes (Flex saturates to `i32::MAX`, WGSL clamps to the largest `f32` below
-    /// 2^31, 2147483520).
+    /// 2^31, 2147483520). Also a quantization of a tensor holding a NaN or an infinity, which
+    /// casts `x / scale` to int with a non-finite scale.
     OutOfRangeCast,
     /// A Flex value holding wgpu's `Bool(U32)` storage: the catalogued `bool-storage-transfer`
     /// bug, which makes Flex misread it (a wgpu `[true, true]` casts to `[1.0, 0.0]` on Flex).
@@ -284,9 +285,11 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             Unspecified::Large => Poison::LargeArgument,
             Unspecified::Overflow => Poison::ExpOverflow,
             // Judged within a wider tolerance instead (`absolute_floor`).
-            Unspecified::CancelledSum | Unspecified::CancelledProduct | Unspecified::Quantized => {
-                return None
-            }
+            Unspecified::CancelledSum | Unspecified::CancelledProduct => return None,
+            // Likewise, but for a non-finite operand: quantizing casts x / scale to int, and a
+            // NaN or infinite value makes the scale and every cast unspecified (an all-NaN
+            // tensor dequantizes to 0 on Flex, NaN on wgpu: fuzz --seed 105 with wgpu).
+            Unspecified::Quantized => Poison::OutOfRangeCast,
         },
     };
     for src in op.operands() {
@@ -304,6 +307,9 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             }
             (_, Poison::NanCompared) => values(&data).iter().any(|v| v.is_nan()),
             (_, Poison::NearPole) => values(&data).contains(&0.0),
+            (_, Poison::OutOfRangeCast) if op.unspecified() == Unspecified::Quantized => {
+                values(&data).iter().any(|v| !v.is_finite())
+            }
             (_, Poison::LargeArgument) => values(&data)
                 .iter()
                 .any(|v| v.abs() > crate::program::limits::LARGE_ARGUMENT),
