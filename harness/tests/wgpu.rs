@@ -617,3 +617,31 @@ fn a_quantization_of_a_nan_is_left_open() {
     );
     assert!(verdict.oracles.poisoned.contains_key("out-of-range-cast"));
 }
+
+#[test]
+fn a_remainder_over_operands_the_backends_computed_differently_is_left_open() {
+    // The Lanczos3 resampling's 0 is 1e-7 on one backend and -1.6e-7 on the other; its
+    // remainder by -84 jumps between them: -84 on Flex, -1.6e-7 on wgpu (fuzz --seed 106).
+    let verdict = quiet_on_wgpu(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3, 4, 2], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "interpolate_lanczos3", "src": 0, "kernel": 1}}}},
+            {"op": {"out": 2, "op": {"scalar": {"op": "remainder", "src": 1, "value": -84}}}}]"#,
+    );
+    assert!(verdict.oracles.poisoned.contains_key("inexact-operand"));
+}
+
+#[test]
+fn a_remainder_over_identical_operands_is_still_compared() {
+    // Both backends hold the same 0 and inf: wgpu's NaN is the stored case, met again.
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let verdict = check(&common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "powi", "src": 0, "value": -110}}}},
+            {"op": {"out": 2, "op": {"binary": {"op": "remainder", "lhs": 0, "rhs": 1}}}}]"#,
+    ))
+    .unwrap();
+    assert_eq!(
+        verdict.known_findings,
+        ["wgpu-remainder-of-zero-by-infinity-is-nan"]
+    );
+}

@@ -281,6 +281,8 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             Unspecified::None => return None,
             Unspecified::Nan => Poison::NanCompared,
             Unspecified::Pole => Poison::NearPole,
+            // Decided by the differential, which knows whether the operands were identical.
+            Unspecified::Jumps => return Some(Poison::InexactOperand),
             Unspecified::Ties => Poison::IndexTie,
             Unspecified::Large => Poison::LargeArgument,
             Unspecified::Overflow => Poison::ExpOverflow,

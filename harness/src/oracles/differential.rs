@@ -86,10 +86,11 @@ impl Oracle for Differential {
                 let family = op.tolerance();
                 let at_step =
                     (family == Tolerance::Step && !exact_in).then_some(Poison::InexactOperand);
-                // Bit-identical operands meet a pole alike on both backends (IEEE pins x/0 down).
-                let unspecified = facts
-                    .unspecified
-                    .filter(|p| *p != Poison::NearPole || !exact_in);
+                // Bit-identical operands meet a pole or an edge alike on both backends (IEEE
+                // pins x/0 down, and a remainder's jump falls on the same side).
+                let unspecified = facts.unspecified.filter(|p| {
+                    !matches!(p, Poison::NearPole | Poison::InexactOperand) || !exact_in
+                });
                 (poisoned_in.or(unspecified).or(at_step), family)
             }
             Step::Replay { .. } => (poisoned_in, Tolerance::Balanced),

@@ -21,7 +21,7 @@ macro_rules! binary_ops {
             sub: [Float, Int] -> same, balanced, none, x, y => x.sub(y);
             mul: [Float, Int] -> same, balanced, none, x, y => x.mul(y);
             div: [Float] -> same, balanced, pole, x, y => x.div(y);
-            remainder: [Float] -> same, balanced, none, x, y => x.remainder(y);
+            remainder: [Float] -> same, balanced, jumps, x, y => x.remainder(y);
             powf: [Float] -> same, transcendental, none, x, y => x.powf(y);
             atan2: [Float] -> same, transcendental, none, x, y => x.atan2(y);
             max_pair: [Float, Int] -> same, exact, nan, x, y => x.max_pair(y);
@@ -30,7 +30,7 @@ macro_rules! binary_ops {
             bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or(y);
             bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor(y);
             hypot: [Float] -> same, transcendental, none, x, y => x.hypot(y);
-            fmod: [Float] -> same, balanced, none, x, y => x.fmod(y);
+            fmod: [Float] -> same, balanced, jumps, x, y => x.fmod(y);
             bool_xor: [Bool] -> same, exact, none, x, y => x.bool_xor(y);
         }
     };
@@ -62,7 +62,7 @@ macro_rules! scalar_ops {
             mul: [Float, Int] -> same, balanced, none, x, y => x.mul_scalar(y);
             sub: [Float, Int] -> same, balanced, none, x, y => x.sub_scalar(y);
             div: [Float] -> same, balanced, none, x, y => x.div_scalar(y);
-            remainder: [Float] -> same, balanced, none, x, y => x.remainder_scalar(y);
+            remainder: [Float] -> same, balanced, jumps, x, y => x.remainder_scalar(y);
             powf: [Float] -> same, transcendental, none, x, y => x.powf_scalar(y);
             powi: [Float] -> same, balanced, none, x, y => x.powi_scalar(y);
             clamp_min: [Float, Int] -> same, exact, nan, x, y => x.clamp_min(y);
@@ -73,7 +73,7 @@ macro_rules! scalar_ops {
             greater_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.greater_equal_elem(y);
             lower_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_elem(y);
             lower_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal_elem(y);
-            fmod: [Float] -> same, balanced, none, x, y => x.fmod_scalar(y as f32);
+            fmod: [Float] -> same, balanced, jumps, x, y => x.fmod_scalar(y as f32);
             bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and_scalar(y);
             bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or_scalar(y);
             bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor_scalar(y);
