@@ -385,6 +385,7 @@ impl Run<'_, '_> {
                 self.observe(|hook, world| {
                     let scope = CompletedScope {
                         exit,
+                        ordinal,
                         graph: &graph,
                         inputs: &input_pairs,
                         outputs: &output_pairs,

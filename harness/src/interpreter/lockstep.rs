@@ -56,6 +56,8 @@ impl World<'_> {
 pub struct CompletedScope<'a> {
     /// The `ExitScope` step.
     pub exit: usize,
+    /// Its ordinal among the program's exits: the graph number `Replay` steps name.
+    pub ordinal: usize,
     /// The graph.
     pub graph: &'a CapturedGraph,
     /// The declared inputs that were capture tensors, with their ids in the graph.

@@ -6,7 +6,7 @@ use burn::tensor::TensorData;
 
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
-use super::{class_of, faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
+use super::{faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{catch, note, on_flex, CompletedScope, Outcome, World};
 use crate::program::{Slot, Step, Tolerance};
 
@@ -21,24 +21,19 @@ pub struct Differential {
 }
 
 impl Oracle for Differential {
-    fn scope_completed(&mut self, _: &mut Shared, world: &World<'_>, scope: &CompletedScope<'_>) {
-        let steps = &world.program().steps[..scope.exit];
-        let ordinal = steps
-            .iter()
-            .filter(|s| matches!(s, Step::ExitScope { .. }))
-            .count();
-        if self.graphs.len() <= ordinal {
-            self.graphs.resize(ordinal + 1, None);
+    fn scope_completed(&mut self, _: &mut Shared, _: &World<'_>, scope: &CompletedScope<'_>) {
+        if self.graphs.len() <= scope.ordinal {
+            self.graphs.resize(scope.ordinal + 1, None);
         }
         let outputs = scope.outputs.iter().map(|(slot, _)| *slot).collect();
-        self.graphs[ordinal] = Some((scope.exit, outputs));
+        self.graphs[scope.ordinal] = Some((scope.exit, outputs));
     }
 
     fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
         // The real run meets a failed launch on wgpu as well (reading a wgpu tensor, moving
         // one onto a capture device): the wgpu mirror shares that device.
         match facts.outcome {
-            Outcome::Panic(panic) => shared.wgpu_met(&class_of(panic)),
+            Outcome::Panic(panic) => shared.wgpu_met_panic(panic),
             Outcome::Error { message, .. } => {
                 if let Some(record) = lookup_error(catalogue(), message) {
                     shared.wgpu_met(&record.background_tag);
@@ -178,9 +173,7 @@ struct How {
 fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How, what: &str) {
     let out = computed.slot;
     let index = how.index;
-    let poisoned = how
-        .poisoned
-        .or(shared.wgpu_failed.then_some(Poison::KnownBug));
+    let poisoned = how.poisoned.or(shared.wgpu_failure());
     let o = usize::from(out);
     // Until both values are read and compared, nothing says they are identical.
     shared.inexact[o] = true;
@@ -222,7 +215,7 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
                     message,
                 );
             } else {
-                shared.wgpu_met(&class_of(panic));
+                shared.wgpu_met_panic(panic);
                 note(panic.clone());
                 shared.poison[o] = Some(Poison::KnownBug);
             }
@@ -251,7 +244,7 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
             if !is_known_bug(&panic) {
                 diverge(shared, index, out, "wgpu panicked reading", panic.message);
             } else {
-                shared.wgpu_met(&class_of(&panic));
+                shared.wgpu_met_panic(&panic);
                 note(panic);
                 shared.poison[o] = Some(Poison::KnownBug);
             }

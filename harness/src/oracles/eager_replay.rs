@@ -113,7 +113,7 @@ impl Oracle for EagerReplay {
                     shared.report.violations.push(failed);
                 }
                 Err(panic) => {
-                    shared.wgpu_met(&super::class_of(&panic));
+                    shared.wgpu_met_panic(&panic);
                     note(panic);
                 }
             }

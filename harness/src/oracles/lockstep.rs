@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::catalogue::DEVICE_FAILURES;
 use super::compare::{self, Poison};
-use super::{assign_classes, Oracle, OracleId, Oracles, StepFacts, Violation, ORACLES};
+use super::{assign_classes, class_of, Oracle, OracleId, Oracles, StepFacts, Violation, ORACLES};
 use crate::interpreter::{
-    self, at_site, note, wgpu, CompletedScope, Lockstep, Mirror, Mode, Outcome, Trace, World,
+    self, at_site, note, wgpu, CompletedScope, Lockstep, Mirror, Mode, Outcome, PanicInfo, Trace,
+    World,
 };
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{Program, Slot};
@@ -36,13 +37,24 @@ pub struct Shared {
 impl Shared {
     /// Why slot `s`'s wgpu value must not be compared with its Flex value, if it must not.
     pub fn wgpu_poison(&self, s: Slot) -> Option<Poison> {
-        self.poison[usize::from(s)].or(self.wgpu_failed.then_some(Poison::KnownBug))
+        self.poison[usize::from(s)].or(self.wgpu_failure())
+    }
+
+    /// Why nothing wgpu computes is compared any more, if the device failed (see
+    /// [`Shared::wgpu_failed`]).
+    pub fn wgpu_failure(&self) -> Option<Poison> {
+        self.wgpu_failed.then_some(Poison::KnownBug)
     }
 
     /// Notes that wgpu met the known bug of class `class`; one that fails the device's stream
     /// ends every comparison with wgpu for the rest of the run.
     pub fn wgpu_met(&mut self, class: &str) {
         self.wgpu_failed |= DEVICE_FAILURES.contains(&class);
+    }
+
+    /// [`Shared::wgpu_met`] for a panic wgpu raised, by its catalogue class.
+    pub fn wgpu_met_panic(&mut self, panic: &PanicInfo) {
+        self.wgpu_met(&class_of(panic));
     }
 }
 
