@@ -20,7 +20,7 @@ use super::replay::{replay_on_flex, takes_feed};
 use super::trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
 use super::value::{map_any, on_any, AnyTensor};
 use crate::hash::fnv1a;
-use crate::program::limits::{CAPTURE_POOL_SIZE, MAX_SLOTS};
+use crate::program::limits::MAX_SLOTS;
 use crate::program::{
     fill_data, op_output, queried_dtype, AutodiffMode, DeviceCall, DeviceRef, ExitForm, Program,
     Slot, Step,
@@ -110,7 +110,7 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         steps.push(StepRecord { index, outcome });
     }
     let leaked_devices = at_site("device pool probe", || {
-        pool::leaked_devices(capture_devices(program))
+        pool::leaked_devices(pool::named_by(program))
     });
     let (side_panics, side_errors) = catch::journal_take();
     let trace = Trace {
@@ -138,15 +138,6 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
 fn harness_panic(what: String, panic: &PanicInfo) -> anyhow::Error {
     let at = panic.location.as_deref().unwrap_or("?");
     anyhow!("{what}: {} at {at}", panic.message)
-}
-
-/// The pool devices `program` names, each once, in pool order.
-fn capture_devices(program: &Program) -> impl Iterator<Item = usize> + '_ {
-    (0..usize::from(CAPTURE_POOL_SIZE)).filter(|&k| {
-        program.steps.iter().any(|s| {
-            matches!(s.device(), Some(DeviceRef::Capture(d)) if usize::from(d) % usize::from(CAPTURE_POOL_SIZE) == k)
-        })
-    })
 }
 
 fn uses_autodiff(program: &Program) -> bool {

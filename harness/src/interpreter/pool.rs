@@ -9,7 +9,7 @@ use burn::tensor::{Device, Tensor};
 
 use super::catch::{attempt, catch, note};
 use crate::program::limits::CAPTURE_POOL_SIZE;
-use crate::program::DeviceRef;
+use crate::program::{DeviceRef, Program};
 
 thread_local! {
     static POOL: Vec<Device> = (0..CAPTURE_POOL_SIZE).map(|_| Device::capture()).collect();
@@ -35,7 +35,21 @@ pub fn device(device: DeviceRef) -> Result<Device, String> {
 
 /// Capture device `k` of this thread's pool (`k` taken modulo the pool size).
 pub fn capture(k: usize) -> Device {
-    POOL.with(|pool| pool[k % pool.len()].clone())
+    POOL.with(|pool| pool[pooled(k)].clone())
+}
+
+/// The pool index program device `capture{k}` names.
+fn pooled(k: usize) -> usize {
+    k % usize::from(CAPTURE_POOL_SIZE)
+}
+
+/// The pool devices `program` names, each once, in pool order.
+pub fn named_by(program: &Program) -> impl Iterator<Item = usize> + '_ {
+    (0..usize::from(CAPTURE_POOL_SIZE)).filter(|&k| {
+        program.steps.iter().any(
+            |s| matches!(s.device(), Some(DeviceRef::Capture(d)) if pooled(usize::from(d)) == k),
+        )
+    })
 }
 
 /// Names a Burn device the way programs do (`flex`, `flex_ad`, `capture1`, `capture1_ad`), or
