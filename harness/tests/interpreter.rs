@@ -3,11 +3,11 @@
 
 mod common;
 
-use dispatch_fuzz::check;
 use dispatch_fuzz::interpreter::{pool, Outcome};
 use dispatch_fuzz::oracles::STATE_LEAK;
 use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
+use dispatch_fuzz::{check, Verdict};
 
 #[test]
 fn thousands_of_random_programs_run_without_harness_failure() {
@@ -62,6 +62,19 @@ fn more_programs_than_capture_device_ids_run_in_one_process() {
     }
 }
 
+/// Checks `program` while a scope is held open on pooled device 0, as a program that left one
+/// open would leave it.
+fn check_with_capture0_held_open(program: &Program) -> Verdict {
+    let mut inside = None;
+    pool::capture(0)
+        .capture_scope(|scope| {
+            inside = Some(check(program).unwrap());
+            scope.complete([], [])
+        })
+        .unwrap();
+    inside.expect("the scope's closure ran")
+}
+
 #[test]
 fn a_scope_left_open_on_a_pooled_device_the_program_names_is_a_state_leak() {
     // The program names capture0 (a device call that asks no client) and uses it for nothing.
@@ -71,16 +84,9 @@ fn a_scope_left_open_on_a_pooled_device_the_program_names_is_a_state_leak() {
     );
     let clean = check(&program).unwrap();
     assert!(clean.finding.is_none());
-    // Hold a scope open on pooled device 0 while the program and its leak check run.
-    let device = pool::capture(0);
-    let mut inside = None;
-    device
-        .capture_scope(|scope| {
-            inside = Some(check(&program).unwrap());
-            scope.complete([], [])
-        })
-        .unwrap();
-    let finding = inside.unwrap().finding.expect("the open scope is reported");
+    let finding = check_with_capture0_held_open(&program)
+        .finding
+        .expect("the open scope is reported");
     assert_eq!(finding.class, STATE_LEAK);
     // Once the scope is closed, the pool is clean again.
     assert!(check(&program).unwrap().finding.is_none());
@@ -94,14 +100,7 @@ fn state_left_on_a_device_a_program_never_names_is_not_blamed_on_it() {
         r#"[{"create": {"out": 0, "kind": "int", "shape": [3], "fill": "arange", "device": "flex"}},
             {"device": {"device": {"capture": 1}, "call": "name"}}]"#,
     );
-    let mut inside = None;
-    pool::capture(0)
-        .capture_scope(|scope| {
-            inside = Some(check(&program).unwrap());
-            scope.complete([], [])
-        })
-        .unwrap();
-    let verdict = inside.unwrap();
+    let verdict = check_with_capture0_held_open(&program);
     assert!(verdict.trace.leaked_devices.is_empty());
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
 }
