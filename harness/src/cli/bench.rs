@@ -31,20 +31,56 @@ fn programs(count: usize, seed: u64, backends: Backends) -> Vec<Program> {
         .collect()
 }
 
-fn measure(
-    programs: &[Program],
-    budget: Duration,
-    mut f: impl FnMut(&Program) -> Result<()>,
-) -> Result<(u64, f64)> {
-    let start = Instant::now();
-    let mut execs = 0u64;
-    while start.elapsed() < budget {
-        for program in programs {
-            f(program)?;
-            execs += 1;
+/// What a path runs on each program of the set.
+type Run = Box<dyn Fn(&Program) -> Result<()>>;
+
+/// One path of the benchmark: a name and what it runs on each program.
+struct Path {
+    /// What `--only` names it by.
+    key: &'static str,
+    name: String,
+    run: Run,
+    execs: u64,
+    secs: f64,
+}
+
+impl Path {
+    fn new(
+        key: &'static str,
+        name: impl Into<String>,
+        run: impl Fn(&Program) -> Result<()> + 'static,
+    ) -> Path {
+        Path {
+            key,
+            name: name.into(),
+            run: Box::new(run),
+            execs: 0,
+            secs: 0.0,
         }
     }
-    Ok((execs, start.elapsed().as_secs_f64()))
+
+    fn rate(&self) -> f64 {
+        self.execs as f64 / self.secs.max(f64::MIN_POSITIVE)
+    }
+}
+
+/// Runs the paths in turns, one pass over the set each, until each has had `budget`. The
+/// machine's speed drifts (a shared VM measured 18,000 and 26,700 bare execs/s a minute
+/// apart): paths run one after another would fold that drift into their ratios, paths that
+/// take turns share it.
+fn measure(programs: &[Program], budget: Duration, paths: &mut [Path]) -> Result<()> {
+    let budget = budget.as_secs_f64();
+    while paths.iter().any(|p| p.secs < budget) {
+        for path in paths.iter_mut() {
+            let start = Instant::now();
+            for program in programs {
+                (path.run)(program)?;
+            }
+            path.secs += start.elapsed().as_secs_f64();
+            path.execs += programs.len() as u64;
+        }
+    }
+    Ok(())
 }
 
 /// Benchmark `check`, oracle by oracle, against the bare Burn calls on a fixed seeded set.
@@ -57,9 +93,14 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Seconds to spend on each path (bare, then each oracle alone and all together; the
-    /// Flex-vs-wgpu path needs DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu).
+    /// Flex-vs-wgpu path needs DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu). The paths take turns,
+    /// one pass over the set each, so a drift in the machine's speed is shared by all of them.
     #[arg(long, default_value_t = 5)]
     seconds: u64,
+    /// Only these paths (comma-separated), e.g. `--only all` to profile one path alone, or
+    /// `--only bare,all` for the one ratio.
+    #[arg(long, value_delimiter = ',', value_parser = PATH_KEYS, conflicts_with = "minimize")]
+    only: Vec<String>,
     /// Instead: minimize this many seeded crashing programs of 50-200 steps and print the
     /// figures (classes from DISPATCH_FUZZ_CRASH_ON, or the seed and known-bug classes).
     #[arg(long, conflicts_with_all = ["programs", "seconds"])]
@@ -70,12 +111,23 @@ impl Args {
     pub fn run(self) -> Result<ExitCode> {
         match self.minimize {
             Some(count) => minimization(count, self.seed),
-            None => main(self.programs, self.seed, self.seconds),
+            None => main(self.programs, self.seed, self.seconds, &self.only),
         }
     }
 }
 
-fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
+/// The names `--only` takes: the bare path, `check` with no oracle, each oracle alone, all.
+const PATH_KEYS: [&str; 7] = [
+    "bare",
+    "off",
+    "eager-replay",
+    "reference-model",
+    "flex-vs-wgpu",
+    "dtype-contract",
+    "all",
+];
+
+fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCode> {
     let set = programs(count, seed, config::get().backends);
     let steps: usize = set.iter().map(|p| p.steps.len()).sum();
     let policy = Policy::default();
@@ -92,32 +144,42 @@ fn main(count: usize, seed: u64, seconds: u64) -> Result<ExitCode> {
     for program in &set {
         dispatch_fuzz::check_with(program, &policy)?;
     }
-    let budget = Duration::from_secs(seconds);
-    let (bare_execs, bare_secs) = measure(&set, budget, |p| run(p, Mode::Bare).map(drop))?;
-    let bare = bare_execs as f64 / bare_secs;
-    println!("bare (Burn calls only):      {bare:>9.0} execs/s ({bare_execs} in {bare_secs:.2} s)");
     // Each oracle alone, then all of them: what each one costs on top of `check`.
     let differential = dispatch_fuzz::interpreter::wgpu::enabled();
-    let mut paths = vec![("check, oracles off".to_string(), Oracles::NONE, None)];
+    let mut paths = vec![Path::new("bare", "bare (Burn calls only)", |p| {
+        run(p, Mode::Bare).map(drop)
+    })];
+    let check = |key: &'static str, name: String, oracles: Oracles| {
+        let policy = policy.clone();
+        Path::new(key, name, move |p| {
+            dispatch_fuzz::check_with_oracles(p, &policy, oracles).map(drop)
+        })
+    };
+    paths.push(check("off", "check, oracles off".into(), Oracles::NONE));
     for spec in ORACLES {
         let name = format!("check, {} only", spec.name);
-        paths.push((name, Oracles::only(spec.id), Some(spec.id)));
-    }
-    paths.push(("check, all oracles".to_string(), Oracles::ALL, None));
-    for (name, oracles, alone) in paths {
-        if alone == Some(OracleId::Differential) && !differential {
+        if spec.id == OracleId::Differential && !differential {
             println!("{name:<28} skipped: wgpu is off (--backends flex,capture,wgpu)");
             continue;
         }
-        let (execs, secs) = measure(&set, budget, |p| {
-            dispatch_fuzz::check_with_oracles(p, &policy, oracles).map(drop)
-        })?;
-        let rate = execs as f64 / secs;
-        println!(
-            "{:<28} {rate:>9.0} execs/s ({execs} in {secs:.2} s), cost ratio to bare {:.2}",
-            format!("{name}:"),
-            bare / rate
+        paths.push(check(spec.name, name, Oracles::only(spec.id)));
+    }
+    paths.push(check("all", "check, all oracles".into(), Oracles::ALL));
+    paths.retain(|p| only.is_empty() || only.iter().any(|o| o == p.key));
+    measure(&set, Duration::from_secs(seconds), &mut paths)?;
+    let bare = paths.iter().find(|p| p.key == "bare").map(Path::rate);
+    for path in &paths {
+        let rate = path.rate();
+        print!(
+            "{:<28} {rate:>9.0} execs/s ({} in {:.2} s)",
+            format!("{}:", path.name),
+            path.execs,
+            path.secs
         );
+        if let Some(bare) = bare.filter(|_| path.key != "bare") {
+            print!(", cost ratio to bare {:.2}", bare / rate);
+        }
+        println!();
     }
     if let Some((rss, peak)) = crate::cli::rss_kib() {
         println!("rss: {} MiB, peak {} MiB", rss / 1024, peak / 1024);
@@ -239,4 +301,20 @@ fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
             .fold(0.0, f64::max)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_oracle_is_a_path_only_can_name() {
+        for spec in ORACLES {
+            assert!(
+                PATH_KEYS.contains(&spec.name),
+                "{} has no --only key",
+                spec.name
+            );
+        }
+    }
 }
