@@ -18,7 +18,7 @@ use super::ops::{exec_op, gradient};
 use super::pool;
 use super::replay::{replay_on_flex, takes_feed};
 use super::trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
-use super::value::{map_any, on_any, AnyTensor};
+use super::value::{map_any, on_any, AnyTensor, Held};
 use crate::hash::fnv1a;
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{
@@ -44,7 +44,7 @@ struct Run<'p, 'h> {
     ends: Vec<Option<usize>>,
     /// Ordinal of each `ExitScope` step among all exits, indexed by step.
     exit_ordinal: Vec<Option<usize>>,
-    slots: Vec<Option<AnyTensor>>,
+    slots: Vec<Option<Held>>,
     graphs: Vec<Option<CapturedGraph>>,
     outcomes: Vec<Option<Outcome>>,
     /// For each `Replay` step, which of its feed slots the graph took (data of the recorded
@@ -176,7 +176,7 @@ fn dtype_name(dtype: DType) -> Cow<'static, str> {
 }
 
 fn data_digest(data: &TensorData) -> String {
-    let dtype = format!("{:?}", data.dtype());
+    let dtype = dtype_name(data.dtype());
     let shape: Vec<u8> = data
         .shape()
         .iter()
@@ -211,8 +211,13 @@ impl Run<'_, '_> {
         }
     }
 
+    /// A handle of the tensor in slot `s`, to hand to Burn (which consumes its operands).
     fn slot(&self, s: Slot) -> Option<AnyTensor> {
-        self.slots.get(usize::from(s)).cloned().flatten()
+        self.slot_ref(s).cloned()
+    }
+
+    fn slot_ref(&self, s: Slot) -> Option<&AnyTensor> {
+        self.slots.get(usize::from(s)).and_then(Option::as_deref)
     }
 
     /// Hands the hook a view of the run.
@@ -432,7 +437,7 @@ impl Run<'_, '_> {
     /// Stores `t` in `out` and describes it.
     fn produce(&mut self, out: Slot, t: AnyTensor) -> Outcome {
         let value = (self.mode == Mode::Full).then(|| value_info(&t, None));
-        self.slots[usize::from(out)] = Some(t);
+        self.slots[usize::from(out)] = Some(Held::new(t));
         Outcome::Ok {
             value,
             graph: None,
@@ -489,7 +494,7 @@ impl Run<'_, '_> {
                 return Err(anyhow!("scope steps are run by `scope`, not `step`"));
             }
             Step::Op { out, op } => {
-                let types = |s: Slot| self.slot(s).map(|t| t.ty());
+                let types = |s: Slot| self.slot_ref(s).map(AnyTensor::ty);
                 if op_output(op, types).is_none() {
                     return Ok(Err(Outcome::skipped(
                         "operands are missing or do not fit the op",
@@ -556,7 +561,7 @@ impl Run<'_, '_> {
                     if self.mode == Mode::Full {
                         infos.push(value_info(&t, Some(data)));
                     }
-                    self.slots[usize::from(*slot)] = Some(t);
+                    self.slots[usize::from(*slot)] = Some(Held::new(t));
                 }
                 Outcome::Ok {
                     value: None,
@@ -589,8 +594,11 @@ impl Run<'_, '_> {
                 self.produce(*out, cloned)
             }
             Step::Drop { slot } => {
-                let t = operand!(*slot);
-                self.slots[usize::from(*slot)] = None;
+                let Some(t) = self.slots[usize::from(*slot)].take() else {
+                    return Ok(Err(Outcome::skipped(format!("slot t{slot} is empty"))));
+                };
+                // The last handle is dropped here, under `catch` (a mirror may share a Flex
+                // value, and lets go of it when it follows this step).
                 caught!(drop(t));
                 Outcome::ok()
             }

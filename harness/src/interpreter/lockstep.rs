@@ -4,14 +4,14 @@
 use burn::tensor::{CapturedGraph, TensorId};
 
 use super::trace::Outcome;
-use super::value::AnyTensor;
+use super::value::{AnyTensor, Held};
 use crate::program::{Program, Slot};
 
 /// What the run looks like at the moment the hook is called: the program, the real tensor in
 /// each slot, the graphs completed so far (by exit ordinal) and the outcomes recorded so far.
 pub struct World<'a> {
     pub(super) program: &'a Program,
-    pub(super) slots: &'a [Option<AnyTensor>],
+    pub(super) slots: &'a [Option<Held>],
     pub(super) graphs: &'a [Option<CapturedGraph>],
     pub(super) outcomes: &'a [Option<Outcome>],
     pub(super) fed: &'a [Vec<bool>],
@@ -34,8 +34,13 @@ impl World<'_> {
         self.slot_ref(s).cloned()
     }
 
-    /// [`World::slot`] without the clone (a tensor handle is ~800 bytes).
+    /// [`World::slot`] without the clone (a tensor handle is ~640 bytes).
     pub fn slot_ref(&self, s: Slot) -> Option<&AnyTensor> {
+        self.slots.get(usize::from(s)).and_then(Option::as_deref)
+    }
+
+    /// The real run's own handle of slot `s`, for a mirror that shares it.
+    pub fn held(&self, s: Slot) -> Option<&Held> {
         self.slots.get(usize::from(s)).and_then(Option::as_ref)
     }
 

@@ -10,7 +10,7 @@ use super::ops::{exec_op, gradient};
 use super::pool;
 use super::replay::{recorded_input, replay_on_device, ReplayError};
 use super::trace::{Outcome, PanicInfo, EXECUTION_ERROR};
-use super::value::{map_any, map_rank, on_any, AnyTensor};
+use super::value::{map_any, map_rank, on_any, AnyTensor, Held};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{fill_data, AutodiffMode, Kind, Slot, Step};
 
@@ -31,7 +31,8 @@ pub struct Mirror {
     /// Values on capture devices and on wgpu are always computed again, so a comparison with
     /// the mirror is always across backends.
     adopt_own: bool,
-    slots: Vec<Option<AnyTensor>>,
+    /// An adopted value is the real run's own handle, shared.
+    slots: Vec<Option<Held>>,
 }
 
 impl Mirror {
@@ -66,7 +67,10 @@ impl Mirror {
 
     /// The mirror's tensor in slot `s`, if it has one.
     pub fn get(&self, s: Slot) -> Option<AnyTensor> {
-        self.slots.get(usize::from(s)).cloned().flatten()
+        self.slots
+            .get(usize::from(s))
+            .and_then(Option::as_deref)
+            .cloned()
     }
 
     /// The data of the mirror's tensor in slot `s`, when it has one and reading it neither
@@ -90,7 +94,7 @@ impl Mirror {
         }
         let mut adopted_all = true;
         for out in step.writes() {
-            match world.slot_ref(out).filter(|_| self.adopt_own) {
+            match world.held(out).filter(|_| self.adopt_own) {
                 Some(real) if on_flex(real) => self.slots[usize::from(out)] = Some(real.clone()),
                 None if self.adopt_own => self.slots[usize::from(out)] = None,
                 _ => adopted_all = false,
@@ -135,11 +139,11 @@ impl Mirror {
                 }
             }
             Step::ToDevice { out, src, .. } | Step::Clone { out, src } => {
-                self.slots[usize::from(*out)] = self.get(*src);
+                self.slots[usize::from(*out)] = self.slots[usize::from(*src)].clone();
                 self.follow_autodiff(world, *out, false);
             }
             Step::Autodiff { out, src, mode } => {
-                self.slots[usize::from(*out)] = self.get(*src);
+                self.slots[usize::from(*out)] = self.slots[usize::from(*src)].clone();
                 self.follow_autodiff(world, *out, *mode == AutodiffMode::RequireGrad);
             }
             Step::Replay {
@@ -227,7 +231,7 @@ impl Mirror {
             .zip(keep)
             .filter_map(|(c, keep)| keep.then_some(c))
             .map(|(slot, value)| {
-                self.slots[usize::from(slot)] = value.as_ref().ok().cloned();
+                self.slots[usize::from(slot)] = value.as_ref().ok().cloned().map(Held::new);
                 self.follow_autodiff(world, slot, false);
                 Computed { slot, value }
             })
@@ -241,7 +245,7 @@ impl Mirror {
     /// it was.
     fn follow_autodiff(&mut self, world: &World<'_>, slot: Slot, require_grad: bool) {
         let s = usize::from(slot);
-        let (Some(real), Some(mine)) = (world.slot_ref(slot), self.slots[s].as_ref()) else {
+        let (Some(real), Some(mine)) = (world.slot_ref(slot), self.slots[s].as_deref()) else {
             return;
         };
         // An adopted value is the real one, autodiff and tracking included.
@@ -271,7 +275,7 @@ impl Mirror {
             }
         });
         if let Some(t) = matched {
-            self.slots[s] = Some(t);
+            self.slots[s] = Some(Held::new(t));
         }
     }
 
@@ -300,7 +304,7 @@ impl Mirror {
 
 /// Whether `t` lives on Flex, autodiff or not.
 pub fn on_flex(t: &AnyTensor) -> bool {
-    matches!(pool::name(&t.device()), "flex" | "flex_ad")
+    pool::is_flex(&t.device())
 }
 
 /// The data of `t`, or `None` when reading it panics or errs (either goes to the run's

@@ -58,8 +58,13 @@ pub fn name(device: &Device) -> &'static str {
     const CAPTURE: [&str; CAPTURE_POOL_SIZE as usize] = ["capture0", "capture1", "capture2"];
     const CAPTURE_AD: [&str; CAPTURE_POOL_SIZE as usize] =
         ["capture0_ad", "capture1_ad", "capture2_ad"];
-    let autodiff = device.is_autodiff();
     // A device compares equal to its autodiff wrapper, so the flag is read separately.
+    let autodiff = device.is_autodiff();
+    // Flex first: it is the commonest answer (every eager mirror value), and no pooled capture
+    // device or wgpu device compares equal to it.
+    if is_flex(device) {
+        return if autodiff { "flex_ad" } else { "flex" };
+    }
     let pooled = POOL.with(|pool| pool.iter().position(|d| d == device));
     let wgpu = pooled.is_none()
         && super::wgpu::enabled()
@@ -69,10 +74,14 @@ pub fn name(device: &Device) -> &'static str {
         (Some(k), true) => CAPTURE_AD[k],
         (None, false) if wgpu => "wgpu",
         (None, true) if wgpu => "wgpu_ad",
-        (None, _) if FLEX.with(|flex| flex != device) => "other",
-        (None, false) => "flex",
-        (None, true) => "flex_ad",
+        (None, _) => "other",
     }
+}
+
+/// Whether `device` is Flex, autodiff or not (what [`name`] calls `flex` or `flex_ad`), with
+/// one comparison.
+pub fn is_flex(device: &Device) -> bool {
+    FLEX.with(|flex| flex == device)
 }
 
 /// Frees the autodiff graphs that programs left behind.

@@ -107,6 +107,11 @@ fn reshape_to<const D: usize, K: Basic>(t: Tensor<D, K>, dims: &[usize]) -> Rank
     }
 }
 
+/// A slot's tensor as the interpreter and its mirrors hold it: shared, so a mirror that takes
+/// the real run's Flex value as it is (the eager run) holds the same handle instead of a copy
+/// of its ~640 bytes, and slots move a pointer.
+pub type Held = std::rc::Rc<AnyTensor>;
+
 /// A tensor of any kind and rank.
 #[derive(Clone, Debug)]
 pub enum AnyTensor {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::catalogue::{burn_file, catalogue, lookup, lookup_error, lookup_known_bug};
 use super::known::known_case;
 use super::{oracle_of, Violation, REPLAY_FAILURE};
+use crate::hash::fnv1a;
 use crate::interpreter::{Outcome, PanicInfo, Trace};
 
 /// Class of a panic that matches no catalogue record: always a finding.
@@ -225,28 +226,76 @@ mod tests {
 /// times, and matching every pattern each time was 6% of a whole `check`.
 const CLASS_CACHE_LIMIT: usize = 4096;
 
-thread_local! {
-    static CLASS_CACHE: RefCell<HashMap<(String, Option<String>), &'static str>> =
-        RefCell::new(HashMap::new());
+/// One remembered lookup: what it was asked, and the class it gave.
+struct Remembered {
+    message: String,
+    location: Option<String>,
+    class: &'static str,
 }
 
-/// The class of a panic: its catalogue record's `backgroundTag`, or [`UNKNOWN`].
-pub fn class_of(panic: &PanicInfo) -> String {
-    let key = (panic.message.clone(), panic.location.clone());
-    if let Some(class) = CLASS_CACHE.with(|c| c.borrow().get(&key).copied()) {
-        return class.to_string();
+thread_local! {
+    /// Keyed by a hash of what was asked, so a hit allocates nothing; the entry holds the
+    /// question itself, and only an exact match is an answer (a colliding one is looked up).
+    static CLASS_CACHE: RefCell<HashMap<u64, Remembered>> = RefCell::new(HashMap::new());
+}
+
+/// `lookup` through the per-thread cache. `kind` keeps panic and error lookups apart.
+fn remembered(
+    kind: u8,
+    message: &str,
+    location: Option<&str>,
+    lookup: impl FnOnce() -> &'static str,
+) -> &'static str {
+    // A location's tail (file, line, column) tells it apart; its long registry prefix is
+    // the same for every Burn crate. A colliding key only costs a lookup.
+    let location_tail = location.map_or(&[][..], |l| &l.as_bytes()[l.len().saturating_sub(48)..]);
+    let key = fnv1a(&[
+        &[kind],
+        message.as_bytes(),
+        &[0xff, u8::from(location.is_some())],
+        location_tail,
+    ]);
+    let hit = CLASS_CACHE.with(|c| {
+        c.borrow()
+            .get(&key)
+            .filter(|r| r.message == message && r.location.as_deref() == location)
+            .map(|r| r.class)
+    });
+    if let Some(class) = hit {
+        return class;
     }
-    let class = lookup(catalogue(), &panic.message, panic.location.as_deref())
-        .map_or(UNKNOWN, |r| r.background_tag.as_str());
+    let class = lookup();
     CLASS_CACHE.with(|c| {
         let mut cache = c.borrow_mut();
         // Messages carrying ids never repeat; a full cache starts over rather than grow.
         if cache.len() >= CLASS_CACHE_LIMIT {
             cache.clear();
         }
-        cache.insert(key, class);
+        let entry = Remembered {
+            message: message.to_string(),
+            location: location.map(str::to_string),
+            class,
+        };
+        cache.insert(key, entry);
     });
-    class.to_string()
+    class
+}
+
+/// The class of a panic: its catalogue record's `backgroundTag`, or [`UNKNOWN`].
+pub fn class_of(panic: &PanicInfo) -> String {
+    let (message, location) = (&panic.message, panic.location.as_deref());
+    remembered(0, message, location, || {
+        lookup(catalogue(), message, location).map_or(UNKNOWN, |r| r.background_tag.as_str())
+    })
+    .to_string()
+}
+
+/// The class of an `ExecutionError` a read or a replay returned: its execution-error record's
+/// `backgroundTag`, or [`UNKNOWN`].
+fn error_class(message: &str) -> &'static str {
+    remembered(1, message, None, || {
+        lookup_error(catalogue(), message).map_or(UNKNOWN, |r| r.background_tag.as_str())
+    })
 }
 
 /// Whether `panic` is a catalogued Burn bug (a `known-bug` record, location included), as
@@ -348,8 +397,7 @@ pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) ->
         .chain(side_errors)
         .filter(|(_, error, _)| *error == EXECUTION_ERROR)
         .filter_map(|(step, _, message)| {
-            let class =
-                lookup_error(catalogue(), message).map_or(UNKNOWN, |r| r.background_tag.as_str());
+            let class = error_class(message);
             policy.is_finding(class).then(|| Finding {
                 signature: format!("{class} | {} | execution-error", normalize_message(message)),
                 class: class.to_string(),

@@ -31,12 +31,16 @@ pub fn dtypes(kind: Kind) -> &'static [&'static str] {
 
 /// Whether `dtype` (as the trace prints it) stores tensors of `kind`.
 pub fn of_kind(kind: Kind, dtype: &str) -> bool {
-    dtypes(kind).iter().any(|d| match d.strip_suffix("(_)") {
-        Some(variant) => dtype
-            .strip_prefix(variant)
-            .is_some_and(|storage| storage.starts_with('(')),
-        None => dtype == *d,
-    })
+    // The plain names first: every value of every program is checked, and most are `F32`,
+    // `I32` or `I64`.
+    let table = dtypes(kind);
+    table.contains(&dtype)
+        || table.iter().any(|d| match d.strip_suffix("(_)") {
+            Some(variant) => dtype
+                .strip_prefix(variant)
+                .is_some_and(|storage| storage.starts_with('(')),
+            None => false,
+        })
 }
 
 /// The first step that handed back a tensor in a dtype of another kind: only the first, since

@@ -65,8 +65,12 @@ struct Prediction {
     /// The contract's outcome; a panic of any class in `also` is accepted too (an equivalent
     /// guard one layer down, or a catalogued known bug that is not a lifecycle question).
     expect: Observed<'static>,
-    also: Vec<&'static str>,
+    also: Also,
 }
+
+/// The classes a prediction also accepts: a handful at most, kept inline (the model predicts
+/// every step of every program).
+type Also = smallvec::SmallVec<[&'static str; 6]>;
 
 fn predict(rule: &'static Rule, expect: Observed<'static>) -> Option<Prediction> {
     let inverted = INVERTED.with(Cell::get) == Some(rule.id);
@@ -78,7 +82,7 @@ fn predict(rule: &'static Rule, expect: Observed<'static>) -> Option<Prediction>
     Some(Prediction {
         rule,
         expect,
-        also: Vec::new(),
+        also: Also::new(),
     })
 }
 
@@ -530,7 +534,7 @@ impl State {
                 if src.kind == Some(Kind::Bool) {
                     p.also.push("bool-storage-transfer");
                 }
-                p.also.extend(READ_FAILURES);
+                p.also.extend_from_slice(READ_FAILURES);
                 Some(p)
             }
             (Place::Plain, _) => None,
@@ -557,7 +561,7 @@ impl State {
     }
 
     fn predict_op(&self, op: &Op, operands: &[Val]) -> Option<Prediction> {
-        let caps: Vec<_> = captures(operands).collect();
+        let caps: smallvec::SmallVec<[_; 6]> = captures(operands).collect();
         if caps.is_empty() {
             return None;
         }
@@ -595,7 +599,7 @@ impl State {
             // Ops the Tensor API checks reject the mix first; the rest reach dispatch, whose
             // own guard (or the stale operand's closed session) rejects it there.
             if !api_checks_devices(op) {
-                p.also.extend(WRONG_BACKEND);
+                p.also.extend_from_slice(WRONG_BACKEND);
                 if any_stale {
                     p.also.push("capture-scope-complete");
                 }
@@ -610,19 +614,21 @@ impl State {
         // Bool(U8)) may meet the dtype bug; an operand whose storage the run did not report may
         // be either. Floats, and ints or bools of one storage, may not.
         let mixed = [Kind::Int, Kind::Bool].into_iter().any(|kind| {
-            let storages: Vec<Option<&str>> = operands
+            let mut storages = operands
                 .iter()
                 .filter(|v| v.kind == Some(kind))
-                .map(|v| v.storage)
-                .collect();
-            storages.len() >= 2
-                && (storages.contains(&None) || storages.iter().any(|s| *s != storages[0]))
+                .map(|v| v.storage);
+            let Some(first) = storages.next() else {
+                return false;
+            };
+            let mut rest = storages.peekable();
+            rest.peek().is_some() && (first.is_none() || rest.any(|s| s.is_none() || s != first))
         });
         // An entry that makes a tensor on the operand's device and combines it with the
         // operand mixes the operand's storage with the one the device makes (capture records
         // its own bool and int storage whatever the dtype asked), whatever the slots hold.
         if mixed || op.creates_on_operand_device() {
-            prediction.also.extend(DTYPE_MIX);
+            prediction.also.extend_from_slice(DTYPE_MIX);
         }
         Some(prediction)
     }
@@ -701,7 +707,7 @@ impl State {
             return predict(&EXIT_BRIDGED_OUTPUT, ok());
         }
         let mut p = predict(&EXIT_COMPLETES, ok())?;
-        p.also.extend(READ_FAILURES);
+        p.also.extend_from_slice(READ_FAILURES);
         Some(p)
     }
 
@@ -798,7 +804,8 @@ impl State {
                         return;
                     }
                 }
-                let operands: Vec<Val> = reads.iter().flatten().copied().collect();
+                let operands: smallvec::SmallVec<[Val; 6]> =
+                    reads.iter().flatten().copied().collect();
                 let recorder = captures(&operands).find(|c| self.sessions[c.1].open);
                 let place = match recorder {
                     Some((device, session, _, _)) => {
