@@ -79,9 +79,14 @@ pub struct Finding {
 
 /// The message with every free-standing run of digits replaced by `N` (tensor and device ids
 /// come from process-global counters) and whitespace collapsed. Digits glued to a name, as in
-/// `I64` or `u8`, are kept: they are dtypes, not counters.
+/// `I64` or `u8`, are kept: they are dtypes, not counters. A kernel name's hash suffix
+/// (`unary_float_f_f32_n_1_15637f82`) becomes `HASH`: cubecl hashes the kernel's settings,
+/// which follow the adapter (one machine gave `15637f82` on Mesa's Vulkan llvmpipe and
+/// `6264db5f` on the backend wgpu fell back to without the Vulkan loader), so it would tie a
+/// signature, and a stored case, to a machine.
 pub fn normalize_message(message: &str) -> String {
     let collapsed = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let collapsed = without_kernel_hashes(&collapsed);
     let mut out = String::with_capacity(collapsed.len());
     let mut previous: Option<char> = None;
     let mut in_number = false;
@@ -103,9 +108,40 @@ pub fn normalize_message(message: &str) -> String {
     out
 }
 
+/// Length of the hex hash cubecl appends to a kernel's name.
+const KERNEL_HASH_LEN: usize = 8;
+
+/// `text` with each kernel-name hash suffix (`_` and exactly [`KERNEL_HASH_LEN`] lowercase hex
+/// digits ending a name) replaced by `_HASH`.
+fn without_kernel_hashes(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let end = i + 1 + KERNEL_HASH_LEN;
+        let is_hash = bytes[i] == b'_'
+            && i > 0
+            && word(bytes[i - 1])
+            && end <= bytes.len()
+            && bytes[i + 1..end].iter().all(|b| hex(*b))
+            && bytes.get(end).is_none_or(|b| !word(*b));
+        if is_hash {
+            out.push_str("_HASH");
+            i = end;
+        } else {
+            let c = text[i..].chars().next().expect("i is on a char boundary");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{classify, normalize_message, Policy};
+    use super::{classify, normalize_message, without_kernel_hashes, Policy};
     use crate::interpreter::{Outcome, Trace};
     use crate::oracles::{Violation, REPLAY_FAILURE};
 
@@ -219,6 +255,26 @@ mod tests {
             "TensorId(N) and i64(-N)"
         );
         assert_eq!(normalize_message("id: 12.5"), "id: N.N");
+    }
+
+    #[test]
+    fn a_kernel_names_hash_is_normalized_and_the_rest_of_the_name_kept() {
+        for hash in ["15637f82", "6264db5f", "12345678"] {
+            assert_eq!(
+                normalize_message(&format!("for kernel `unary_float_f_f32_n_1_{hash}`: ok")),
+                "for kernel `unary_float_f_f32_n_1_HASH`: ok"
+            );
+        }
+        // Not a hash: too short, too long, not hex, or not the end of a name.
+        for kept in [
+            "shape_1234567",
+            "max_123456789",
+            "x_1234567g",
+            "x_12345678_y",
+        ] {
+            assert_eq!(without_kernel_hashes(kept), kept);
+        }
+        assert_eq!(without_kernel_hashes("é_00000000"), "é_00000000");
     }
 }
 
