@@ -300,6 +300,40 @@ fn a_fusion_alias_of_a_capture_value_reads_and_replays_as_the_value_it_aliases()
 }
 
 #[test]
+fn an_alias_and_its_target_declared_as_inputs_are_a_duplicate_and_another_session_does_not_resolve_it(
+) {
+    // `scope.input` registers each handle once by its own id, so an alias and its target are
+    // two inputs; `complete` resolves the alias and finds the target twice. A scope on another
+    // device does not resolve an alias it never registered: there its handle is an unknown id.
+    // The model predicted ok and DuplicateBoundary (fuzz --seconds 60 --seed 0); no finding now.
+    for (exit, expected) in [
+        (
+            r#"{"exit_scope": {"inputs": [1, 0], "outputs": [], "form": "with"}}"#,
+            "DuplicateBoundary",
+        ),
+        (
+            r#"{"enter_scope": {"device": {"capture": 1}}},
+            {"exit_scope": {"inputs": [], "outputs": [1, 0]}},
+            {"exit_scope": {"inputs": [], "outputs": []}}"#,
+            "UnknownBoundary",
+        ),
+    ] {
+        let outcomes = outcomes_without_finding(&common::program(&format!(
+            r#"[{{"enter_scope": {{"device": {{"capture": 0}}}}}},
+                {{"create": {{"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": {{"capture": 0}}}}}},
+                {{"op": {{"out": 1, "op": {{"along_dim": {{"op": "fusion_alias", "src": 0, "dim": 0}}}}}}}},
+                {exit}]"#
+        )));
+        assert!(
+            outcomes
+                .iter()
+                .any(|o| matches!(o, Outcome::Error { error, .. } if error == expected)),
+            "{expected}: {outcomes:?}"
+        );
+    }
+}
+
+#[test]
 fn a_cached_relative_graph_invoked_twice_records_both_bound_invocations() {
     // register_and_execute_graph then execute_graph: two bound copies of [mul_scalar, add]
     // after the operand's initializer, replayed to what the same ops give eagerly (4.5 x; the

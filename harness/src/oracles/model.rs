@@ -161,6 +161,11 @@ struct Val {
     autodiff: bool,
     /// The program left the contract producing it: steps using it are not judged.
     unknown: bool,
+    /// A fusion alias's own handle id, where the slot holds an alias: capture resolves the
+    /// alias to the tensor it names (`place`'s id) in the graph, but `CaptureScope::input`
+    /// registers the handle's own id, so an alias and its target are two inputs there that
+    /// `complete` then finds duplicated.
+    alias: Option<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -640,11 +645,15 @@ impl State {
         outputs: &[Slot],
         form: ExitForm,
     ) -> Option<Prediction> {
-        let session = self.sessions.get((*self.stack.last()?)?)?;
+        let exiting = (*self.stack.last()?)?;
+        let session = self.sessions.get(exiting)?;
         if form == ExitForm::Unwind {
             return predict(&EXIT_UNWINDS, ok());
         }
-        let ids = |slots: &[Slot]| -> Option<Vec<u32>> {
+        // Each boundary slot's (handle id, id in the graph): they differ for a fusion alias,
+        // which only the client that registered it (its session's) resolves; to any other
+        // session its handle is an id of its own (fuzz --seed 0).
+        let ids = |slots: &[Slot]| -> Option<Vec<(u32, u32)>> {
             let mut ids = Vec::new();
             for s in slots {
                 match self.slot(*s) {
@@ -652,10 +661,14 @@ impl State {
                     // An autodiff capture tensor (an int or bool one, see the known
                     // divergences) has no plain capture primitive, so no id to declare.
                     Some(Val {
-                        place: Place::Capture { id, .. },
+                        place: Place::Capture { id, session, .. },
                         autodiff: false,
+                        alias,
                         ..
-                    }) => ids.push(id),
+                    }) => {
+                        let handle = alias.unwrap_or(id);
+                        ids.push((handle, if session == exiting { id } else { handle }));
+                    }
                     _ => {}
                 }
             }
@@ -663,9 +676,12 @@ impl State {
         };
         let (mut inputs, outputs) = (ids(inputs)?, ids(outputs)?);
         if form.registers_inputs() {
+            // `input` registers a handle once, by the handle's own id.
             let mut seen = IdSet::default();
-            inputs.retain(|id| seen.insert(*id));
+            inputs.retain(|(handle, _)| seen.insert(*handle));
         }
+        let graph_ids = |pairs: Vec<(u32, u32)>| pairs.into_iter().map(|p| p.1).collect();
+        let (inputs, outputs): (Vec<u32>, Vec<u32>) = (graph_ids(inputs), graph_ids(outputs));
         if session.tainted {
             return None;
         }
@@ -765,6 +781,7 @@ impl State {
                         storage: produced_storage(outcome),
                         autodiff,
                         unknown: false,
+                        alias: None,
                     },
                 );
             }
@@ -779,6 +796,9 @@ impl State {
                     _ => Place::Plain,
                 };
                 let autodiff = produced_autodiff(outcome);
+                // A move onto the same device hands the same handle back; any other makes a
+                // new tensor, no alias.
+                let alias = src.alias.filter(|_| place == src.place);
                 put(
                     self,
                     *out,
@@ -786,6 +806,7 @@ impl State {
                         place,
                         autodiff,
                         storage: produced_storage(outcome).or(src.storage),
+                        alias,
                         ..src
                     },
                 );
@@ -800,7 +821,8 @@ impl State {
                 // A fusion alias is its operand to capture (an initialized value stays one).
                 if let (Op::AlongDim { op, .. }, Some(src)) = (op, reads[0]) {
                     if op.spec().aliases_operand() && matches!(outcome, Outcome::Ok { .. }) {
-                        put(self, *out, src);
+                        let alias = Some(self.fresh());
+                        put(self, *out, Val { alias, ..src });
                         return;
                     }
                 }
@@ -838,6 +860,7 @@ impl State {
                         storage: produced_storage(outcome),
                         autodiff,
                         unknown: false,
+                        alias: None,
                     },
                 );
             }
@@ -861,6 +884,7 @@ impl State {
                         storage: None,
                         autodiff: false,
                         unknown: true,
+                        alias: None,
                     };
                     self.slots[usize::from(*out)] = Some(val);
                 }
@@ -876,6 +900,7 @@ impl State {
                         storage: produced_storage(outcome),
                         autodiff: false,
                         unknown: false,
+                        alias: None,
                     },
                 ),
                 None => self.slots[usize::from(*out)] = None,
