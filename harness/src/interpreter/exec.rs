@@ -18,7 +18,7 @@ use super::ops::{exec_op, gradient};
 use super::pool;
 use super::replay::{replay_on_flex, takes_feed};
 use super::trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
-use super::value::{map_any, on_any, AnyTensor, Held};
+use super::value::{held_in, map_any, on_any, AnyTensor, Held};
 use crate::hash::fnv1a;
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{
@@ -217,7 +217,7 @@ impl Run<'_, '_> {
     }
 
     fn slot_ref(&self, s: Slot) -> Option<&AnyTensor> {
-        self.slots.get(usize::from(s)).and_then(Option::as_deref)
+        held_in(&self.slots, s)
     }
 
     /// Hands the hook a view of the run.
@@ -473,7 +473,7 @@ impl Run<'_, '_> {
             ($s:expr) => {
                 match self.slot($s) {
                     Some(t) => t,
-                    None => return Ok(Err(Outcome::skipped(format!("slot t{} is empty", $s)))),
+                    None => return Ok(Err(empty($s))),
                 }
             };
         }
@@ -595,7 +595,7 @@ impl Run<'_, '_> {
             }
             Step::Drop { slot } => {
                 let Some(t) = self.slots[usize::from(*slot)].take() else {
-                    return Ok(Err(Outcome::skipped(format!("slot t{slot} is empty"))));
+                    return Ok(Err(empty(*slot)));
                 };
                 // The last handle is dropped here, under `catch` (a mirror may share a Flex
                 // value, and lets go of it when it follows this step).
@@ -638,6 +638,11 @@ impl Run<'_, '_> {
             }
         }))
     }
+}
+
+/// The outcome of a step whose operand slot `s` holds no tensor.
+fn empty(s: Slot) -> Outcome {
+    Outcome::skipped(format!("slot t{s} is empty"))
 }
 
 /// A capture device's tensor handle: what a scope's boundary names.

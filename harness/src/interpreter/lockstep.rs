@@ -4,7 +4,7 @@
 use burn::tensor::{CapturedGraph, TensorId};
 
 use super::trace::Outcome;
-use super::value::{AnyTensor, Held};
+use super::value::{held_in, AnyTensor, Held};
 use crate::program::{Program, Slot};
 
 /// What the run looks like at the moment the hook is called: the program, the real tensor in
@@ -36,7 +36,7 @@ impl World<'_> {
 
     /// [`World::slot`] without the clone (a tensor handle is ~640 bytes).
     pub fn slot_ref(&self, s: Slot) -> Option<&AnyTensor> {
-        self.slots.get(usize::from(s)).and_then(Option::as_deref)
+        held_in(self.slots, s)
     }
 
     /// The real run's own handle of slot `s`, for a mirror that shares it.

@@ -10,7 +10,7 @@ use super::ops::{exec_op, gradient};
 use super::pool;
 use super::replay::{recorded_input, replay_on_device, ReplayError};
 use super::trace::{Outcome, PanicInfo, EXECUTION_ERROR};
-use super::value::{map_any, map_rank, on_any, AnyTensor, Held};
+use super::value::{held_in, map_any, map_rank, on_any, AnyTensor, Held};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{fill_data, AutodiffMode, Kind, Slot, Step};
 
@@ -62,15 +62,12 @@ impl Mirror {
 
     /// Whether the mirror holds a tensor in slot `s`.
     pub fn has(&self, s: Slot) -> bool {
-        self.slots.get(usize::from(s)).is_some_and(Option::is_some)
+        held_in(&self.slots, s).is_some()
     }
 
     /// The mirror's tensor in slot `s`, if it has one.
     pub fn get(&self, s: Slot) -> Option<AnyTensor> {
-        self.slots
-            .get(usize::from(s))
-            .and_then(Option::as_deref)
-            .cloned()
+        held_in(&self.slots, s).cloned()
     }
 
     /// The data of the mirror's tensor in slot `s`, when it has one and reading it neither

@@ -5,7 +5,7 @@ use burn::tensor::kind::Basic;
 use burn::tensor::{Bool, Device, Float, Int, Tensor, TensorData};
 use burn_backend::ExecutionError;
 
-use crate::program::{Kind, Ty};
+use crate::program::{Kind, Slot, Ty};
 
 /// A tensor of kind `K` and rank 1 to 4 (`program::limits::MAX_RANK`).
 #[derive(Clone, Debug)]
@@ -111,6 +111,11 @@ fn reshape_to<const D: usize, K: Basic>(t: Tensor<D, K>, dims: &[usize]) -> Rank
 /// the real run's Flex value as it is (the eager run) holds the same handle instead of a copy
 /// of its ~640 bytes, and slots move a pointer.
 pub type Held = std::rc::Rc<AnyTensor>;
+
+/// The tensor in slot `s` of a slot table, borrowed, if the slot holds one.
+pub fn held_in(slots: &[Option<Held>], s: Slot) -> Option<&AnyTensor> {
+    slots.get(usize::from(s)).and_then(Option::as_deref)
+}
 
 /// A tensor of any kind and rank.
 #[derive(Clone, Debug)]
