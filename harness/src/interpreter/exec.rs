@@ -19,7 +19,7 @@ use super::pool;
 use super::replay::{replay_on_flex, takes_feed};
 use super::trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
 use super::value::{held_in, map_any, on_any, AnyTensor, Held};
-use crate::hash::fnv1a;
+use crate::hash::words_digest;
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{
     fill_data, op_output, queried_dtype, AutodiffMode, DeviceCall, DeviceRef, ExitForm, Program,
@@ -160,6 +160,11 @@ fn value_info(t: &AnyTensor, digest: Option<&TensorData>) -> ValueInfo {
     }
 }
 
+/// Whether `v` is on Flex or wgpu, where no tensor is a capture tensor.
+fn on_plain_device(v: &ValueInfo) -> bool {
+    matches!(&*v.device, "flex" | "flex_ad" | "wgpu" | "wgpu_ad")
+}
+
 /// `format!("{dtype:?}")` without the allocation for the dtypes programs produce.
 fn dtype_name(dtype: DType) -> Cow<'static, str> {
     Cow::Borrowed(match dtype {
@@ -184,7 +189,7 @@ fn data_digest(data: &TensorData) -> String {
         .collect();
     format!(
         "{:016x}",
-        fnv1a(&[dtype.as_bytes(), &shape, data.as_bytes()])
+        words_digest(&[dtype.as_bytes(), &shape, data.as_bytes()])
     )
 }
 
@@ -436,7 +441,17 @@ impl Run<'_, '_> {
 
     /// Stores `t` in `out` and describes it.
     fn produce(&mut self, out: Slot, t: AnyTensor) -> Outcome {
-        let value = (self.mode == Mode::Full).then(|| value_info(&t, None));
+        let value = self.describe(&t);
+        self.store(out, t, value)
+    }
+
+    /// `t`'s description, in [`Mode::Full`].
+    fn describe(&self, t: &AnyTensor) -> Option<ValueInfo> {
+        (self.mode == Mode::Full).then(|| value_info(t, None))
+    }
+
+    /// Stores `t` in `out`, described as `value`.
+    fn store(&mut self, out: Slot, t: AnyTensor, value: Option<ValueInfo>) -> Outcome {
         self.slots[usize::from(out)] = Some(Held::new(t));
         Outcome::Ok {
             value,
@@ -501,12 +516,13 @@ impl Run<'_, '_> {
                     )));
                 }
                 let t = caught!(exec_op(op, |s| self.slot(s)))?;
-                let same_as = self.same_capture_tensor(&t, &op.operands());
-                let mut outcome = self.produce(*out, t);
-                if let Outcome::Ok { value: Some(v), .. } = &mut outcome {
-                    v.same_as = same_as;
+                let mut value = self.describe(&t);
+                // Only a capture tensor can be an operand handed back; asking every result
+                // costs a clone of it and of each operand.
+                if let Some(v) = value.as_mut().filter(|v| !on_plain_device(v)) {
+                    v.same_as = self.same_capture_tensor(&t, &op.operands());
                 }
-                outcome
+                self.store(*out, t, value)
             }
             Step::ToDevice { out, src, device } => {
                 let t = operand!(*src);

@@ -26,7 +26,8 @@ pub struct ValueInfo {
     /// no-ops such as `swap_dims(0, 0)`): the operand's slot. The reference model needs it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub same_as: Option<crate::program::Slot>,
-    /// FNV-1a digest of dtype, shape and bytes, where the step materialized the data.
+    /// Digest (`hash::words_digest`) of dtype, shape and bytes, where the step materialized the
+    /// data.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub digest: Option<String>,
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::catalogue::{burn_file, catalogue, lookup, lookup_error, lookup_known_bug};
 use super::known::known_case;
 use super::{oracle_of, Violation, REPLAY_FAILURE};
-use crate::hash::fnv1a;
+use crate::hash::words_digest;
 use crate::interpreter::{Outcome, PanicInfo, Trace};
 
 /// Class of a panic that matches no catalogue record: always a finding.
@@ -305,7 +305,7 @@ fn remembered(
     // A location's tail (file, line, column) tells it apart; its long registry prefix is
     // the same for every Burn crate. A colliding key only costs a lookup.
     let location_tail = location.map_or(&[][..], |l| &l.as_bytes()[l.len().saturating_sub(48)..]);
-    let key = fnv1a(&[
+    let key = words_digest(&[
         &[kind],
         message.as_bytes(),
         &[0xff, u8::from(location.is_some())],

@@ -318,14 +318,32 @@ impl Op {
         }
     }
 
-    /// The slots the op reads, in operand order.
+    /// The slots the op reads, in operand order. Every step of every run asks (the model, the
+    /// mirrors), so it reads the op in place rather than cloning it through `map_slots`.
     pub fn operands(&self) -> Slots {
-        let mut operands = Slots::new();
-        self.clone().map_slots(|s| {
-            operands.push(s);
-            s
-        });
-        operands
+        match self {
+            Op::Unary { src, .. }
+            | Op::AlongDim { src, .. }
+            | Op::Module { src, .. }
+            | Op::Scalar { src, .. }
+            | Op::SumDim { src, .. }
+            | Op::ArgMax { src, .. }
+            | Op::Reshape { src, .. }
+            | Op::SwapDims { src, .. }
+            | Op::Slice { src, .. }
+            | Op::Cast { src, .. }
+            | Op::Clamp { src, .. }
+            | Op::Not { src } => smallvec::smallvec![*src],
+            Op::Binary { lhs, rhs, .. }
+            | Op::Matmul { lhs, rhs, .. }
+            | Op::Compare { lhs, rhs, .. }
+            | Op::Logic { lhs, rhs, .. } => smallvec::smallvec![*lhs, *rhs],
+            Op::MaskWhere { src, mask, value } => smallvec::smallvec![*src, *mask, *value],
+            Op::MaskFill { src, mask, .. } => smallvec::smallvec![*src, *mask],
+            Op::Cat { first, rest, .. } => std::iter::once(*first)
+                .chain(rest.iter().copied())
+                .collect(),
+        }
     }
 }
 

@@ -239,3 +239,27 @@ fn decoded_scopes_open_on_a_free_capture_device_and_hold_several_steps() {
         "{inside} steps inside {scopes} scopes"
     );
 }
+
+#[test]
+fn an_ops_operands_are_the_slots_map_slots_visits_in_the_same_order() {
+    // `operands` reads the op in place and `map_slots` rewrites it: two lists of the same
+    // fields, so every op kind the generator makes is checked against the other.
+    let mut seen = std::collections::HashSet::new();
+    for program in random_programs(17, 2000) {
+        for step in &program.steps {
+            let Step::Op { op, .. } = step else { continue };
+            let mut visited = Vec::new();
+            op.clone().map_slots(|s| {
+                visited.push(s);
+                s
+            });
+            assert_eq!(op.operands().to_vec(), visited, "{op:?}");
+            seen.insert(std::mem::discriminant(op));
+        }
+    }
+    assert!(
+        seen.len() >= 15,
+        "only {} op variants generated",
+        seen.len()
+    );
+}
