@@ -117,7 +117,7 @@ impl OracleId {
     /// differential without wgpu).
     fn build(self, shared: &Shared) -> Option<Box<dyn Oracle>> {
         match self {
-            OracleId::EagerReplay => Some(Box::new(eager_replay::EagerReplay)),
+            OracleId::EagerReplay => Some(Box::<eager_replay::EagerReplay>::default()),
             OracleId::Differential => shared
                 .wgpu
                 .is_some()

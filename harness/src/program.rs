@@ -74,6 +74,25 @@ impl Program {
         }
         ends
     }
+
+    /// Whether graph `graph` (the scope closed by the program's `graph`-th `ExitScope`) records
+    /// an op that draws random values (`Unspecified::Random`): its every replay draws again.
+    pub fn graph_draws(&self, graph: usize) -> bool {
+        let Some(exit) = self
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, Step::ExitScope { .. }))
+            .nth(graph)
+            .map(|(i, _)| i)
+        else {
+            return false;
+        };
+        let Some(enter) = self.scope_ends().iter().position(|e| *e == Some(exit)) else {
+            return false;
+        };
+        self.steps[enter..exit].iter().any(Step::draws)
+    }
 }
 
 #[cfg(test)]

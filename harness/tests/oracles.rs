@@ -74,3 +74,27 @@ fn eager_replay_is_quiet_on_random_programs_while_judging_real_graphs() {
         "only {judged} replayed outputs compared in 2000 programs"
     );
 }
+
+/// A capture scope that draws random values and computes from them, next to an output that
+/// draws nothing.
+fn captured_draw() -> Program {
+    common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"along_dim": {"op": "random_uniform_like", "src": 1, "dim": 0}}}},
+            {"op": {"out": 3, "op": {"unary": {"op": "exp", "src": 2}}}},
+            {"op": {"out": 4, "op": {"unary": {"op": "exp", "src": 1}}}},
+            {"exit_scope": {"inputs": [], "outputs": [2, 3, 4]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [5, 6, 7]}}]"#,
+    )
+}
+
+#[test]
+fn a_graph_drawing_random_values_is_replayed_and_only_its_undrawn_outputs_are_compared() {
+    let verdict = check(&captured_draw()).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    // The draw and the exp of it are skipped; exp(t1) is compared.
+    assert_eq!(verdict.oracles.poisoned.get("random-draw"), Some(&2));
+    assert_eq!(verdict.oracles.replay_compared, 1);
+}

@@ -656,3 +656,30 @@ fn a_remainder_over_identical_operands_is_still_compared() {
         ["wgpu-remainder-of-zero-by-infinity-is-nan"]
     );
 }
+
+#[test]
+fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "random_normal_like", "src": 0, "dim": 1}}}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 2, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 3, "op": {"along_dim": {"op": "random_uniform_like", "src": 2, "dim": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": [3]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [4]}},
+            {"read": {"src": 1, "fallible": false}},
+            {"read": {"src": 4, "fallible": false}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    // The Flex draw, the captured draw (eager-replay, twice: on Flex and on wgpu) and the
+    // replay's output are each left out.
+    let drawn = verdict
+        .oracles
+        .poisoned
+        .get("random-draw")
+        .copied()
+        .unwrap_or(0);
+    assert!(drawn >= 3, "{:?}", verdict.oracles.poisoned);
+}

@@ -69,6 +69,9 @@ pub enum Poison {
     /// An op with a pole at zero (see `Unspecified::Pole`) over an operand holding a zero, where
     /// the operands were not bit-identical on both backends.
     NearPole,
+    /// A draw of a device's random generator (see `Unspecified::Random`), or a value computed
+    /// from one.
+    RandomDraw,
 }
 
 impl Poison {
@@ -87,6 +90,7 @@ impl Poison {
             Poison::KnownBug => "known-bug",
             Poison::SignedZero => "signed-zero",
             Poison::NearPole => "near-pole",
+            Poison::RandomDraw => "random-draw",
         }
     }
 }
@@ -292,6 +296,8 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             // NaN or infinite value makes the scale and every cast unspecified (an all-NaN
             // tensor dequantizes to 0 on Flex, NaN on wgpu: fuzz --seed 105 with wgpu).
             Unspecified::Quantized => Poison::OutOfRangeCast,
+            // Whatever the operands: the values are a draw.
+            Unspecified::Random => return Some(Poison::RandomDraw),
         },
     };
     for src in op.operands() {

@@ -88,7 +88,14 @@ impl Oracle for Differential {
                 });
                 (poisoned_in.or(unspecified).or(at_step), family)
             }
-            Step::Replay { .. } => (poisoned_in, Tolerance::Balanced),
+            // A graph that draws random values draws again on each device.
+            Step::Replay { graph, .. } => (
+                poisoned_in.or(world
+                    .program()
+                    .graph_draws(usize::from(*graph))
+                    .then_some(Poison::RandomDraw)),
+                Tolerance::Balanced,
+            ),
             // A gradient runs every op of its graph backwards: transcendentals' derivatives
             // included, so their looser family; over an operand the backends computed slightly
             // differently, a discontinuous op's derivative (a step's edge) is not pinned down.

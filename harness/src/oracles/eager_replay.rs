@@ -5,12 +5,14 @@
 
 use burn::tensor::{TensorData, Tolerance};
 
-use super::compare::{self, native_bools, DiffEq};
+use super::compare::{self, native_bools, DiffEq, Poison};
 use super::differential::producer;
-use super::{faults, is_known_bug, normalize_message, Oracle, Shared, Violation};
+use super::{faults, is_known_bug, normalize_message, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{
-    catch, note, replay_on_device, replay_on_flex, CompletedScope, ReplayError, World,
+    catch, note, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
 };
+use crate::program::limits::MAX_SLOTS;
+use crate::program::{Slot, Step};
 
 pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 
@@ -24,19 +26,58 @@ pub fn difference(replayed: &TensorData, eager: &TensorData) -> Option<String> {
 }
 
 /// The eager-replay oracle for one run.
-pub struct EagerReplay;
+#[derive(Default)]
+pub struct EagerReplay {
+    /// Per slot, whether its value is a random draw or was computed from one: the eager mirror
+    /// drew its own (see `Unspecified::Random`).
+    drawn: [bool; MAX_SLOTS as usize],
+}
+
+impl EagerReplay {
+    /// Whether output slot `slot` must not be compared, counting it as poisoned if so.
+    fn skips(&self, shared: &mut Shared, slot: Slot) -> bool {
+        let drawn = self.drawn[usize::from(slot)];
+        if drawn {
+            let why = Poison::RandomDraw.name().to_string();
+            *shared.report.poisoned.entry(why).or_default() += 1;
+        }
+        drawn
+    }
+}
 
 impl Oracle for EagerReplay {
+    fn after_step(&mut self, _shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
+        let step = &world.program().steps[facts.index];
+        if let Step::Drop { slot } = step {
+            self.drawn[usize::from(*slot)] = false;
+            return;
+        }
+        // A step that failed wrote nothing.
+        if !matches!(facts.outcome, Outcome::Ok { .. }) {
+            return;
+        }
+        let replay_draws = match step {
+            Step::Replay { graph, .. } => world.program().graph_draws(usize::from(*graph)),
+            _ => false,
+        };
+        let drawn = step.draws()
+            || replay_draws
+            || step.reads().iter().any(|s| self.drawn[usize::from(*s)]);
+        for out in step.writes() {
+            self.drawn[usize::from(out)] = drawn;
+        }
+    }
+
     fn scope_completed(
         &mut self,
         shared: &mut Shared,
         world: &World<'_>,
         scope: &CompletedScope<'_>,
     ) {
+        let exit = scope.exit;
         let Some(flex) = shared.flex.as_ref() else {
             return;
         };
-        let exit = scope.exit;
         let feed: Vec<Option<TensorData>> = scope
             .inputs
             .iter()
@@ -73,7 +114,10 @@ impl Oracle for EagerReplay {
         };
         let mut found = Vec::new();
         for (k, ((slot, _), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
-            let Some(eager) = flex.data(*slot) else {
+            if self.skips(shared, *slot) {
+                continue;
+            }
+            let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
                 continue;
             };
             shared.report.replay_compared += 1;
@@ -86,7 +130,10 @@ impl Oracle for EagerReplay {
             match catch(|| replay_on_device(scope.graph, &feed, &wgpu)) {
                 Ok(Ok(on_wgpu)) => {
                     for (k, ((slot, _), data)) in scope.outputs.iter().zip(&on_wgpu).enumerate() {
-                        let Some(eager) = flex.data(*slot) else {
+                        if self.skips(shared, *slot) {
+                            continue;
+                        }
+                        let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
                             continue;
                         };
                         let poisoned = shared.wgpu_poison(*slot);

@@ -73,8 +73,8 @@ pub struct OracleReport {
     /// How many replayed graph outputs the eager-replay oracle compared with eager values.
     #[serde(default)]
     pub replay_compared: usize,
-    /// Values the differential did not compare, per poison reason (`argmax-tie`, ...).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    /// Values the differential or eager-replay did not compare, per poison reason (`argmax-tie`,
+    /// `random-draw`, ...).
     pub poisoned: BTreeMap<String, usize>,
 }
 

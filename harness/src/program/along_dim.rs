@@ -5,7 +5,8 @@
 //! An entry is `name: [kinds it takes] -> result, shape, tolerance, unspecified, x, d => call;`:
 //! the result is `same` or a kind; the shape is `same` or `reduce` (the dim becomes 1); the
 //! tolerance one of [`Tolerance`]'s families; `unspecified` names what Burn leaves open (`none`,
-//! `nan`: NaN ordering, or a test of NaN against zero as `any`/`all` make, `ties`: which of equal values an index points to); `x` is the operand
+//! `nan`: NaN ordering, or a test of NaN against zero as `any`/`all` make, `ties`: which of equal values an index points to,
+//! `random`: a draw of the device's generator); `x` is the operand
 //! and `d` the dim (a `usize`).
 
 use super::kind::Kind;
@@ -205,6 +206,26 @@ macro_rules! along_dim_ops {
                 let _ = d; let e = Tensor::empty(x.shape(), (&x.device(), x.dtype()));
                 let all = e.clone().is_nan().bool_or(e.clone().is_nan().bool_not());
                 x.mul_scalar(0).add(e.mask_fill(all, 0)) };
+            // Values drawn from the operand's device's generator in its shape and dtype
+            // (`float_random`, `int_random`), combined with the operand as `zeros_like` is.
+            // No two backends and no replay draw alike (`random`): only kind, dtype, shape
+            // and device are judged.
+            random_uniform_like: [Float, Int] -> same, same, exact, random, x, d => {
+                let _ = d; let r = Tensor::random(x.shape(),
+                    burn::tensor::Distribution::Uniform(-4.0, 4.0), (&x.device(), x.dtype()));
+                x.mul_scalar(0).add(r) };
+            random_normal_like: [Float] -> same, same, exact, random, x, d => {
+                let _ = d; let r = Tensor::random(x.shape(),
+                    burn::tensor::Distribution::Normal(0.0, 2.0), (&x.device(), x.dtype()));
+                x.mul_scalar(0).add(r) };
+            random_bernoulli_like: [Float] -> same, same, exact, random, x, d => {
+                let _ = d; let r = Tensor::random(x.shape(),
+                    burn::tensor::Distribution::Bernoulli(0.5), (&x.device(), x.dtype()));
+                x.mul_scalar(0).add(r) };
+            random_default_like: [Float] -> same, same, exact, random, x, d => {
+                let _ = d; let r = Tensor::random(x.shape(),
+                    burn::tensor::Distribution::Default, (&x.device(), x.dtype()));
+                x.mul_scalar(0).add(r) };
         }
     };
 }

@@ -596,6 +596,11 @@ impl Step {
         }
     }
 
+    /// Whether the step draws random values itself (an op whose entry is `random`).
+    pub fn draws(&self) -> bool {
+        matches!(self, Step::Op { op, .. } if op.unspecified() == Unspecified::Random)
+    }
+
     /// The slots the step writes (or empties).
     pub fn writes(&self) -> Slots {
         match self {

@@ -93,6 +93,11 @@ pub enum Unspecified {
     /// land on either neighbouring step (the backends compute `x / scale` differently), so
     /// results are compared within one quantization step, `max(|x|) / 127`.
     Quantized,
+    /// Values drawn from the device's random generator: Flex and wgpu draw from generators of
+    /// their own, and a replayed graph draws again, so neither the differential nor
+    /// eager-replay compares them or anything computed from them; only their kind, dtype,
+    /// shape and device are judged.
+    Random,
 }
 
 /// An entry's `unspecified`, from its lower-case name.
@@ -126,6 +131,9 @@ macro_rules! op_unspecified {
     };
     (quantized) => {
         Unspecified::Quantized
+    };
+    (random) => {
+        Unspecified::Random
     };
 }
 
