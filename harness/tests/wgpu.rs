@@ -683,3 +683,27 @@ fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
         .unwrap_or(0);
     assert!(drawn >= 3, "{:?}", verdict.oracles.poisoned);
 }
+
+#[test]
+fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does() {
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    // fuzz --backends flex,capture,wgpu --seed 105, minimized: fmod's shader does not compile
+    // on wgpu (catalogued), and the bridge then reads t1's data from the same device.
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 1}}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"binary": {"op": "fmod", "lhs": 0, "rhs": 0}}}},
+            {"to_device": {"out": 0, "src": 1, "device": {"capture": 1}}},
+            {"exit_scope": {"inputs": [], "outputs": []}},
+            {"exit_scope": {"inputs": [], "outputs": []}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(
+        matches!(&verdict.trace.steps[5].outcome, Outcome::Panic(p) if p.class == "wgpu-nan-constant-in-shader"),
+        "{:?}",
+        verdict.trace.steps[5].outcome
+    );
+}

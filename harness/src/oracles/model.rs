@@ -555,7 +555,15 @@ impl State {
             }
             (Place::Capture { value: true, .. }, DeviceRef::Capture(d)) => {
                 match self.open_session(d) {
-                    Some(_) => predict(&BRIDGE_VALUE, ok()),
+                    // The bridge reads the value's data: one moved in from wgpu is read from
+                    // its wgpu buffer, which a failed launch on that device meets as a read
+                    // does (fuzz --backends flex,capture,wgpu --seed 105: an fmod whose shader
+                    // does not compile, then a bridge of a value moved from the same device).
+                    Some(_) => {
+                        let mut p = predict(&BRIDGE_VALUE, ok())?;
+                        p.also.extend_from_slice(READ_FAILURES);
+                        Some(p)
+                    }
                     None => predict(
                         &MOVE_ONTO_IDLE_CAPTURE,
                         panic("operation-outside-capture-scope"),
