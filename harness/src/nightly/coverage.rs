@@ -55,10 +55,6 @@ pub const WHY_UNREACHED: &[(&str, &str)] = &[
          trait's default body (outside Flex's sources) or no Backward step's graph held its op yet",
     ),
     (
-        "random",
-        "random values: only with a seeded device, not generated yet",
-    ),
-    (
         "attention_with_logsumexp",
         "attention with log-sum-exp: no function of Burn's Tensor API calls it",
     ),
