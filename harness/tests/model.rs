@@ -196,6 +196,28 @@ fn the_stale_operand_entry_does_not_cover_a_stale_left_operand_being_accepted() 
 }
 
 #[test]
+fn the_stale_operand_entry_covers_a_mask_wheres_stale_mask_and_value_and_nothing_else_is_judged_off(
+) {
+    // fuzz --backends flex,capture,wgpu --seed 105, minimized: the mask and the value come from
+    // a closed scope, the source from the open one; Burn checks only the source's session.
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "bool", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [], "outputs": []}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 1, "kind": "bool", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
+            {"op": {"out": 0, "op": {"mask_where": {"src": 1, "mask": 0, "value": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": []}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert_eq!(
+        verdict.oracles.known_divergences,
+        vec!["stale-capture-operand-accepted".to_string()]
+    );
+}
+
+#[test]
 fn the_stale_cat_entry_does_not_cover_a_stale_first_tensor_being_accepted() {
     use dispatch_fuzz::program::{Op, Step};
     let report = model_on_edited("stale-capture-cat-operand-accepted", |program| {
