@@ -707,3 +707,62 @@ fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_doe
         verdict.trace.steps[5].outcome
     );
 }
+
+#[test]
+fn an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_result_open() {
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    // fuzz --backends flex,capture,wgpu --seed 105: log_sigmoid(73) is -2e-32 on Flex and 0 on
+    // wgpu, so x / x is 1 and NaN; mish(-56) is -2.7e-23 and -0, so sqrt is NaN and -0.
+    for (op, fill) in [("log_sigmoid", 73), ("mish", -56)] {
+        let last = if op == "mish" {
+            r#"{"unary": {"op": "sqrt", "src": 1}}"#
+        } else {
+            r#"{"binary": {"op": "div", "lhs": 1, "rhs": 1}}"#
+        };
+        let program = common::program(&format!(
+            r#"[{{"create": {{"out": 0, "kind": "float", "shape": [1], "fill": {{"value": {fill}}}, "device": "flex"}}}},
+                {{"op": {{"out": 1, "op": {{"unary": {{"op": "{op}", "src": 0}}}}}}}},
+                {{"op": {{"out": 2, "op": {last}}}}}]"#
+        ));
+        let verdict = check(&program).unwrap();
+        assert!(verdict.finding.is_none(), "{op}: {:?}", verdict.finding);
+        assert!(
+            verdict.oracles.poisoned.contains_key("near-pole"),
+            "{op}: {:?}",
+            verdict.oracles.poisoned
+        );
+    }
+}
+
+#[test]
+fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it() {
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    // fuzz --backends flex,capture,wgpu --seed 105: Flex misreads the recorded Bool(U32) bytes
+    // (the catalogued bool-storage-transfer bug), so its replay gives [1, 0] for [true, true].
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "bool", "shape": [2], "fill": "ones", "device": "wgpu"}},
+            {"enter_scope": {"device": {"capture": 1}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 1}}},
+            {"op": {"out": 2, "op": {"cast": {"src": 1, "to": "float"}}}},
+            {"exit_scope": {"inputs": [], "outputs": [2]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [2]}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(
+        verdict.known_findings.is_empty(),
+        "{:?}",
+        verdict.known_findings
+    );
+    assert!(
+        verdict
+            .oracles
+            .poisoned
+            .get("bool-u32-on-flex")
+            .copied()
+            .unwrap_or(0)
+            >= 2,
+        "{:?}",
+        verdict.oracles.poisoned
+    );
+}

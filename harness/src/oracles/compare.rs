@@ -66,8 +66,8 @@ pub enum Poison {
     /// apart (a negative power: -inf on Flex, +inf on wgpu; fuzz --backends flex,capture,wgpu
     /// --seed 105).
     SignedZero,
-    /// An op with a pole at zero (see `Unspecified::Pole`) over an operand holding a zero, where
-    /// the operands were not bit-identical on both backends.
+    /// An op with a pole at zero (see `Unspecified::Pole`) over an operand near zero, where the
+    /// operands were not bit-identical on both backends.
     NearPole,
     /// A draw of a device's random generator (see `Unspecified::Random`), or a value computed
     /// from one.
@@ -314,7 +314,9 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
                 xs.iter().any(|v| v.is_nan()) || xs.windows(2).any(|w| w[0] == w[1])
             }
             (_, Poison::NanCompared) => values(&data).iter().any(|v| v.is_nan()),
-            (_, Poison::NearPole) => values(&data).contains(&0.0),
+            (_, Poison::NearPole) => values(&data)
+                .iter()
+                .any(|v| v.abs() <= crate::program::limits::POLE_NEIGHBOURHOOD),
             (_, Poison::OutOfRangeCast) if op.unspecified() == Unspecified::Quantized => {
                 values(&data).iter().any(|v| !v.is_finite())
             }

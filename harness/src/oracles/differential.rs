@@ -88,14 +88,22 @@ impl Oracle for Differential {
                 });
                 (poisoned_in.or(unspecified).or(at_step), family)
             }
-            // A graph that draws random values draws again on each device.
-            Step::Replay { graph, .. } => (
-                poisoned_in.or(world
-                    .program()
-                    .graph_draws(usize::from(*graph))
-                    .then_some(Poison::RandomDraw)),
-                Tolerance::Balanced,
-            ),
+            // A graph that draws random values draws again on each device; one that recorded a
+            // wgpu bool's `Bool(U32)` bytes as a value has Flex misread them on replay (the
+            // catalogued bool-storage-transfer bug, met through capture: fuzz --backends
+            // flex,capture,wgpu --seed 105).
+            Step::Replay { graph, .. } => {
+                let draws = world.program().graph_draws(usize::from(*graph));
+                let holds_u32_bools = world
+                    .graph(*graph)
+                    .is_some_and(|g| g.values.values().any(compare::bool_u32));
+                (
+                    poisoned_in
+                        .or(draws.then_some(Poison::RandomDraw))
+                        .or(holds_u32_bools.then_some(Poison::BoolU32OnFlex)),
+                    Tolerance::Balanced,
+                )
+            }
             // A gradient runs every op of its graph backwards: transcendentals' derivatives
             // included, so their looser family; over an operand the backends computed slightly
             // differently, a discontinuous op's derivative (a step's edge) is not pinned down.

@@ -58,3 +58,12 @@ pub const LARGE_ARGUMENT: f64 = 1024.0;
 /// (fuzz --seed 33 with wgpu). Spec-allowed, so not a finding; 88 leaves a margin below the
 /// first input that overflows.
 pub const EXP_OVERFLOW: f64 = 88.0;
+
+/// How near zero an operand of an op with a pole there (`Unspecified::Pole`) must be for the
+/// result to be left open when the backends did not compute the operand bit for bit alike: the
+/// widest absolute tolerance an operand is judged within (`Tolerance::permissive`, 0.01), since
+/// the other backend's value may be zero anywhere inside it. Flex's log_sigmoid(73) is -2e-32
+/// where wgpu's is 0, so x / x is 1 on Flex and NaN on wgpu; Flex's mish(-56) is -2.7e-23 where
+/// wgpu's is -0, so sqrt gives NaN on Flex and -0 on wgpu (fuzz --backends flex,capture,wgpu
+/// --seed 105).
+pub const POLE_NEIGHBOURHOOD: f64 = 0.01;

@@ -55,10 +55,12 @@ pub enum Unspecified {
     None,
     /// How NaN orders (WGSL may assume there is none): a lane holding a NaN.
     Nan,
-    /// A pole at zero (a division, a reciprocal, a logarithm): the result jumps there, so an
-    /// operand holding a zero that the backends did not compute bit for bit alike (a
-    /// transcendental's 0 may be 1e-8 on wgpu) leaves the result open: 0/0 is NaN on Flex and
-    /// 1e-8/1e-8 is 1 on wgpu (fuzz --backends flex,capture,wgpu --seed 105, erf(0) / erf(0)).
+    /// A pole at zero (a division, a reciprocal, a logarithm) or a domain edge there (a square
+    /// root): the result jumps there, so an operand within
+    /// [`POLE_NEIGHBOURHOOD`](crate::program::limits::POLE_NEIGHBOURHOOD) of zero that the
+    /// backends did not compute bit for bit alike (a transcendental's 0 may be 1e-8 on wgpu)
+    /// leaves the result open: 0/0 is NaN on Flex and 1e-8/1e-8 is 1 on wgpu (fuzz --backends
+    /// flex,capture,wgpu --seed 105, erf(0) / erf(0)).
     Pole,
     /// A result that jumps where the operands meet an edge (a float remainder or fmod: at each
     /// multiple of the divisor): over operands the backends did not compute bit for bit alike

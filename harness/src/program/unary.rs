@@ -28,7 +28,8 @@ macro_rules! unary_ops {
             tanh: [Float] -> same, transcendental, overflow, x => x.tanh();
             log: [Float] -> same, transcendental, pole, x => x.log();
             log1p: [Float] -> same, transcendental, none, x => x.log1p();
-            sqrt: [Float] -> same, transcendental, none, x => x.sqrt();
+            // A domain edge at zero: NaN below it (a pole for the differential's purposes).
+            sqrt: [Float] -> same, transcendental, pole, x => x.sqrt();
             square: [Float] -> same, balanced, none, x => x.square();
             recip: [Float] -> same, balanced, pole, x => x.recip();
             sin: [Float] -> same, transcendental, large, x => x.sin();
