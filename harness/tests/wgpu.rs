@@ -766,3 +766,39 @@ fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it(
         verdict.oracles.poisoned
     );
 }
+
+#[test]
+fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_quotient_are_left_open(
+) {
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    // fuzz --backends flex,capture,wgpu --seed 105: acosh(cosh(-83)) is 83 on Flex and inf on
+    // llvmpipe; remainder(2^33, 53) is 31 on Flex and 0 on llvmpipe. WGSL's formulas allow both.
+    let cases = [
+        (
+            r#"{"unary": {"op": "cosh", "src": 0}}"#,
+            r#"{"unary": {"op": "acosh", "src": 1}}"#,
+            -83,
+            "square-overflow",
+        ),
+        (
+            r#"{"scalar": {"op": "powf", "src": 0, "value": 33}}"#,
+            r#"{"scalar": {"op": "remainder", "src": 1, "value": 53}}"#,
+            2,
+            "inexact-quotient",
+        ),
+    ];
+    for (first, second, fill, poison) in cases {
+        let program = common::program(&format!(
+            r#"[{{"create": {{"out": 0, "kind": "float", "shape": [1], "fill": {{"value": {fill}}}, "device": "flex"}}}},
+                {{"op": {{"out": 1, "op": {first}}}}},
+                {{"op": {{"out": 2, "op": {second}}}}}]"#
+        ));
+        let verdict = check(&program).unwrap();
+        assert!(verdict.finding.is_none(), "{poison}: {:?}", verdict.finding);
+        assert!(
+            verdict.oracles.poisoned.contains_key(poison),
+            "{poison}: {:?}",
+            verdict.oracles.poisoned
+        );
+    }
+}

@@ -69,6 +69,12 @@ pub enum Poison {
     /// An op with a pole at zero (see `Unspecified::Pole`) over an operand near zero, where the
     /// operands were not bit-identical on both backends.
     NearPole,
+    /// An inverse hyperbolic past its square's range (see `Unspecified::SquareOverflow`).
+    SquareOverflow,
+    /// A float remainder or fmod of an operand past
+    /// [`INEXACT_QUOTIENT`](crate::program::limits::INEXACT_QUOTIENT), where WGSL's formula
+    /// rounds the quotient.
+    InexactQuotient,
     /// A draw of a device's random generator (see `Unspecified::Random`), or a value computed
     /// from one.
     RandomDraw,
@@ -91,6 +97,8 @@ impl Poison {
             Poison::SignedZero => "signed-zero",
             Poison::NearPole => "near-pole",
             Poison::RandomDraw => "random-draw",
+            Poison::SquareOverflow => "square-overflow",
+            Poison::InexactQuotient => "inexact-quotient",
         }
     }
 }
@@ -285,11 +293,28 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             Unspecified::None => return None,
             Unspecified::Nan => Poison::NanCompared,
             Unspecified::Pole => Poison::NearPole,
-            // Decided by the differential, which knows whether the operands were identical.
-            Unspecified::Jumps => return Some(Poison::InexactOperand),
+            // Past an inexact quotient the result is open whatever the operands; short of it,
+            // the differential decides, knowing whether the operands were identical.
+            Unspecified::Jumps => {
+                // The dividend: a huge divisor (an infinity) makes the quotient exact, and an
+                // infinite dividend gives NaN on every backend.
+                let huge = op.operands().first().is_some_and(|s| {
+                    flex.data(*s).is_none_or(|d| {
+                        values(&d).iter().any(|v| {
+                            v.is_finite() && v.abs() > crate::program::limits::INEXACT_QUOTIENT
+                        })
+                    })
+                });
+                return Some(if huge {
+                    Poison::InexactQuotient
+                } else {
+                    Poison::InexactOperand
+                });
+            }
             Unspecified::Ties => Poison::IndexTie,
             Unspecified::Large => Poison::LargeArgument,
             Unspecified::Overflow => Poison::ExpOverflow,
+            Unspecified::SquareOverflow => Poison::SquareOverflow,
             // Judged within a wider tolerance instead (`absolute_floor`).
             Unspecified::CancelledSum | Unspecified::CancelledProduct => return None,
             // Likewise, but for a non-finite operand: quantizing casts x / scale to int, and a
@@ -326,6 +351,9 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             (_, Poison::ExpOverflow) => values(&data)
                 .iter()
                 .any(|v| v.abs() > crate::program::limits::EXP_OVERFLOW),
+            (_, Poison::SquareOverflow) => values(&data)
+                .iter()
+                .any(|v| v.abs() > crate::program::limits::SQUARE_OVERFLOW),
             _ => cast_out_of_range(&data),
         };
         if unspecified {

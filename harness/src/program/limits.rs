@@ -59,6 +59,20 @@ pub const LARGE_ARGUMENT: f64 = 1024.0;
 /// first input that overflows.
 pub const EXP_OVERFLOW: f64 = 88.0;
 
+/// Magnitude past which asinh and acosh results are not compared across backends: WGSL
+/// computes them as `log(x + sqrt(x * x ± 1))`, and `x * x` overflows f32 past sqrt(f32::MAX) =
+/// 1.84e19. llvmpipe gives acosh(cosh(-83)) = acosh(5.6e35) = inf where Flex gives 83 (fuzz
+/// --backends flex,capture,wgpu --seed 105). Spec-allowed, so not a finding.
+pub const SQUARE_OVERFLOW: f64 = 1.8e19;
+
+/// Magnitude of a finite dividend past which a float remainder or fmod is not compared across
+/// backends: WGSL computes them as `x - y * floor(x / y)` (or `trunc`), and past 2^24 the f32
+/// quotient of a finite divisor is no longer an exact integer, so the result is off by up to
+/// x's own rounding step. Flex's remainder(2^33, 53) is 31, llvmpipe's 0 (fuzz --backends
+/// flex,capture,wgpu --seed 105). Spec-allowed, so not a finding; an infinite divisor still is
+/// (the stored wgpu-remainder-of-zero-by-infinity-is-nan).
+pub const INEXACT_QUOTIENT: f64 = 16_777_216.0;
+
 /// How near zero an operand of an op with a pole there (`Unspecified::Pole`) must be for the
 /// result to be left open when the backends did not compute the operand bit for bit alike: the
 /// widest absolute tolerance an operand is judged within (`Tolerance::permissive`, 0.01), since

@@ -81,6 +81,11 @@ pub enum Unspecified {
     ///
     /// [`EXP_OVERFLOW`]: crate::program::limits::EXP_OVERFLOW
     Overflow,
+    /// The inverse hyperbolics (asinh, acosh) past
+    /// [`SQUARE_OVERFLOW`](crate::program::limits::SQUARE_OVERFLOW): WGSL inherits their accuracy
+    /// from `log(x + sqrt(x * x ± 1))`, whose square overflows there though the result is below
+    /// 45.
+    SquareOverflow,
     /// `x` minus a float sum or mean of `x`: the reduction's rounding (its accumulation order is
     /// the backend's choice) is at the scale of `sum(|x|)`, so where the result cancels to far
     /// below that scale it carries that whole error. Not a poison: the result is compared
@@ -124,6 +129,9 @@ macro_rules! op_unspecified {
     };
     (overflow) => {
         Unspecified::Overflow
+    };
+    (square_overflow) => {
+        Unspecified::SquareOverflow
     };
     (cancels_sum) => {
         Unspecified::CancelledSum

@@ -42,8 +42,8 @@ macro_rules! unary_ops {
             // WGSL may assume no NaN reaches it: llvmpipe's atan(NaN) is 0 (fuzz --seed 104
             // with wgpu).
             atan: [Float] -> same, transcendental, nan, x => x.atan();
-            asinh: [Float] -> same, transcendental, none, x => x.asinh();
-            acosh: [Float] -> same, transcendental, none, x => x.acosh();
+            asinh: [Float] -> same, transcendental, square_overflow, x => x.asinh();
+            acosh: [Float] -> same, transcendental, square_overflow, x => x.acosh();
             atanh: [Float] -> same, transcendental, none, x => x.atanh();
             erf: [Float] -> same, transcendental, none, x => x.erf();
             deg2rad: [Float] -> same, balanced, none, x => x.deg2rad();
