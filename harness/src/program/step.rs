@@ -226,10 +226,12 @@ pub enum Op {
     },
 }
 
-impl Op {
-    /// Renames every operand slot through `f`.
-    pub fn map_slots(&mut self, mut f: impl FnMut(Slot) -> Slot) {
-        match self {
+/// Runs `$body` with `$s` bound to each operand slot of the op `$op`, in operand order: by
+/// reference or by mutable reference, as `$op` is. The one list of which fields are operands,
+/// for [`Op::operands`] and [`Op::map_slots`].
+macro_rules! for_each_operand {
+    ($op:expr, |$s:ident| $body:expr) => {
+        match $op {
             Op::Unary { src, .. }
             | Op::AlongDim { src, .. }
             | Op::Module { src, .. }
@@ -241,28 +243,45 @@ impl Op {
             | Op::Slice { src, .. }
             | Op::Cast { src, .. }
             | Op::Clamp { src, .. }
-            | Op::Not { src } => *src = f(*src),
+            | Op::Not { src } => {
+                let $s = src;
+                $body;
+            }
             Op::Binary { lhs, rhs, .. }
             | Op::Matmul { lhs, rhs, .. }
             | Op::Compare { lhs, rhs, .. }
             | Op::Logic { lhs, rhs, .. } => {
-                *lhs = f(*lhs);
-                *rhs = f(*rhs);
+                for $s in [lhs, rhs] {
+                    $body;
+                }
             }
             Op::MaskWhere { src, mask, value } => {
-                *src = f(*src);
-                *mask = f(*mask);
-                *value = f(*value);
+                for $s in [src, mask, value] {
+                    $body;
+                }
             }
             Op::MaskFill { src, mask, .. } => {
-                *src = f(*src);
-                *mask = f(*mask);
+                for $s in [src, mask] {
+                    $body;
+                }
             }
             Op::Cat { first, rest, .. } => {
-                *first = f(*first);
-                rest.iter_mut().for_each(|s| *s = f(*s));
+                {
+                    let $s = first;
+                    $body;
+                }
+                for $s in rest {
+                    $body;
+                }
             }
         }
+    };
+}
+
+impl Op {
+    /// Renames every operand slot through `f`.
+    pub fn map_slots(&mut self, mut f: impl FnMut(Slot) -> Slot) {
+        for_each_operand!(self, |s| *s = f(*s));
     }
 
     /// A short stable name, e.g. `unary exp` or `cast`: the variant and its `op` field, if any.
@@ -321,29 +340,9 @@ impl Op {
     /// The slots the op reads, in operand order. Every step of every run asks (the model, the
     /// mirrors), so it reads the op in place rather than cloning it through `map_slots`.
     pub fn operands(&self) -> Slots {
-        match self {
-            Op::Unary { src, .. }
-            | Op::AlongDim { src, .. }
-            | Op::Module { src, .. }
-            | Op::Scalar { src, .. }
-            | Op::SumDim { src, .. }
-            | Op::ArgMax { src, .. }
-            | Op::Reshape { src, .. }
-            | Op::SwapDims { src, .. }
-            | Op::Slice { src, .. }
-            | Op::Cast { src, .. }
-            | Op::Clamp { src, .. }
-            | Op::Not { src } => smallvec::smallvec![*src],
-            Op::Binary { lhs, rhs, .. }
-            | Op::Matmul { lhs, rhs, .. }
-            | Op::Compare { lhs, rhs, .. }
-            | Op::Logic { lhs, rhs, .. } => smallvec::smallvec![*lhs, *rhs],
-            Op::MaskWhere { src, mask, value } => smallvec::smallvec![*src, *mask, *value],
-            Op::MaskFill { src, mask, .. } => smallvec::smallvec![*src, *mask],
-            Op::Cat { first, rest, .. } => std::iter::once(*first)
-                .chain(rest.iter().copied())
-                .collect(),
-        }
+        let mut operands = Slots::new();
+        for_each_operand!(self, |s| operands.push(*s));
+        operands
     }
 }
 

@@ -242,8 +242,8 @@ fn decoded_scopes_open_on_a_free_capture_device_and_hold_several_steps() {
 
 #[test]
 fn an_ops_operands_are_the_slots_map_slots_visits_in_the_same_order() {
-    // `operands` reads the op in place and `map_slots` rewrites it: two lists of the same
-    // fields, so every op kind the generator makes is checked against the other.
+    // `operands` reads the op by reference and `map_slots` rewrites it by mutable reference,
+    // through one `for_each_operand!` list: both bindings must visit the same slots.
     let mut seen = std::collections::HashSet::new();
     for program in random_programs(17, 2000) {
         for step in &program.steps {
