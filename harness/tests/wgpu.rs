@@ -802,3 +802,24 @@ fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_qu
         );
     }
 }
+
+#[test]
+fn a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_replay_judged() {
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    // fuzz --backends flex,capture,wgpu --seed 107, minimized: wgpu's powf(0, 0) is 0 (the
+    // stored wgpu-powf-zero-to-the-zero-is-zero-unlike-flex), moved into a scope it replays as
+    // 0, and eager Flex computes 1: the known wgpu bug, not a replay bug.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"binary": {"op": "powf", "lhs": 0, "rhs": 0}}}},
+            {"to_device": {"out": 2, "src": 1, "device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [], "outputs": [2]}}]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert_eq!(
+        verdict.known_findings,
+        vec!["wgpu-powf-zero-to-the-zero-is-zero-unlike-flex".to_string()]
+    );
+}
