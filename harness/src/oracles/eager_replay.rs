@@ -38,15 +38,28 @@ pub struct EagerReplay {
 }
 
 impl EagerReplay {
-    /// Whether output slot `slot` must not be compared, counting it as poisoned if so.
-    fn skips(&self, shared: &mut Shared, slot: Slot) -> bool {
-        let drawn = self.drawn[usize::from(slot)];
-        if drawn {
-            let why = Poison::RandomDraw.name().to_string();
-            *shared.report.poisoned.entry(why).or_default() += 1;
-        }
-        drawn
+    /// Why output slot `slot`'s Flex replay must not be compared with the eager run, if it must
+    /// not. `misread_on_flex`: the graph holds a wgpu bool's `Bool(U32)` bytes.
+    fn left_open(&self, shared: &Shared, slot: Slot, misread_on_flex: bool) -> Option<Poison> {
+        let s = usize::from(slot);
+        self.drawn[s]
+            .then_some(Poison::RandomDraw)
+            .or(misread_on_flex.then_some(Poison::BoolU32OnFlex))
+            // Recorded from wgpu data the differential does not compare (a known wgpu bug, a
+            // spec-allowed difference): the replay gives back what wgpu computed (fuzz
+            // --backends flex,capture,wgpu --seed 107: wgpu's powf(0, 0) = 0, moved into a
+            // scope, replays as 0 where eager Flex computes 1).
+            .or(shared.wgpu_poison(slot).filter(|_| self.from_wgpu[s]))
     }
+}
+
+/// Counts a value left uncompared for `why`.
+fn count(shared: &mut Shared, why: Poison) {
+    *shared
+        .report
+        .poisoned
+        .entry(why.name().to_string())
+        .or_default() += 1;
 }
 
 impl Oracle for EagerReplay {
@@ -126,27 +139,8 @@ impl Oracle for EagerReplay {
         let misread_on_flex = scope.graph.values.values().any(compare::bool_u32);
         let mut found = Vec::new();
         for (k, ((slot, _), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
-            if self.skips(shared, *slot) {
-                continue;
-            }
-            if misread_on_flex {
-                let why = Poison::BoolU32OnFlex.name().to_string();
-                *shared.report.poisoned.entry(why).or_default() += 1;
-                continue;
-            }
-            // Recorded from wgpu data the differential does not compare (a known wgpu bug, a
-            // spec-allowed difference): the replay gives back what wgpu computed (fuzz
-            // --backends flex,capture,wgpu --seed 107: wgpu's powf(0, 0) = 0, moved into a
-            // scope, replays as 0 where eager Flex computes 1).
-            if let Some(why) = shared
-                .wgpu_poison(*slot)
-                .filter(|_| self.from_wgpu[usize::from(*slot)])
-            {
-                *shared
-                    .report
-                    .poisoned
-                    .entry(why.name().to_string())
-                    .or_default() += 1;
+            if let Some(why) = self.left_open(shared, *slot, misread_on_flex) {
+                count(shared, why);
                 continue;
             }
             let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
@@ -162,7 +156,8 @@ impl Oracle for EagerReplay {
             match catch(|| replay_on_device(scope.graph, &feed, &wgpu)) {
                 Ok(Ok(on_wgpu)) => {
                     for (k, ((slot, _), data)) in scope.outputs.iter().zip(&on_wgpu).enumerate() {
-                        if self.skips(shared, *slot) {
+                        if self.drawn[usize::from(*slot)] {
+                            count(shared, Poison::RandomDraw);
                             continue;
                         }
                         let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
