@@ -78,11 +78,11 @@ impl Oracle for EagerReplay {
             Step::Replay { graph, .. } => world.program().graph_draws(usize::from(*graph)),
             _ => false,
         };
-        let drawn = step.draws()
-            || replay_draws
-            || step.reads().iter().any(|s| self.drawn[usize::from(*s)]);
+        let reads = step.reads();
+        let drawn =
+            step.draws() || replay_draws || reads.iter().any(|s| self.drawn[usize::from(*s)]);
         let on_wgpu = matches!(facts.outcome, Outcome::Ok { value: Some(v), .. } if v.device.starts_with("wgpu"));
-        let from_wgpu = on_wgpu || step.reads().iter().any(|s| self.from_wgpu[usize::from(*s)]);
+        let from_wgpu = on_wgpu || reads.iter().any(|s| self.from_wgpu[usize::from(*s)]);
         for out in step.writes() {
             self.drawn[usize::from(out)] = drawn;
             self.from_wgpu[usize::from(out)] = from_wgpu;
