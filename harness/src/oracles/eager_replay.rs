@@ -3,7 +3,7 @@
 //! eagerly on Flex (the eager mirror). A replay that fails, or an output that differs beyond
 //! Burn's `Tolerance::default()`, is a violation.
 
-use burn::tensor::{TensorData, Tolerance};
+use burn::tensor::{DType, TensorData, Tolerance};
 
 use super::compare::{self, native_bools, DiffEq, Poison};
 use super::differential::producer;
@@ -138,6 +138,9 @@ impl Oracle for EagerReplay {
         // not a replay bug (fuzz --backends flex,capture,wgpu --seed 105). wgpu replays it right.
         let misread_on_flex = scope.graph.values.values().any(compare::bool_u32);
         let mut found = Vec::new();
+        // Per differing output, the replayed and the eager dtype: the signature names them, so
+        // a mismatch of one dtype pair is not taken for a stored case of another.
+        let mut dtypes: Vec<(Slot, DType, DType)> = Vec::new();
         for (k, ((slot, _), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
             if let Some(why) = self.left_open(shared, *slot, misread_on_flex) {
                 count(shared, why);
@@ -149,6 +152,7 @@ impl Oracle for EagerReplay {
             shared.report.replay_compared += 1;
             if let Some(diff) = difference(data, &eager) {
                 found.push(format!("output {k} (t{slot}): {diff}"));
+                dtypes.push((*slot, data.dtype(), eager.dtype()));
             }
         }
         // The same graph replayed on wgpu must agree with the eager Flex run as well.
@@ -166,6 +170,7 @@ impl Oracle for EagerReplay {
                         let poisoned = shared.wgpu_poison(*slot);
                         if let DiffEq::Differ(diff) = compare::compare(&eager, data, poisoned) {
                             found.push(format!("output {k} (t{slot}) replayed on wgpu: {diff}"));
+                            dtypes.push((*slot, data.dtype(), eager.dtype()));
                         }
                     }
                 }
@@ -201,9 +206,15 @@ impl Oracle for EagerReplay {
                 .map(|(slot, _)| *slot)
                 .find(|slot| found.iter().any(|f| f.contains(&format!("(t{slot})"))));
             let what = first.map_or_else(|| "output".to_string(), |s| producer(world, s, exit));
+            let pair = dtypes
+                .iter()
+                .find(|(s, _, _)| Some(*s) == first)
+                .map_or_else(String::new, |(_, replayed, eager)| {
+                    format!(" ({replayed:?} replayed, {eager:?} eager)")
+                });
             shared.report.violations.push(violation(
                 REPLAY_MISMATCH,
-                format!("the replayed {what} differs from the eager Flex run"),
+                format!("the replayed {what} differs from the eager Flex run{pair}"),
                 found.join("; "),
             ));
         }
