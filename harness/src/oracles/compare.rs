@@ -412,6 +412,12 @@ pub fn bool_u32(data: &TensorData) -> bool {
     data.dtype() == DType::Bool(BoolStore::U32)
 }
 
+/// Whether `graph` recorded a wgpu bool's `Bool(U32)` bytes as a value, which Flex misreads
+/// when it replays the graph (the catalogued bool-storage-transfer bug, met through capture).
+pub fn holds_u32_bools(graph: &burn::tensor::CapturedGraph) -> bool {
+    graph.values.values().any(bool_u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,9 +94,7 @@ impl Oracle for Differential {
             // flex,capture,wgpu --seed 105).
             Step::Replay { graph, .. } => {
                 let draws = world.program().graph_draws(usize::from(*graph));
-                let holds_u32_bools = world
-                    .graph(*graph)
-                    .is_some_and(|g| g.values.values().any(compare::bool_u32));
+                let holds_u32_bools = world.graph(*graph).is_some_and(compare::holds_u32_bools);
                 (
                     poisoned_in
                         .or(draws.then_some(Poison::RandomDraw))

@@ -136,7 +136,7 @@ impl Oracle for EagerReplay {
         // A wgpu bool recorded as a value keeps its `Bool(U32)` bytes, which Flex misreads when
         // it replays the graph: the catalogued bool-storage-transfer bug met through capture,
         // not a replay bug (fuzz --backends flex,capture,wgpu --seed 105). wgpu replays it right.
-        let misread_on_flex = scope.graph.values.values().any(compare::bool_u32);
+        let misread_on_flex = compare::holds_u32_bools(scope.graph);
         let mut found = Vec::new();
         // Per differing output, the replayed and the eager dtype: the signature names them, so
         // a mismatch of one dtype pair is not taken for a stored case of another.

@@ -72,6 +72,14 @@ struct Prediction {
 /// every step of every program).
 type Also = smallvec::SmallVec<[&'static str; 6]>;
 
+/// `predict(rule, ok())` for a step that reads a value's data, which may meet one of the
+/// [`READ_FAILURES`] first.
+fn predict_reading(rule: &'static Rule) -> Option<Prediction> {
+    let mut p = predict(rule, ok())?;
+    p.also.extend_from_slice(READ_FAILURES);
+    Some(p)
+}
+
 fn predict(rule: &'static Rule, expect: Observed<'static>) -> Option<Prediction> {
     let inverted = INVERTED.with(Cell::get) == Some(rule.id);
     let expect = match (inverted, expect) {
@@ -483,11 +491,7 @@ impl State {
             Step::Read { fallible, .. } => match reads[0].place {
                 // A value moved in from wgpu is read from its wgpu buffer: a failed launch
                 // on that device meets the read (fuzz --backends flex,capture,wgpu --seed 104).
-                Place::Capture { value: true, .. } => {
-                    let mut p = predict(&READ_VALUE, ok())?;
-                    p.also.extend_from_slice(READ_FAILURES);
-                    Some(p)
-                }
+                Place::Capture { value: true, .. } => predict_reading(&READ_VALUE),
                 Place::Capture { value: false, .. } if *fallible => {
                     predict(&READ_PLACEHOLDER, error("ExecutionError"))
                 }
@@ -559,11 +563,7 @@ impl State {
                     // its wgpu buffer, which a failed launch on that device meets as a read
                     // does (fuzz --backends flex,capture,wgpu --seed 105: an fmod whose shader
                     // does not compile, then a bridge of a value moved from the same device).
-                    Some(_) => {
-                        let mut p = predict(&BRIDGE_VALUE, ok())?;
-                        p.also.extend_from_slice(READ_FAILURES);
-                        Some(p)
-                    }
+                    Some(_) => predict_reading(&BRIDGE_VALUE),
                     None => predict(
                         &MOVE_ONTO_IDLE_CAPTURE,
                         panic("operation-outside-capture-scope"),
@@ -730,9 +730,7 @@ impl State {
         if outputs.iter().any(bridged) {
             return predict(&EXIT_BRIDGED_OUTPUT, ok());
         }
-        let mut p = predict(&EXIT_COMPLETES, ok())?;
-        p.also.extend_from_slice(READ_FAILURES);
-        Some(p)
+        predict_reading(&EXIT_COMPLETES)
     }
 
     /// Moves the model to the state after `step`, following what Burn actually did.
