@@ -16,6 +16,7 @@ pub mod faults;
 pub mod known;
 mod lockstep;
 pub mod model;
+pub mod transaction_reads;
 
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +56,9 @@ pub const DIVERGENCE: &str = "flex-wgpu-divergence";
 pub const MODEL_MISMATCH: &str = "model-mismatch";
 /// Class of a tensor stored in a dtype of another kind ([`dtype_contract`]).
 pub const DTYPE_CONTRACT: &str = "dtype-contract";
+/// Class of a transaction whose answer for a tensor is not that tensor's own read
+/// ([`transaction_reads`]).
+pub const TRANSACTION_MISMATCH: &str = "transaction-mismatch";
 
 /// Which oracle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +71,8 @@ pub enum OracleId {
     Model,
     /// [`dtype_contract`].
     DtypeContract,
+    /// [`transaction_reads`].
+    TransactionReads,
 }
 
 /// One oracle: its name in signatures, the violation classes it reports (always findings) and
@@ -110,6 +116,12 @@ pub const ORACLES: &[OracleSpec] = &[
         classes: &[DTYPE_CONTRACT],
         compares: "each tensor a step hands back vs the dtypes of its kind",
     },
+    OracleSpec {
+        id: OracleId::TransactionReads,
+        name: "transaction-reads",
+        classes: &[TRANSACTION_MISMATCH],
+        compares: "each tensor a transaction reads vs the same tensor's own read",
+    },
 ];
 
 impl OracleId {
@@ -124,6 +136,7 @@ impl OracleId {
                 .then(|| Box::<differential::Differential>::default() as Box<dyn Oracle>),
             OracleId::Model => Some(Box::new(model::Model)),
             OracleId::DtypeContract => Some(Box::new(dtype_contract::DtypeContract)),
+            OracleId::TransactionReads => Some(Box::new(transaction_reads::TransactionReads)),
         }
     }
 

@@ -196,6 +196,27 @@ fn the_stale_operand_entry_does_not_cover_a_stale_left_operand_being_accepted() 
 }
 
 #[test]
+fn the_mixed_sessions_entry_does_not_cover_a_transaction_of_one_scopes_values() {
+    use dispatch_fuzz::program::Step;
+    let report = model_on_edited("transaction-mixes-scope-sessions-errs", |program| {
+        let Some(Step::Transaction { srcs, .. }) = program
+            .steps
+            .iter_mut()
+            .find(|s| matches!(s, Step::Transaction { .. }))
+        else {
+            panic!("the reproducer has a transaction");
+        };
+        // Both tensors now from the open scope: Burn's failure there would be no known gap.
+        *srcs = vec![srcs[1], srcs[1]];
+    });
+    assert!(report.known.is_empty(), "{:?}", report.known);
+    assert_eq!(report.violations.len(), 1);
+    assert!(report.violations[0]
+        .summary
+        .starts_with("transaction-of-values"));
+}
+
+#[test]
 fn the_stale_operand_entry_covers_a_mask_wheres_stale_mask_and_value_and_nothing_else_is_judged_off(
 ) {
     // fuzz --backends flex,capture,wgpu --seed 105, minimized: the mask and the value come from

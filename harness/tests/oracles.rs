@@ -98,3 +98,56 @@ fn a_graph_drawing_random_values_is_replayed_and_only_its_undrawn_outputs_are_co
     assert_eq!(verdict.oracles.poisoned.get("random-draw"), Some(&2));
     assert_eq!(verdict.oracles.replay_compared, 1);
 }
+
+#[test]
+fn a_transaction_answers_each_tensor_as_its_own_read_on_random_programs() {
+    use dispatch_fuzz::interpreter::Outcome;
+    use dispatch_fuzz::oracles::TRANSACTION_MISMATCH;
+    use dispatch_fuzz::program::Step;
+    let mut rng = SplitMix64::new(404);
+    let mut answers = 0;
+    for _ in 0..2000 {
+        let len = rng.below(3000) as usize;
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
+        let verdict = check(&program).unwrap();
+        for v in &verdict.oracles.violations {
+            assert!(v.class != TRANSACTION_MISMATCH, "{}\n{program}", v.message);
+        }
+        for (step, record) in program.steps.iter().zip(&verdict.trace.steps) {
+            if let (Step::Transaction { .. }, Outcome::Ok { outputs, .. }) = (step, &record.outcome)
+            {
+                answers += outputs.len();
+            }
+        }
+    }
+    // Silence means something only if transactions answered.
+    eprintln!("{answers} transaction answers compared with their tensors' own reads");
+    assert!(answers >= 100, "only {answers} transaction answers");
+}
+
+#[test]
+fn a_transaction_answer_that_is_not_the_tensors_own_read_is_a_transaction_mismatch() {
+    use dispatch_fuzz::oracles::faults::corrupt_own_reads_for_tests;
+    use dispatch_fuzz::oracles::TRANSACTION_MISMATCH;
+    let program = common::program(
+        r#"[
+        {"create": {"out": 0, "kind": "int", "shape": [3], "fill": "arange", "device": "flex"}},
+        {"create": {"out": 1, "kind": "float", "shape": [2], "fill": "ones", "device": "flex"}},
+        {"transaction": {"srcs": [1, 0, 1], "fallible": true}}
+    ]"#,
+    );
+    assert!(check(&program).unwrap().finding.is_none());
+    corrupt_own_reads_for_tests(true);
+    let verdict = check(&program);
+    corrupt_own_reads_for_tests(false);
+    let finding = verdict.unwrap().finding.expect("a transaction mismatch");
+    assert_eq!(finding.class, TRANSACTION_MISMATCH);
+    assert_eq!(finding.step, Some(2));
+    assert!(
+        finding
+            .signature
+            .contains("a transaction's data of a F32 flex tensor differs from its own read"),
+        "{}",
+        finding.signature
+    );
+}

@@ -117,13 +117,14 @@ impl Args {
 }
 
 /// The names `--only` takes: the bare path, `check` with no oracle, each oracle alone, all.
-const PATH_KEYS: [&str; 7] = [
+const PATH_KEYS: [&str; 8] = [
     "bare",
     "off",
     "eager-replay",
     "reference-model",
     "flex-vs-wgpu",
     "dtype-contract",
+    "transaction-reads",
     "all",
 ];
 

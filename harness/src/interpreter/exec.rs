@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use anyhow::{anyhow, Context, Result};
 use burn::tensor::{
     CaptureError, CaptureScope, CapturedGraph, CompletedCaptureScope, Device, TensorData, TensorId,
+    Transaction,
 };
 use burn_backend::{BoolStore, DType, ExecutionError};
 use burn_dispatch::backends::Capture;
@@ -157,6 +158,20 @@ fn value_info(t: &AnyTensor, digest: Option<&TensorData>) -> ValueInfo {
         device: Cow::Borrowed(pool::name(&t.device())),
         same_as: None,
         digest: digest.map(data_digest),
+    }
+}
+
+/// What a read handed back for `t`: `t`'s kind and device, the data's own dtype and shape (a
+/// transaction's answer need not be the tensor's, and the dtype contract judges it), and the
+/// data's digest.
+pub fn data_info(t: &AnyTensor, data: &TensorData) -> ValueInfo {
+    ValueInfo {
+        kind: t.kind(),
+        dtype: dtype_name(data.dtype()),
+        shape: data.shape().to_vec(),
+        device: Cow::Borrowed(pool::name(&t.device())),
+        same_as: None,
+        digest: Some(data_digest(data)),
     }
 }
 
@@ -597,6 +612,40 @@ impl Run<'_, '_> {
                         value: (self.mode == Mode::Full).then(|| value_info(&t, Some(&data))),
                         graph: None,
                         outputs: Vec::new(),
+                    },
+                    Err(e) => Outcome::Error {
+                        error: EXECUTION_ERROR.into(),
+                        message: e.to_string(),
+                    },
+                }
+            }
+            Step::Transaction { srcs, fallible } => {
+                let mut tensors = Vec::with_capacity(srcs.len());
+                for s in srcs {
+                    tensors.push(operand!(*s));
+                }
+                // Registering hands Burn the tensors, so clones go in and the slots keep theirs.
+                let registered = tensors.clone();
+                let transaction = caught!(registered
+                    .into_iter()
+                    .fold(Transaction::default(), |tr, t| t.register_in(tr)));
+                let read = if *fallible {
+                    caught!(transaction.try_execute())
+                } else {
+                    Ok(caught!(transaction.execute()))
+                };
+                match read {
+                    Ok(datas) => Outcome::Ok {
+                        value: None,
+                        graph: None,
+                        outputs: match self.mode {
+                            Mode::Full => tensors
+                                .iter()
+                                .zip(&datas)
+                                .map(|(t, data)| data_info(t, data))
+                                .collect(),
+                            Mode::Bare => Vec::new(),
+                        },
                     },
                     Err(e) => Outcome::Error {
                         error: EXECUTION_ERROR.into(),

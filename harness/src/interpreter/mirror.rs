@@ -209,6 +209,7 @@ impl Mirror {
                 }
             }
             Step::Read { .. }
+            | Step::Transaction { .. }
             | Step::Drop { .. }
             | Step::EnterScope { .. }
             | Step::ExitScope { .. }

@@ -2,7 +2,7 @@
 //! table while every call still goes through Burn's typed public `Tensor<D, K>` API.
 
 use burn::tensor::kind::Basic;
-use burn::tensor::{Bool, Device, Float, Int, Tensor, TensorData};
+use burn::tensor::{Bool, Device, Float, Int, Tensor, TensorData, Transaction};
 use burn_backend::ExecutionError;
 
 use crate::program::{Kind, Slot, Ty};
@@ -194,6 +194,11 @@ impl AnyTensor {
     /// `Tensor::try_into_data`, any kind and rank.
     pub fn try_into_data(self) -> Result<TensorData, ExecutionError> {
         on_any!(self, t => t.try_into_data())
+    }
+
+    /// `Transaction::register`, any kind and rank.
+    pub fn register_in(self, transaction: Transaction) -> Transaction {
+        on_any!(self, t => transaction.register(t))
     }
 
     /// `reshape`, any kind.

@@ -344,6 +344,21 @@ fn simpler(step: &Step) -> Vec<Step> {
                     }),
             );
         }
+        // Each tensor fewer, then the one-tensor read that does not go through a transaction.
+        Step::Transaction { srcs, fallible } => {
+            for k in 0..srcs.len() {
+                let mut fewer = srcs.clone();
+                fewer.remove(k);
+                out.push(Step::Transaction {
+                    srcs: fewer,
+                    fallible: *fallible,
+                });
+            }
+            out.extend(srcs.first().map(|src| Step::Read {
+                src: *src,
+                fallible: *fallible,
+            }));
+        }
         Step::Read { .. }
         | Step::Clone { .. }
         | Step::Drop { .. }

@@ -9,6 +9,23 @@ thread_local! {
     static CORRUPT_REPLAY_FEED: Cell<bool> = const { Cell::new(false) };
     static PERTURB_WGPU: Cell<Option<usize>> = const { Cell::new(None) };
     static NUDGE_WGPU: Cell<Option<usize>> = const { Cell::new(None) };
+    static CORRUPT_OWN_READ: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes the transaction oracle see each tensor's own read plus one (bools flipped) on this
+/// thread, as if a transaction had answered other data than the tensor holds.
+#[doc(hidden)]
+pub fn corrupt_own_reads_for_tests(on: bool) {
+    CORRUPT_OWN_READ.with(|c| c.set(on));
+}
+
+/// A tensor's own read as the transaction oracle sees it.
+pub(crate) fn own_read(data: TensorData) -> TensorData {
+    if CORRUPT_OWN_READ.with(Cell::get) {
+        plus_one(&data)
+    } else {
+        data
+    }
 }
 
 /// Makes the eager-replay oracle feed every replayed graph input with wrong data (each value

@@ -80,6 +80,28 @@ fn predict_reading(rule: &'static Rule) -> Option<Prediction> {
     Some(p)
 }
 
+/// A transaction over `reads`: the model speaks only of one whose tensors are all capture
+/// tensors. burn-dispatch runs a transaction on the backend of its first tensor, so one over
+/// capture and other tensors (or Flex and wgpu ones) is dispatch's question, not the
+/// lifecycle's, and an empty one never reaches a backend.
+fn predict_transaction(reads: &[Val], fallible: bool) -> Option<Prediction> {
+    let mut placeholder = false;
+    for v in reads {
+        match v.place {
+            Place::Capture { value, .. } => placeholder |= !value,
+            Place::Plain => return None,
+        }
+    }
+    match (reads.is_empty(), placeholder, fallible) {
+        (true, _, _) => None,
+        (false, false, _) => predict_reading(&TRANSACTION_OF_VALUES),
+        (false, true, true) => predict(&TRANSACTION_WITH_PLACEHOLDER, error("ExecutionError")),
+        (false, true, false) => {
+            predict(&TRANSACTION_WITH_PLACEHOLDER, panic("capture-tensor-read"))
+        }
+    }
+}
+
 fn predict(rule: &'static Rule, expect: Observed<'static>) -> Option<Prediction> {
     let inverted = INVERTED.with(Cell::get) == Some(rule.id);
     let expect = match (inverted, expect) {
@@ -414,12 +436,25 @@ impl State {
             })
             .map(|(i, _)| i)
             .collect();
+        let sessions: Vec<(u8, usize)> = reads
+            .iter()
+            .filter_map(|v| match v.map(|v| v.place) {
+                Some(Place::Capture {
+                    device, session, ..
+                }) => Some((device, session)),
+                _ => None,
+            })
+            .collect();
+        let mixed = sessions
+            .iter()
+            .any(|(d, s)| sessions.iter().any(|(d2, s2)| d == d2 && s != s2));
         kinds_ok
             && known
                 .stale_operands
                 .as_ref()
                 .is_none_or(|want| *want == stale)
             && (!known.stale_after_first || (!stale.is_empty() && !stale.contains(&0)))
+            && (!known.mixed_sessions || mixed)
     }
 
     /// The model's prediction for `step`, or `None` where the contract says nothing definite.
@@ -500,6 +535,7 @@ impl State {
                 }
                 Place::Plain => None,
             },
+            Step::Transaction { fallible, .. } => predict_transaction(reads, *fallible),
             Step::Clone { .. } | Step::Drop { .. } => predict(&CLONE_OR_DROP, ok()),
             Step::Autodiff { mode, .. } => match (reads[0].place, mode, reads[0].kind?) {
                 (Place::Plain, _, _) => None,
@@ -911,7 +947,7 @@ impl State {
                 ),
                 None => self.slots[usize::from(*out)] = None,
             },
-            Step::Read { .. } | Step::Device { .. } => {}
+            Step::Read { .. } | Step::Transaction { .. } | Step::Device { .. } => {}
         }
     }
 

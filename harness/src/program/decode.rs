@@ -11,7 +11,7 @@ use super::step::{DeviceRef, Step};
 use super::Program;
 
 /// The step kinds, in the bit order of a swarm mask.
-pub const STEP_KINDS: [&str; 12] = [
+pub const STEP_KINDS: [&str; 13] = [
     "create",
     "enter_scope",
     "exit_scope",
@@ -24,6 +24,7 @@ pub const STEP_KINDS: [&str; 12] = [
     "autodiff",
     "device",
     "backward",
+    "transaction",
 ];
 
 fn enabled(mask: u16, step: &Step) -> bool {

@@ -218,6 +218,14 @@ pub fn step_line(step: &Step) -> String {
                 format!("let _ = t{src}.clone().into_data();")
             }
         }
+        Step::Transaction { srcs, fallible } => {
+            let registered: String = srcs
+                .iter()
+                .map(|s| format!(".register(t{s}.clone())"))
+                .collect();
+            let run = if *fallible { "try_execute" } else { "execute" };
+            format!("let _ = Transaction::default(){registered}.{run}();")
+        }
         Step::Clone { out, src } => format!("let t{out} = t{src}.clone();"),
         Step::Drop { slot } => format!("drop(t{slot});"),
         Step::Autodiff { out, src, mode } => {

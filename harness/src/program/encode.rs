@@ -17,7 +17,7 @@ use super::Program;
 /// breaks the round trip, which `encode_round_trips_on_random_programs` checks on thousands of
 /// programs.
 const VARIANTS: &[(&str, u32)] = &[
-    ("Step", 12),
+    ("Step", 13),
     ("ExitForm", 4),
     ("DeviceCall", 6),
     ("Op", 19),

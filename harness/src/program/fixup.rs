@@ -231,6 +231,11 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
             src: env.pick_any(src)?,
             fallible,
         },
+        // An empty transaction stays: Burn answers it without asking any backend.
+        Step::Transaction { srcs, fallible } => Step::Transaction {
+            srcs: fix_list(srcs, env),
+            fallible,
+        },
         Step::Clone { out, src } => {
             let (out, src) = (out % MAX_SLOTS, env.pick_any(src)?);
             env.define(out, env.ty(src)?);

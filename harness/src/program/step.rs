@@ -552,6 +552,16 @@ pub enum Step {
         /// The tensor whose gradient is read.
         param: Slot,
     },
+    /// Reads every `srcs` tensor back in one `Transaction`: `register`ed in order, then
+    /// `execute()` (panics on failure) or `try_execute()`. Burn batches the reads per backend
+    /// (burn-dispatch's `tr_execute`, burn-router's per-device `TransactionReads`), a path of
+    /// its own apart from each tensor's `into_data`.
+    Transaction {
+        /// Read tensors, in registration order (a slot may appear twice).
+        srcs: Vec<Slot>,
+        /// Use `try_execute()` rather than `execute()`.
+        fallible: bool,
+    },
 }
 
 impl Step {
@@ -591,6 +601,7 @@ impl Step {
                 inputs, outputs, ..
             } => inputs.iter().chain(outputs).copied().collect(),
             Step::Replay { feed, .. } => feed.iter().copied().collect(),
+            Step::Transaction { srcs, .. } => srcs.iter().copied().collect(),
             Step::Create { .. } | Step::EnterScope { .. } | Step::Device { .. } => Slots::new(),
         }
     }
@@ -642,6 +653,7 @@ impl Step {
                 list(outputs);
             }
             Step::Read { src, .. } => *src = f(*src),
+            Step::Transaction { srcs, .. } => list(srcs),
             Step::Drop { slot } => *slot = f(*slot),
             Step::Backward { out, loss, param } => {
                 *out = f(*out);
@@ -666,6 +678,7 @@ impl Step {
             Step::Autodiff { .. } => "autodiff",
             Step::Device { .. } => "device",
             Step::Backward { .. } => "backward",
+            Step::Transaction { .. } => "transaction",
         }
     }
 }

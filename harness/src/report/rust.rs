@@ -79,6 +79,14 @@ fn expr(step: &Step) -> Option<String> {
                 format!("t{src}.clone().into_data()")
             }
         }
+        Step::Transaction { srcs, fallible } => {
+            let registered: String = srcs
+                .iter()
+                .map(|s| format!(".register(t{s}.clone())"))
+                .collect();
+            let run = if *fallible { "try_execute" } else { "execute" };
+            format!("Transaction::default(){registered}.{run}()")
+        }
         Step::Clone { src, .. } => format!("t{src}.clone()"),
         Step::Drop { slot } => format!("drop(t{slot})"),
         Step::Autodiff { src, mode, .. } => match mode {
@@ -327,7 +335,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             Step::Drop { .. } => {
                 let _ = writeln!(body, "{pad}{expr};");
             }
-            Step::Read { .. } | Step::Device { .. } => {
+            Step::Read { .. } | Step::Transaction { .. } | Step::Device { .. } => {
                 let _ = writeln!(body, "{pad}let _ = {expr};");
             }
             Step::Backward { out, .. } => match outcome(i) {
@@ -367,6 +375,16 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                     body,
                     "{pad}assert!(caught.is_err(), \"the contract expects {expected} here; Burn accepted the call\");"
                 );
+            } else if expected == "ok"
+                && matches!(outcome(i), Some(Outcome::Error { .. }))
+                && matches!(step, Step::Read { .. } | Step::Transaction { .. })
+            {
+                // A fallible read hands its error back: the reproducer fails on it.
+                let _ = writeln!(body, "{pad}let result = {expr};");
+                let _ = writeln!(
+                    body,
+                    "{pad}assert!(result.is_ok(), \"the contract expects ok here; Burn gave {{result:?}}\");"
+                );
             }
         }
     }
@@ -404,7 +422,15 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         "#![allow(unused_imports, unused_variables, unused_mut, dead_code, clippy::all)]\n",
     );
     out.push_str("use burn::backend::Capture;\n");
-    out.push_str("use burn::tensor::{Bool, Device, Float, Int, Tensor, TensorData};\n\n");
+    let transaction = program
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Transaction { .. }));
+    let _ = writeln!(
+        out,
+        "use burn::tensor::{{Bool, Device, Float, Int, Tensor, TensorData{}}};\n",
+        if transaction { ", Transaction" } else { "" }
+    );
     out.push_str("fn main() {\n");
     out.push_str(&body);
     out.push_str("}\n");
@@ -564,7 +590,7 @@ fn differential_check(program: &Program, at: usize, ran: &dyn Fn(usize) -> bool)
                 Step::ToDevice { out: o, src, .. } | Step::Clone { out: o, src } => {
                     Some((*o, format!("{prefix}{src}.clone()")))
                 }
-                Step::Read { .. } | Step::Drop { .. } => None,
+                Step::Read { .. } | Step::Transaction { .. } | Step::Drop { .. } => None,
                 _ => {
                     let _ = writeln!(
                         out,

@@ -33,6 +33,10 @@ pub struct KnownDivergence {
     /// that is not stale (an n-ary op's list, where the count and places vary).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stale_after_first: bool,
+    /// Whether it covers exactly the steps that read capture tensors of two sessions (scopes)
+    /// of one capture device.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mixed_sessions: bool,
     /// What the model does after it: follow Burn's real outcome, or stop following the value
     /// the step produced.
     #[serde(default)]

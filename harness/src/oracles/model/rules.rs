@@ -82,6 +82,12 @@ rules! {
     READ_PLACEHOLDER = "read-placeholder",
         "reading a computed capture tensor fails: try_into_data errs, into_data panics",
         "burn-capture/src/capture.rs:592 (no concrete value) and burn-tensor api/base.rs:2105";
+    TRANSACTION_OF_VALUES = "transaction-of-values",
+        "a transaction of capture tensors that all hold values returns their data, each read as its own read would be",
+        "burn-router/src/ops/transaction.rs:13 (tr_execute: read_tensors_async) and burn-capture/src/capture.rs:588";
+    TRANSACTION_WITH_PLACEHOLDER = "transaction-with-placeholder",
+        "a transaction of capture tensors one of which is computed fails: try_execute errs, execute panics",
+        "burn-capture/src/capture.rs:592 (no concrete value) and burn-tensor api/transaction.rs:66 (execute's expect)";
     REQUIRE_GRAD_WITHOUT_AUTODIFF = "require-grad-without-autodiff",
         "require_grad on a float tensor without autodiff panics before any backend sees it",
         "burn-tensor/src/tensor/api/float.rs:1230";
