@@ -208,6 +208,28 @@ mod differential {
     }
 
     #[test]
+    fn a_replay_fed_a_bool_is_fed_the_same_on_the_wgpu_mirror() {
+        wgpu::enable().expect("a wgpu adapter");
+        // The real run feeds capture1's Bool(U8) zeros to a graph that recorded Bool(U8); the
+        // wgpu mirror holds the same zeros as Bool(U32), and must feed them too rather than
+        // let the replay fall back to the recorded ones.
+        let program = common::program(
+            r#"[
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "bool", "shape": [1], "fill": "ones", "device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [0], "outputs": [0]}},
+            {"enter_scope": {"device": {"capture": 1}}},
+            {"create": {"out": 1, "kind": "bool", "shape": [1], "fill": "zeros", "device": {"capture": 1}}},
+            {"replay": {"graph": 0, "feed": [1], "outputs": [2]}},
+            {"exit_scope": {"inputs": [], "outputs": []}}
+        ]"#,
+        );
+        let verdict = check(&program).unwrap();
+        assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+        assert!(verdict.oracles.compared > 0);
+    }
+
+    #[test]
     fn flex_and_wgpu_agree_on_random_programs() {
         wgpu::enable().expect("a wgpu adapter");
         let mut rng = SplitMix64::new(77);

@@ -176,7 +176,7 @@ impl Mirror {
                         let recorded = captured.and_then(|g| Some(recorded_input(g, k)?.dtype));
                         Some(match recorded {
                             Some(dtype) if same_kind(dtype, data.dtype()) => {
-                                data.convert_dtype(dtype)
+                                data.clone().try_cast(dtype).unwrap_or(data)
                             }
                             _ => data,
                         })
@@ -317,11 +317,13 @@ pub fn read_data(t: AnyTensor) -> Option<TensorData> {
     }
 }
 
-/// Whether two dtypes are both floats or both ints, so converting one to the other keeps the
-/// values (bool storages are left alone: the replay's own dtype check decides for them).
+/// Whether two dtypes are both floats, both ints or both bools, so converting one to the other
+/// keeps the values: a bool in wgpu's `Bool(U32)` or Flex's native storage feeds a graph that
+/// recorded `Bool(U8)` as the real run fed it (fuzz --backends flex,capture,wgpu --seed 109:
+/// left as it was, the wgpu mirror's feed was refused and its replay used the recorded value).
 fn same_kind(a: DType, b: DType) -> bool {
     let int = |d: DType| d.is_int() || d.is_uint();
-    (a.is_float() && b.is_float()) || (int(a) && int(b))
+    (a.is_float() && b.is_float()) || (int(a) && int(b)) || (a.is_bool() && b.is_bool())
 }
 
 /// The element kind of `data`.
