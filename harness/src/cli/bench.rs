@@ -160,7 +160,7 @@ fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCo
     for spec in ORACLES {
         let name = format!("check, {} only", spec.name);
         if spec.id == OracleId::Differential && !differential {
-            println!("{name:<28} skipped: wgpu is off (--backends flex,capture,wgpu)");
+            println!("{name:<34} skipped: wgpu is off (--backends flex,capture,wgpu)");
             continue;
         }
         paths.push(check(spec.name, name, Oracles::only(spec.id)));
@@ -172,7 +172,7 @@ fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCo
     for path in &paths {
         let rate = path.rate();
         print!(
-            "{:<28} {rate:>9.0} execs/s ({} in {:.2} s)",
+            "{:<34} {rate:>9.0} execs/s ({} in {:.2} s)",
             format!("{}:", path.name),
             path.execs,
             path.secs

@@ -131,6 +131,19 @@ macro_rules! module_ops {
                 let indices = Tensor::<1, Int>::arange(0..(a * b) as i64, &d).flip([0]).reshape([a, b]);
                 burn::tensor::module::embedding(x.reshape([a * b, e]), indices)
             };
+            // `[time, batch, classes]`: the operand's log-softmax over classes as log-probs, one
+            // label per sequence (1 + its index modulo the non-blank classes; blank 0), over
+            // every time step; a single class leaves only the blank, so the targets are empty.
+            // The per-sequence loss is expanded back to the operand's shape.
+            ctc_loss: 3 -> same, transcendental, none, [x, d, c, k, p, s] => {
+                let [t, n, e] = x.dims();
+                let labels = Tensor::<1, Int>::arange(0..n as i64, &d)
+                    .remainder_scalar((e as i64 - 1).max(1)).add_scalar((e > 1) as i64).reshape([n, 1]);
+                let input_lengths = Tensor::<1, Int>::arange(0..n as i64, &d).mul_scalar(0).add_scalar(t as i64);
+                let target_lengths = Tensor::<1, Int>::arange(0..n as i64, &d).mul_scalar(0).add_scalar((e > 1) as i64);
+                burn::tensor::module::ctc_loss(burn::tensor::activation::log_softmax(x, 2),
+                    labels, input_lengths, target_lengths, 0).reshape([1, n, 1]).expand([t, n, e])
+            };
             // `[batch, heads, seq, head_dim]`: the operand attends to itself reversed along seq.
             attention: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
                 x.clone(), x.clone().flip([2]), x, None, None, burn::tensor::ops::AttentionModuleOptions::default());
