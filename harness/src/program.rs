@@ -27,7 +27,7 @@ pub use along_dim::{AlongDimSpec, DimShape, ALONG_DIM};
 pub(crate) use binary::{binary_ops, compare_ops, scalar_ops};
 pub use binary::{TwoOperandSpec, BINARY, COMPARE, SCALAR};
 pub use decode::{Backends, STEP_KINDS};
-pub use display::{backward_expr, device_call, exit_statements, step_line};
+pub use display::{backward_expr, device_call, exit_statements, step_line, transaction_expr};
 pub use encode::{fuzz_dictionary, EncodeError};
 pub use file::{Input, LoadError, ProgramFile};
 pub use fill::fill_data;

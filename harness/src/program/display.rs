@@ -137,6 +137,16 @@ pub fn backward_expr(loss: Slot, param: Slot) -> String {
     format!("t{param}.grad(&t{loss}.clone().sum().backward())")
 }
 
+/// The `Transaction` step's call: each of `srcs` registered in order, then run.
+pub fn transaction_expr(srcs: &[Slot], fallible: bool) -> String {
+    let registered: String = srcs
+        .iter()
+        .map(|s| format!(".register(t{s}.clone())"))
+        .collect();
+    let run = if fallible { "try_execute" } else { "execute" };
+    format!("Transaction::default(){registered}.{run}()")
+}
+
 /// A device call as Rust, on the device named `device`.
 pub fn device_call(device: &str, call: DeviceCall) -> String {
     match call {
@@ -219,12 +229,7 @@ pub fn step_line(step: &Step) -> String {
             }
         }
         Step::Transaction { srcs, fallible } => {
-            let registered: String = srcs
-                .iter()
-                .map(|s| format!(".register(t{s}.clone())"))
-                .collect();
-            let run = if *fallible { "try_execute" } else { "execute" };
-            format!("let _ = Transaction::default(){registered}.{run}();")
+            format!("let _ = {};", transaction_expr(srcs, *fallible))
         }
         Step::Clone { out, src } => format!("let t{out} = t{src}.clone();"),
         Step::Drop { slot } => format!("drop(t{slot});"),

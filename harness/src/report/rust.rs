@@ -14,8 +14,8 @@ use crate::oracles::Finding;
 use crate::oracles::{DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::display::op_expr;
 use crate::program::{
-    backward_expr, device_call, exit_statements, fill_data, replace_ident, AutodiffMode, DeviceRef,
-    ExitForm, Fill, Kind, Op, Program, Slot, Step,
+    backward_expr, device_call, exit_statements, fill_data, replace_ident, transaction_expr,
+    AutodiffMode, DeviceRef, ExitForm, Fill, Kind, Op, Program, Slot, Step,
 };
 
 /// The Burn version the harness builds (from `Cargo.lock`, by `build.rs`).
@@ -79,14 +79,7 @@ fn expr(step: &Step) -> Option<String> {
                 format!("t{src}.clone().into_data()")
             }
         }
-        Step::Transaction { srcs, fallible } => {
-            let registered: String = srcs
-                .iter()
-                .map(|s| format!(".register(t{s}.clone())"))
-                .collect();
-            let run = if *fallible { "try_execute" } else { "execute" };
-            format!("Transaction::default(){registered}.{run}()")
-        }
+        Step::Transaction { srcs, fallible } => transaction_expr(srcs, *fallible),
         Step::Clone { src, .. } => format!("t{src}.clone()"),
         Step::Drop { slot } => format!("drop(t{slot})"),
         Step::Autodiff { src, mode, .. } => match mode {
