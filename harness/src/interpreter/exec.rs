@@ -638,13 +638,16 @@ impl Run<'_, '_> {
                     Ok(datas) => Outcome::Ok {
                         value: None,
                         graph: None,
-                        outputs: match self.mode {
-                            Mode::Full => tensors
+                        // Every answer is recorded, any past the tensors included (described
+                        // with the last tensor), so the oracles can count them; an empty
+                        // transaction has no tensor to describe an answer with.
+                        outputs: match (self.mode, tensors.last()) {
+                            (Mode::Full, Some(last)) => datas
                                 .iter()
-                                .zip(&datas)
-                                .map(|(t, data)| data_info(t, data))
+                                .enumerate()
+                                .map(|(k, data)| data_info(tensors.get(k).unwrap_or(last), data))
                                 .collect(),
-                            Mode::Bare => Vec::new(),
+                            _ => Vec::new(),
                         },
                     },
                     Err(e) => Outcome::Error {
