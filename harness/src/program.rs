@@ -38,7 +38,7 @@ pub use step::{
     queried_dtype, AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceCall, DeviceRef, ExitForm,
     Fill, Kind, LogicOp, ModuleOp, Op, ScalarOp, Slot, Slots, Step, UnaryOp, QUERIED_DTYPES,
 };
-pub use table::{replace_ident, Tolerance, Unspecified};
+pub use table::{mentions_ident, replace_ident, Tolerance, Unspecified};
 pub use typing::{op_output, Ty};
 pub(crate) use unary::unary_ops;
 pub use unary::{UnarySpec, UNARY};
@@ -93,6 +93,17 @@ impl Program {
         };
         self.steps[enter..exit].iter().any(Step::draws)
     }
+}
+
+/// The Burn call of every op table entry, as the table writes it.
+pub fn table_calls() -> impl Iterator<Item = &'static str> {
+    let two = BINARY.iter().chain(COMPARE).chain(SCALAR);
+    UNARY
+        .iter()
+        .chain(two)
+        .map(|s| s.call)
+        .chain(ALONG_DIM.iter().map(|s| s.call))
+        .chain(MODULE.iter().map(|s| s.call))
 }
 
 #[cfg(test)]

@@ -83,16 +83,31 @@ pub const WHY_UNREACHED: &[(&str, &str)] = &[
     ("", "no table entry reaches it yet"),
 ];
 
+/// The reason for a function a table entry calls by name (a module function of Burn's API is
+/// named as the trait function it dispatches to) that the measured run still did not reach.
+const ENTRY_NOT_RUN: &str =
+    "a table entry calls it, but the measured run did not reach it (a longer run may)";
+
 /// The reason [`WHY_UNREACHED`] gives for `function`.
 pub fn why_unreached(function: &TraitFunction) -> &'static str {
     let full = format!("{}::{}", function.r#trait, function.name);
-    WHY_UNREACHED
+    let (pattern, why) = WHY_UNREACHED
         .iter()
         .find(|(pattern, _)| match pattern.strip_suffix('$') {
             Some(name) => full == name,
             None => full.contains(pattern),
         })
-        .map_or("", |(_, why)| why)
+        .copied()
+        .unwrap_or(("", ""));
+    let called = || {
+        crate::program::table_calls()
+            .any(|call| crate::program::mentions_ident(call, &function.name))
+    };
+    if pattern.is_empty() && called() {
+        ENTRY_NOT_RUN
+    } else {
+        why
+    }
 }
 
 /// A Backend trait function as burn-router implements it, and how often it ran there and in
@@ -431,6 +446,7 @@ mod tests {
             "no table entry reaches it yet"
         );
         assert!(why("ModuleOps", "linear").starts_with("linear"));
+        assert_eq!(why("ModuleOps", "batch_norm"), ENTRY_NOT_RUN);
         assert!(why("QTensorOps", "q_matmul").starts_with("quantized tensors"));
     }
 
