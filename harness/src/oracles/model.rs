@@ -656,6 +656,8 @@ impl State {
             p
         } else if any_stale {
             predict(&OP_STALE_OPERAND, panic("capture-scope-complete"))?
+        } else if op.reads_data() {
+            predict(&OP_READS_IN_SCOPE, panic("capture-tensor-read"))?
         } else {
             predict(&OP_IN_SCOPE, ok())?
         };

@@ -337,6 +337,18 @@ impl Op {
         }
     }
 
+    /// Whether the op's entry reads a tensor's data back mid-call (`into_data`), which inside
+    /// a capture scope meets a computed tensor, a placeholder with no data.
+    pub fn reads_data(&self) -> bool {
+        let call = match self {
+            Op::Unary { op, .. } => op.spec().call,
+            Op::AlongDim { op, .. } => op.spec().call,
+            Op::Module { op, .. } => op.spec().call,
+            _ => return false,
+        };
+        super::table::mentions_ident(call, "into_data")
+    }
+
     /// The slots the op reads, in operand order. Every step of every run asks (the model, the
     /// mirrors), so it reads the op in place rather than cloning it through `map_slots`.
     pub fn operands(&self) -> Slots {

@@ -123,6 +123,14 @@ macro_rules! unary_ops {
             // without dequantizing, each dequantized back to a float of the operand's shape.
             quantize_roundtrip: [Float] -> same, balanced, quantized,
                 x => x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default()).dequantize();
+            // Read back as quantized data (q_into_data) and loaded again from it (q_from_data),
+            // then moved to its own device (q_to_device), before it is dequantized. In a capture
+            // scope the read meets a computed tensor, as the model expects of an entry that
+            // reads (`Op::reads_data`).
+            quantized_read: [Float] -> same, balanced, quantized, x => {
+                let q = x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
+                let d = q.device();
+                Tensor::<_, burn::tensor::Float>::from_data(q.into_data(), &d).to_device(&d).dequantize() };
             quantized_reshape: [Float] -> same, balanced, quantized, x => {
                 let s = x.shape();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())

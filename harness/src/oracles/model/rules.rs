@@ -76,6 +76,9 @@ rules! {
     OP_MIXES_BACKENDS = "op-mixes-backends",
         "an op over a capture tensor and a non-capture tensor is rejected as a device mismatch (or, below the Tensor API checks, as an operand on the wrong backend)",
         "burn-tensor/src/tensor/api/check.rs:1354, burn-dispatch/src/ops/tensor.rs";
+    OP_READS_IN_SCOPE = "op-reads-in-scope",
+        "an op that reads a tensor it computed back to data (a quantized tensor's into_data) inside a scope reads a placeholder and panics",
+        "burn-capture/src/capture.rs:592 (no concrete value) and burn-tensor api/base.rs:2105";
     READ_VALUE = "read-value",
         "reading an initialized capture value returns its data, even after the scope",
         "burn-capture/src/capture.rs:590 (read_tensor_async: state.value)";
