@@ -46,8 +46,10 @@ struct ExportFunction {
 pub const WHY_UNREACHED: &[(&str, &str)] = &[
     (
         "QTensorOps::",
-        "quantized tensors: the table quantizes with Burn's default scheme and runs layout ops \
-         on the result; no entry reads, moves or multiplies a quantized tensor yet",
+        "quantized tensors: the table quantizes with Burn's default scheme, runs layout ops on \
+         the result and reads it back (quantized_read); no entry multiplies a quantized tensor, \
+         and the quantized_gather and quantized_expand entries have not been seen to reach \
+         q_gather and q_expand",
     ),
     (
         "_backward",
