@@ -625,9 +625,9 @@ impl Run<'_, '_> {
                     tensors.push(operand!(*s));
                 }
                 // Registering hands Burn the tensors, so clones go in and the slots keep theirs.
-                let registered = tensors.clone();
-                let transaction = caught!(registered
-                    .into_iter()
+                let transaction = caught!(tensors
+                    .iter()
+                    .cloned()
                     .fold(Transaction::default(), |tr, t| t.register_in(tr)));
                 let read = if *fallible {
                     caught!(transaction.try_execute())

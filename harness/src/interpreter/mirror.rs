@@ -175,7 +175,11 @@ impl Mirror {
                         let data = self.data(*s)?;
                         let recorded = captured.and_then(|g| Some(recorded_input(g, k)?.dtype));
                         Some(match recorded {
-                            Some(dtype) if same_kind(dtype, data.dtype()) => {
+                            // Copied only when it changes: the cast consumes the data, and a
+                            // cast Burn refuses leaves the data as it was.
+                            Some(dtype)
+                                if dtype != data.dtype() && same_kind(dtype, data.dtype()) =>
+                            {
                                 data.clone().try_cast(dtype).unwrap_or(data)
                             }
                             _ => data,

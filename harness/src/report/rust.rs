@@ -299,6 +299,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         };
         let Some(expr) = expr(step) else { continue };
         let panicked = matches!(outcome(i), Some(Outcome::Panic(_)));
+        let read_expected_ok = model.is_some_and(|f| expected_outcome(&f.signature) == "ok")
+            && at == Some(i)
+            && matches!(outcome(i), Some(Outcome::Error { .. }));
         if let Some(Outcome::Panic(p)) = outcome(i) {
             let _ = writeln!(
                 body,
@@ -327,6 +330,15 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             }
             Step::Drop { .. } => {
                 let _ = writeln!(body, "{pad}{expr};");
+            }
+            // A fallible read the model expected to succeed hands its error back: the
+            // reproducer fails on it.
+            Step::Read { .. } | Step::Transaction { .. } if read_expected_ok => {
+                let _ = writeln!(body, "{pad}let result = {expr};");
+                let _ = writeln!(
+                    body,
+                    "{pad}assert!(result.is_ok(), \"the contract expects ok here; Burn gave {{result:?}}\");"
+                );
             }
             Step::Read { .. } | Step::Transaction { .. } | Step::Device { .. } => {
                 let _ = writeln!(body, "{pad}let _ = {expr};");
@@ -367,16 +379,6 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                 let _ = writeln!(
                     body,
                     "{pad}assert!(caught.is_err(), \"the contract expects {expected} here; Burn accepted the call\");"
-                );
-            } else if expected == "ok"
-                && matches!(outcome(i), Some(Outcome::Error { .. }))
-                && matches!(step, Step::Read { .. } | Step::Transaction { .. })
-            {
-                // A fallible read hands its error back: the reproducer fails on it.
-                let _ = writeln!(body, "{pad}let result = {expr};");
-                let _ = writeln!(
-                    body,
-                    "{pad}assert!(result.is_ok(), \"the contract expects ok here; Burn gave {{result:?}}\");"
                 );
             }
         }
