@@ -8,7 +8,7 @@ use super::limits::{
     CAPTURE_POOL_SIZE, MAX_DIM, MAX_ELEMENTS, MAX_LIST, MAX_RANK, MAX_SCOPE_DEPTH,
 };
 use super::limits::{MAX_SLOTS, MAX_STEPS};
-use super::step::{DeviceRef, ExitForm, Kind, Op, Slot, Step};
+use super::step::{DeviceRef, ExitForm, Fill, Kind, Op, Slot, Step};
 use super::typing::{broadcasts_to, is_numeric, matmul_shape, op_output, unary_accepts, Ty};
 
 /// What `fixup` knows about the program so far: the static type of each slot and the output
@@ -17,7 +17,8 @@ use super::typing::{broadcasts_to, is_numeric, matmul_shape, op_output, unary_ac
 struct Env {
     slots: [Option<Ty>; MAX_SLOTS as usize],
     graphs: Vec<Vec<Ty>>,
-    depth: usize,
+    /// The devices of the open scopes, outermost first.
+    scopes: Vec<DeviceRef>,
 }
 
 impl Env {
@@ -55,12 +56,15 @@ pub fn fixup(steps: &mut Vec<Step>) {
     let mut env = Env::default();
     let mut fixed = Vec::with_capacity(steps.len());
     for step in steps.drain(..) {
+        if let Some(create) = missing_module_operand(&step, &env) {
+            fixed.extend(fix_step(create, &mut env));
+        }
         if let Some(step) = fix_step(step, &mut env) {
             fixed.push(step);
         }
     }
     // Unclosed scopes get an implicit exit with no boundaries, innermost first.
-    for _ in 0..env.depth {
+    for _ in 0..env.scopes.len() {
         env.graphs.push(Vec::new());
         fixed.push(Step::ExitScope {
             inputs: Vec::new(),
@@ -69,6 +73,40 @@ pub fn fixup(steps: &mut Vec<Step>) {
         });
     }
     *steps = fixed;
+}
+
+/// The operand a module op lacks: a float of the entry's rank is rare among decoded tensors (one
+/// create in eight has rank 3, one in eight rank 4, and a scope holds few), so without it nine
+/// module ops in ten found no operand and were dropped, and some entries never ran in a capture
+/// scope in 20,000 programs. The op's operand byte gives the shape (two bits a dim), the tensor
+/// is created on the innermost open scope's device (Flex outside scopes), into a free slot or
+/// else the op's own. `None` when the op has an operand or is no module op; the created step
+/// then satisfies the op, so a second `fixup` adds nothing.
+fn missing_module_operand(step: &Step, env: &Env) -> Option<Step> {
+    let Step::Op {
+        out,
+        op: Op::Module { op, src, .. },
+    } = step
+    else {
+        return None;
+    };
+    let spec = op.spec();
+    if env.pick(*src, |t| spec.accepts(t.kind, t.rank())).is_some() {
+        return None;
+    }
+    let out = (0..MAX_SLOTS)
+        .find(|s| env.ty(*s).is_none())
+        .unwrap_or(out % MAX_SLOTS);
+    let shape = (0..spec.rank)
+        .map(|i| 1 + (src >> (2 * i)) % MAX_DIM as u8)
+        .collect();
+    Some(Step::Create {
+        out,
+        kind: Kind::Float,
+        shape,
+        fill: Fill::Arange,
+        device: env.scopes.last().copied().unwrap_or(DeviceRef::Flex),
+    })
 }
 
 /// The device a step names once fixed: a capture device's index taken modulo the pool.
@@ -143,23 +181,19 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
             }
         }
         Step::EnterScope { device } => {
-            if env.depth >= MAX_SCOPE_DEPTH {
+            if env.scopes.len() >= MAX_SCOPE_DEPTH {
                 return None;
             }
-            env.depth += 1;
-            Step::EnterScope {
-                device: fix_device(device),
-            }
+            let device = fix_device(device);
+            env.scopes.push(device);
+            Step::EnterScope { device }
         }
         Step::ExitScope {
             inputs,
             outputs,
             form,
         } => {
-            if env.depth == 0 {
-                return None;
-            }
-            env.depth -= 1;
+            env.scopes.pop()?;
             let inputs = fix_list(inputs, env);
             let outputs = fix_list(outputs, env);
             // An unwound scope has no graph: a replay of its number has no outputs to type.

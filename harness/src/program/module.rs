@@ -1,7 +1,8 @@
 //! The module op table: convolutions (plain, transposed, deformable), poolings and their
 //! public backward functions, interpolation, normalization, attention, embedding, unfold/fold
-//! and `linear` from `burn::tensor::module`, one entry each, read like the other tables by the
-//! generator, the typing rule, the printers, the interpreter and the differential.
+//! and `linear` from `burn::tensor::module`, and the quantized matmul (over the operand's last
+//! dim), one entry each, read like the other tables by the generator, the typing rule, the
+//! printers, the interpreter and the differential.
 //!
 //! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call;`. The
 //! operand is a float tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one
@@ -199,6 +200,19 @@ macro_rules! module_ops {
                     .mul_scalar(2.0 / h as f64).sub_scalar(1.0).reshape([1, h, 1, 1]).expand([n, h, w, 1]);
                 x.grid_sample_2d(Tensor::cat(vec![gx, gy], 3), burn::tensor::ops::GridSampleOptions::default())
             };
+            // A matmul by the identity keeps the shape. Quantized weights times float
+            // activations and both quantized: Burn's two q_matmul paths (its Tensor API's only
+            // route to the quantized matmul). The weight is made first, as every entry's extra
+            // tensors are: the model expects a creation on `d` to fail before the operand is used.
+            quantized_weight_matmul: 3 -> same, balanced, quantized, [x, d, c, k, p, s] => {
+                let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
+                    .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
+                x.matmul(w).dequantize() };
+            quantized_matmul: 3 -> same, balanced, quantized, [x, d, c, k, p, s] => {
+                let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
+                    .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
+                x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
+                    .matmul(w).dequantize() };
         }
     };
 }

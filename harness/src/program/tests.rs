@@ -263,3 +263,48 @@ fn an_ops_operands_are_the_slots_map_slots_visits_in_the_same_order() {
         seen.len()
     );
 }
+
+#[test]
+fn a_module_op_with_no_operand_of_its_rank_gets_one_created_on_its_scopes_device() {
+    use super::step::ModuleOp;
+    use super::step::{DeviceRef, Fill, Kind, Op};
+    let conv2d = ModuleOp::named("conv2d").expect("conv2d is a module entry");
+    let module_op = |src| Step::Op {
+        out: 0,
+        op: Op::Module {
+            op: conv2d,
+            src,
+            kernel: 3,
+        },
+    };
+    // Slot 0 holds a rank-1 float; 0b10_01_00_11 asks for the dims 4, 1, 2, 3.
+    let mut steps = vec![
+        Step::Create {
+            out: 0,
+            kind: Kind::Float,
+            shape: vec![4],
+            fill: Fill::Ones,
+            device: DeviceRef::Flex,
+        },
+        Step::EnterScope {
+            device: DeviceRef::Capture(1),
+        },
+        module_op(0b10_01_00_11),
+    ];
+    fixup(&mut steps);
+    assert_eq!(
+        steps[2],
+        Step::Create {
+            out: 1,
+            kind: Kind::Float,
+            shape: vec![4, 1, 2, 3],
+            fill: Fill::Arange,
+            device: DeviceRef::Capture(1),
+        },
+        "{steps:?}"
+    );
+    assert_eq!(steps[3], module_op(1));
+    let once = steps.clone();
+    fixup(&mut steps);
+    assert_eq!(steps, once, "a second fixup adds another operand");
+}
