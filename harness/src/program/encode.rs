@@ -10,7 +10,7 @@
 use serde::ser::{self, Impossible, Serialize};
 
 use super::decode::STEP_KINDS;
-use super::step::Step;
+use super::step::{AutodiffMode, Step};
 use super::Program;
 
 /// Variant counts of the enums steps contain, by Rust name. A count that falls behind its enum
@@ -69,8 +69,19 @@ impl Program {
             .extend_from_slice(&(((1u32 << STEP_KINDS.len()) - 1) as u16).to_le_bytes());
         for step in &self.steps {
             step.serialize(&mut out)?;
-            // `decode::bias` reads one more byte for scope steps; 0 keeps the step as it is.
-            if matches!(step, Step::EnterScope { .. } | Step::ExitScope { .. }) {
+            // `decode::bias` reads one more byte for scope steps, ops, backwards and
+            // require_grads; 0 keeps the step as it is.
+            if matches!(
+                step,
+                Step::EnterScope { .. }
+                    | Step::ExitScope { .. }
+                    | Step::Op { .. }
+                    | Step::Backward { .. }
+                    | Step::Autodiff {
+                        mode: AutodiffMode::RequireGrad,
+                        ..
+                    }
+            ) {
                 out.0.push(0);
             }
         }

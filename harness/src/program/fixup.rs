@@ -8,7 +8,7 @@ use super::limits::{
     CAPTURE_POOL_SIZE, MAX_DIM, MAX_ELEMENTS, MAX_LIST, MAX_RANK, MAX_SCOPE_DEPTH,
 };
 use super::limits::{MAX_SLOTS, MAX_STEPS};
-use super::step::{DeviceRef, ExitForm, Fill, Kind, Op, Slot, Step};
+use super::step::{AutodiffMode, DeviceRef, ExitForm, Fill, Kind, Op, Slot, Step};
 use super::typing::{broadcasts_to, is_numeric, matmul_shape, op_output, unary_accepts, Ty};
 
 /// What `fixup` knows about the program so far: the static type of each slot and the output
@@ -19,6 +19,30 @@ struct Env {
     graphs: Vec<Vec<Ty>>,
     /// The devices of the open scopes, outermost first.
     scopes: Vec<DeviceRef>,
+    /// What autodiff makes of each slot's value, as far as the steps tell statically.
+    grads: [Grad; MAX_SLOTS as usize],
+}
+
+/// A slot's value as autodiff sees it, statically: decoding reads it to give a backward a loss
+/// it can differentiate. A step that panics at run time may leave a slot otherwise.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Grad {
+    /// Not on an autodiff device.
+    #[default]
+    Plain,
+    /// On an autodiff device, computed from no `require_grad` leaf.
+    Autodiff,
+    /// A `require_grad` leaf.
+    Leaf,
+    /// Computed from a leaf: a backward of it has gradients.
+    Tracked,
+}
+
+impl Grad {
+    /// A leaf, or computed from one.
+    pub(super) fn tracked(self) -> bool {
+        matches!(self, Grad::Leaf | Grad::Tracked)
+    }
 }
 
 impl Env {
@@ -30,7 +54,12 @@ impl Env {
     /// (so a fixed-up program is a fixed point), else the `wanted`-th such slot modulo their
     /// number. `None` when no slot qualifies.
     fn pick(&self, wanted: Slot, accept: impl Fn(&Ty) -> bool) -> Option<Slot> {
-        let fits = |s: Slot| self.ty(s).is_some_and(|t| accept(&t));
+        self.pick_slot(wanted, |_, t| accept(t))
+    }
+
+    /// [`Env::pick`] with a test that also sees the slot.
+    fn pick_slot(&self, wanted: Slot, accept: impl Fn(Slot, &Ty) -> bool) -> Option<Slot> {
+        let fits = |s: Slot| self.ty(s).is_some_and(|t| accept(s, &t));
         let wanted = wanted % MAX_SLOTS;
         if fits(wanted) {
             return Some(wanted);
@@ -52,27 +81,114 @@ impl Env {
 /// be repaired (an op with no operand of a suitable kind, a scope exit with no open scope) is
 /// removed. Applying `fixup` twice gives the same program as applying it once.
 pub fn fixup(steps: &mut Vec<Step>) {
-    steps.truncate(MAX_STEPS);
-    let mut env = Env::default();
-    let mut fixed = Vec::with_capacity(steps.len());
+    let mut fixer = Fixer::default();
     for step in steps.drain(..) {
-        if let Some(create) = missing_module_operand(&step, &env) {
-            fixed.extend(fix_step(create, &mut env));
+        fixer.push(step);
+    }
+    *steps = fixer.finish();
+}
+
+/// [`fixup`] one step at a time, so decoding can read the types and autodiff states of what it
+/// decoded so far: pushing every step of a list and finishing is `fixup` of the list.
+#[derive(Default)]
+pub(super) struct Fixer {
+    env: Env,
+    fixed: Vec<Step>,
+    pushed: usize,
+}
+
+impl Fixer {
+    /// Repairs `step` against the steps before it and appends it (after the operand it lacks,
+    /// for a module op), or drops it.
+    pub(super) fn push(&mut self, step: Step) {
+        if self.pushed >= MAX_STEPS {
+            return;
         }
-        if let Some(step) = fix_step(step, &mut env) {
-            fixed.push(step);
+        self.pushed += 1;
+        if let Some(create) = missing_module_operand(&step, &self.env) {
+            self.fix(create);
+        }
+        self.fix(step);
+    }
+
+    fn fix(&mut self, step: Step) {
+        let grads = self.env.grads;
+        if let Some(step) = fix_step(step, &mut self.env) {
+            for (slot, grad) in grads_after(&step, &grads, &self.env) {
+                self.env.grads[usize::from(slot)] = grad;
+            }
+            self.fixed.push(step);
         }
     }
-    // Unclosed scopes get an implicit exit with no boundaries, innermost first.
-    for _ in 0..env.scopes.len() {
-        env.graphs.push(Vec::new());
-        fixed.push(Step::ExitScope {
-            inputs: Vec::new(),
-            outputs: Vec::new(),
-            form: ExitForm::Complete,
-        });
+
+    /// Steps pushed so far, counting dropped ones (decoding stops at [`MAX_STEPS`]).
+    pub(super) fn pushed(&self) -> usize {
+        self.pushed
     }
-    *steps = fixed;
+
+    /// The slot [`Env::pick`] resolves `wanted` to among float slots whose autodiff state
+    /// `accept` takes.
+    pub(super) fn pick_float(&self, wanted: Slot, accept: impl Fn(Grad) -> bool) -> Option<Slot> {
+        self.env.pick_slot(wanted, |s, t| {
+            t.kind == Kind::Float && accept(self.env.grads[usize::from(s)])
+        })
+    }
+
+    /// The repaired program: unclosed scopes get an implicit exit with no boundaries,
+    /// innermost first.
+    pub(super) fn finish(mut self) -> Vec<Step> {
+        for _ in 0..self.env.scopes.len() {
+            self.env.graphs.push(Vec::new());
+            self.fixed.push(Step::ExitScope {
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+                form: ExitForm::Complete,
+            });
+        }
+        self.fixed
+    }
+}
+
+/// The autodiff states a fixed step gives the slots it writes, from the states before it (`env`
+/// already types what it wrote).
+fn grads_after(step: &Step, before: &[Grad], env: &Env) -> Vec<(Slot, Grad)> {
+    let of = |s: &Slot| before[usize::from(*s)];
+    let grad = match step {
+        Step::Create { device, .. } | Step::ToDevice { device, .. } => {
+            if *device == DeviceRef::FlexAutodiff {
+                Grad::Autodiff
+            } else {
+                Grad::Plain
+            }
+        }
+        Step::Autodiff { src, mode, .. } => match (mode, of(src)) {
+            (AutodiffMode::Disable, _) => Grad::Plain,
+            // Only a float becomes a leaf; other kinds get `autodiff()`.
+            (AutodiffMode::RequireGrad, Grad::Autodiff | Grad::Leaf)
+                if step
+                    .writes()
+                    .iter()
+                    .all(|s| env.ty(*s).is_some_and(|t| t.kind == Kind::Float)) =>
+            {
+                Grad::Leaf
+            }
+            (_, Grad::Plain) => Grad::Autodiff,
+            (_, grad) => grad,
+        },
+        Step::Clone { src, .. } => of(src),
+        Step::Op { op, .. } => {
+            let operands = op.operands();
+            if operands.iter().any(|s| of(s).tracked()) {
+                Grad::Tracked
+            } else if operands.iter().any(|s| of(s) == Grad::Autodiff) {
+                Grad::Autodiff
+            } else {
+                Grad::Plain
+            }
+        }
+        _ => Grad::Plain,
+    };
+    step.writes().into_iter().map(|s| (s, grad)).collect()
 }
 
 /// The operand a module op lacks: a float of the entry's rank is rare among decoded tensors (one

@@ -308,3 +308,30 @@ fn a_module_op_with_no_operand_of_its_rank_gets_one_created_on_its_scopes_device
     fixup(&mut steps);
     assert_eq!(steps, once, "a second fixup adds another operand");
 }
+
+#[test]
+fn a_decoded_backward_differentiates_a_loss_computed_from_a_leaf_where_the_program_has_one() {
+    use super::fixup::{Fixer, Grad};
+    let (mut with_leaf, mut on_leaf) = (0usize, 0usize);
+    for program in random_programs(17, 3000) {
+        let mut fixer = Fixer::default();
+        for step in program.steps {
+            if let Step::Backward { loss, param, .. } = step {
+                let is = |s, grad: fn(Grad) -> bool| fixer.pick_float(s, grad) == Some(s);
+                if fixer.pick_float(0, |g| g == Grad::Leaf).is_some() {
+                    with_leaf += 1;
+                    if is(param, |g| g == Grad::Leaf) && is(loss, Grad::tracked) {
+                        on_leaf += 1;
+                    }
+                }
+            }
+            fixer.push(step);
+        }
+    }
+    assert!(with_leaf > 500, "{with_leaf} backwards after a leaf");
+    // Uniform picks among the floats would rarely meet the leaf and a value computed from it.
+    assert!(
+        on_leaf * 4 >= with_leaf * 3,
+        "{on_leaf} of {with_leaf} backwards after a leaf differentiate through it"
+    );
+}
