@@ -194,10 +194,12 @@ fn grads_after(step: &Step, before: &[Grad], env: &Env) -> Vec<(Slot, Grad)> {
 /// The operand a module op lacks: a float of the entry's rank is rare among decoded tensors (one
 /// create in eight has rank 3, one in eight rank 4, and a scope holds few), so without it nine
 /// module ops in ten found no operand and were dropped, and some entries never ran in a capture
-/// scope in 20,000 programs. The op's operand byte gives the shape (two bits a dim), the tensor
-/// is created on the innermost open scope's device (Flex outside scopes), into a free slot or
-/// else the op's own. `None` when the op has an operand or is no module op; the created step
-/// then satisfies the op, so a second `fixup` adds nothing.
+/// scope in 20,000 programs. Outside scopes, a float computed from a `require_grad` leaf is
+/// reshaped to the rank (leading dims of 1 added, or the leading dims merged), so a backward can
+/// reach the module op's own backward. Otherwise the op's operand byte gives the shape (two bits
+/// a dim) of a tensor created on the innermost open scope's device (Flex outside scopes). Either
+/// goes into a free slot or else the op's own. `None` when the op has an operand or is no module
+/// op; the new step then satisfies the op, so a second `fixup` adds nothing.
 fn missing_module_operand(step: &Step, env: &Env) -> Option<Step> {
     let Step::Op {
         out,
@@ -213,6 +215,26 @@ fn missing_module_operand(step: &Step, env: &Env) -> Option<Step> {
     let out = (0..MAX_SLOTS)
         .find(|s| env.ty(*s).is_none())
         .unwrap_or(out % MAX_SLOTS);
+    let tracked = env.pick_slot(*src, |s, t| {
+        t.kind == Kind::Float && env.grads[usize::from(s)].tracked()
+    });
+    if let Some(tracked) = tracked.filter(|_| env.scopes.is_empty()) {
+        let mut dims: Vec<usize> = env.ty(tracked)?.shape;
+        while dims.len() > spec.rank {
+            let merged = dims.remove(0);
+            dims[0] *= merged;
+        }
+        while dims.len() < spec.rank {
+            dims.insert(0, 1);
+        }
+        return Some(Step::Op {
+            out,
+            op: Op::Reshape {
+                src: tracked,
+                dims: dims.into_iter().map(|d| d as u8).collect(),
+            },
+        });
+    }
     let shape = (0..spec.rank)
         .map(|i| 1 + (src >> (2 * i)) % MAX_DIM as u8)
         .collect();

@@ -335,3 +335,46 @@ fn a_decoded_backward_differentiates_a_loss_computed_from_a_leaf_where_the_progr
         "{on_leaf} of {with_leaf} backwards after a leaf differentiate through it"
     );
 }
+
+#[test]
+fn a_module_op_outside_scopes_takes_a_value_computed_from_a_leaf_reshaped_to_its_rank() {
+    use super::step::{AutodiffMode, DeviceRef, Fill, Kind, ModuleOp, Op};
+    let conv1d = ModuleOp::named("conv1d").expect("conv1d is a module entry");
+    let mut steps = vec![
+        Step::Create {
+            out: 0,
+            kind: Kind::Float,
+            shape: vec![2, 3],
+            fill: Fill::Ones,
+            device: DeviceRef::FlexAutodiff,
+        },
+        Step::Autodiff {
+            out: 0,
+            src: 0,
+            mode: AutodiffMode::RequireGrad,
+        },
+        Step::Op {
+            out: 2,
+            op: Op::Module {
+                op: conv1d,
+                src: 0,
+                kernel: 3,
+            },
+        },
+    ];
+    fixup(&mut steps);
+    assert_eq!(
+        steps[2],
+        Step::Op {
+            out: 1,
+            op: Op::Reshape {
+                src: 0,
+                dims: vec![1, 2, 3],
+            },
+        },
+        "{steps:?}"
+    );
+    let once = steps.clone();
+    fixup(&mut steps);
+    assert_eq!(steps, once, "a second fixup adds another operand");
+}
