@@ -62,8 +62,9 @@ pub const WHY_UNREACHED: &[(&str, &str)] = &[
     ),
     (
         "_backward",
-        "a backward op: capture tensors cannot be autodiff, and on Flex it either takes the \
-         trait's default body (outside Flex's sources) or no Backward step's graph held its op yet",
+        "a backward op: only autodiff calls it (the table calls the five Burn exposes as \
+         functions directly); capture tensors cannot be autodiff, and on Flex it either takes the \
+         trait's default body (outside Flex's sources) or no backward step's graph held its op yet",
     ),
     (
         "attention_with_logsumexp",

@@ -170,6 +170,21 @@ macro_rules! module_ops {
                     burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
                 burn::tensor::module::max_pool2d_with_indices_backward(x, [k, k], [1, 1], [p, p], [1, 1], false, y, i)
             };
+            max_pool3d_backward: 4 -> same, balanced, ties, [x, d, c, k, p, s] => {
+                let x = x.unsqueeze_dim::<5>(2);
+                let (y, i) = burn::tensor::module::max_pool3d_with_indices(x.clone(),
+                    burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]));
+                burn::tensor::module::max_pool3d_with_indices_backward(
+                    x, [1, k, k], [1, 1, 1], [0, p, p], [1, 1, 1], false, y, i).squeeze_dim::<4>(2)
+            };
+            // The weight gradient of a same-padded convolution with the operand as input and as
+            // output gradient, added up onto the operand so the result keeps its shape.
+            conv2d_weight_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
+                let w = Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]);
+                let g = burn::tensor::module::conv2d_weight_backward(x.clone(), w, x.clone(),
+                    burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], 1));
+                x.add(g.sum().reshape([1, 1, 1, 1]))
+            };
             // The first dim's rows in reverse through gather_nd, and written back the same way
             // by scatter_nd (indices `[n, 1]`, one per row: each row written once).
             gather_nd_rows: 4 -> same, exact, none, [x, d, c, k, p, s] => {
