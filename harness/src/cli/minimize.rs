@@ -56,13 +56,30 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
         .next()
         .unwrap_or_default()
         .to_string();
-    Ok(Some(ProgramFile {
-        signature: Some(signature),
+    let file = ProgramFile {
+        signature: Some(signature.clone()),
         class: Some(class),
         origin: Some(format!("minimized from {origin}")),
         steps: minimized.program.steps,
         ..ProgramFile::default()
-    }))
+    };
+    let alone = std::env::temp_dir().join(format!(
+        "dispatch-fuzz-minimized-{}-{:016x}.json",
+        std::process::id(),
+        fnv1a(&[signature.as_bytes()])
+    ));
+    std::fs::write(&alone, file.to_text())
+        .with_context(|| format!("cannot write {}", alone.display()))?;
+    let differs = super::fresh::differs(&alone, &signature, &policy);
+    let _ = std::fs::remove_file(&alone);
+    if let Some(got) = differs? {
+        eprintln!(
+            "STATEFUL: the minimized program gives `{got}` in a process of its own: its finding \
+             needs state an earlier run left in this one; not saved"
+        );
+        return Ok(None);
+    }
+    Ok(Some(file))
 }
 
 /// Shrink a finding (libFuzzer artifact or program file) keeping its signature.

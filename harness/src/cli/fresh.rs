@@ -1,0 +1,47 @@
+//! Whether a saved reproducer shows its finding in a process of its own.
+//!
+//! The minimizer runs every candidate, and its re-runs, in one process. An earlier run may have
+//! left state there that a finding depends on (a wgpu device poisoned by a failed launch makes
+//! every later wgpu step fail), and then the minimized program reproduces only after it. A
+//! reproducer must show its bug alone, so the saved file runs once more in a new process.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use dispatch_fuzz::config::{known_classes, CRASH_ON_VAR};
+use dispatch_fuzz::oracles::{Policy, KNOWN};
+
+/// What the new process said of the file: `None` when it gave `signature`, else what it gave.
+pub fn differs(path: &Path, signature: &str, policy: &Policy) -> Result<Option<String>> {
+    let exe = std::env::current_exe().context("cannot find the dispatch-fuzz binary")?;
+    // The policy the minimizer used, as the switch gives it (a class the catalogue lacks, such
+    // as `unknown`, is a finding under any policy and cannot be named there).
+    let known = known_classes();
+    let mut crash_on: Vec<&str> = policy
+        .crash_on
+        .iter()
+        .filter(|c| known.contains(c))
+        .map(String::as_str)
+        .collect();
+    if policy.known_are_findings {
+        crash_on.push(KNOWN);
+    }
+    let output = Command::new(&exe)
+        .args(["run", "--json"])
+        .arg(path)
+        .env(CRASH_ON_VAR, crash_on.join(","))
+        .output()
+        .with_context(|| format!("cannot run {} run {}", exe.display(), path.display()))?;
+    let verdict: serde_json::Value = serde_json::from_slice(&output.stdout).with_context(|| {
+        format!(
+            "`run --json {}` printed no verdict (exit {:?}): {}",
+            path.display(),
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })?;
+    let got = verdict["finding"]["signature"].as_str();
+    Ok((got != Some(signature)).then(|| got.unwrap_or("no finding").to_string()))
+}
