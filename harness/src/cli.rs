@@ -5,7 +5,6 @@ mod bench;
 mod burn_checkout;
 mod cases;
 mod fmt;
-mod fresh;
 mod fuzz;
 mod minimize;
 mod nightly_report;

@@ -14,7 +14,11 @@ use crate::report::{render, Style};
 use crate::{check_with, Verdict};
 
 #[cfg(feature = "cli")]
+mod fresh;
+#[cfg(feature = "cli")]
 mod promote;
+#[cfg(feature = "cli")]
+pub use fresh::differs_alone;
 #[cfg(feature = "cli")]
 pub use promote::{assert_snapshot, promote, snapshot_settings, Promoted, Promotion};
 

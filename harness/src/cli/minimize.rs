@@ -70,7 +70,7 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
     ));
     std::fs::write(&alone, file.to_text())
         .with_context(|| format!("cannot write {}", alone.display()))?;
-    let differs = super::fresh::differs(&alone, &signature, &policy);
+    let differs = dispatch_fuzz::regressions::differs_alone(&alone, &signature, &policy);
     let _ = std::fs::remove_file(&alone);
     if let Some(got) = differs? {
         eprintln!(

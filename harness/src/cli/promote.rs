@@ -37,7 +37,9 @@ impl Args {
         let case = ProgramFile::load(&done.path)?;
         let policy = config::get().policy().with_class(case.class.as_deref());
         let signature = case.signature.unwrap_or_default();
-        if let Some(got) = super::fresh::differs(&done.path, &signature, &policy)? {
+        if let Some(got) =
+            dispatch_fuzz::regressions::differs_alone(&done.path, &signature, &policy)?
+        {
             let _ = std::fs::remove_file(&done.path);
             let _ = std::fs::remove_file(&done.snapshot);
             bail!(

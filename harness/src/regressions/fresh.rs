@@ -3,18 +3,21 @@
 //! The minimizer runs every candidate, and its re-runs, in one process. An earlier run may have
 //! left state there that a finding depends on (a wgpu device poisoned by a failed launch makes
 //! every later wgpu step fail), and then the minimized program reproduces only after it. A
-//! reproducer must show its bug alone, so the saved file runs once more in a new process.
+//! reproducer must show its bug alone, so the saved file runs once more in a new process: this
+//! binary's `run --json`, so only the `dispatch-fuzz` binary may call it (a test binary is no
+//! `dispatch-fuzz`).
 
 use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, Result};
 
-use dispatch_fuzz::config::{known_classes, CRASH_ON_VAR};
-use dispatch_fuzz::oracles::{Policy, KNOWN};
+use crate::config::{known_classes, CRASH_ON_VAR};
+use crate::oracles::{Policy, KNOWN};
 
-/// What the new process said of the file: `None` when it gave `signature`, else what it gave.
-pub fn differs(path: &Path, signature: &str, policy: &Policy) -> Result<Option<String>> {
+/// What a new `dispatch-fuzz run` of the file says: `None` when it gives `signature`, else what
+/// it gives instead.
+pub fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Option<String>> {
     let exe = std::env::current_exe().context("cannot find the dispatch-fuzz binary")?;
     // The policy the minimizer used, as the switch gives it (a class the catalogue lacks, such
     // as `unknown`, is a finding under any policy and cannot be named there).
