@@ -281,28 +281,12 @@ fn promote_pending(bucket: &mut Bucket, dir: &Path) {
         root_cause: Some(root_cause),
         dir: dir.to_path_buf(),
     };
-    match promote(request, config::get().policy()).and_then(|done| alone(done, &bucket.class)) {
-        Ok(path) => bucket.case = Some(path.display().to_string()),
+    // An artifact of a long libFuzzer process may need state its earlier inputs left there.
+    let policy = config::get().policy();
+    match promote(request, policy).and_then(|done| crate::regressions::kept_if_alone(done, policy))
+    {
+        Ok(done) => bucket.case = Some(done.path.display().to_string()),
         Err(e) => bucket.promote_error = Some(format!("{e:#}")),
-    }
-}
-
-/// The pending case's path when it shows its finding in a process of its own (an artifact of a
-/// long libFuzzer process may need state earlier inputs left there); else the case is removed.
-fn alone(done: crate::regressions::Promoted, class: &str) -> Result<PathBuf> {
-    let case = ProgramFile::load(&done.path)?;
-    let signature = case.signature.unwrap_or_default();
-    let policy = config::get().policy().with_class(Some(class));
-    match crate::regressions::differs_alone(&done.path, &signature, &policy)? {
-        None => Ok(done.path),
-        Some(got) => {
-            let _ = std::fs::remove_file(&done.path);
-            let _ = std::fs::remove_file(&done.snapshot);
-            anyhow::bail!(
-                "the minimized case gives `{got}` in a process of its own: its finding needs \
-                 state an earlier run left in the minimizing one; not stored"
-            )
-        }
     }
 }
 

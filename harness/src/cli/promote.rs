@@ -3,11 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use dispatch_fuzz::config;
-use dispatch_fuzz::program::ProgramFile;
-use dispatch_fuzz::regressions::{promote, Promotion};
+use dispatch_fuzz::regressions::{kept_if_alone, promote, Promotion};
 
 /// Minimize a finding and store it as a regression case with its snapshot.
 #[derive(clap::Args, Debug)]
@@ -33,21 +32,8 @@ impl Args {
             root_cause: self.root_cause,
             dir: self.dir,
         };
-        let done = promote(request, config::get().policy())?;
-        let case = ProgramFile::load(&done.path)?;
-        let policy = config::get().policy().with_class(case.class.as_deref());
-        let signature = case.signature.unwrap_or_default();
-        if let Some(got) =
-            dispatch_fuzz::regressions::differs_alone(&done.path, &signature, &policy)?
-        {
-            let _ = std::fs::remove_file(&done.path);
-            let _ = std::fs::remove_file(&done.snapshot);
-            bail!(
-                "the stored case gives `{got}` in a process of its own, not `{signature}`: its \
-                 finding needs state an earlier run left in this one; removed {}",
-                done.path.display()
-            );
-        }
+        let policy = config::get().policy();
+        let done = kept_if_alone(promote(request, policy)?, policy)?;
         let m = &done.minimized;
         println!(
             "{}: {} -> {} steps, {} runs, {:.2} s; snapshot {}",

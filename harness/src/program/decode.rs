@@ -131,8 +131,7 @@ impl BiasState {
 /// - a scope would close after about one step (exits are as frequent as ops), leaving its graph
 ///   almost empty for the replay: three exits in four are dropped, so a scope holds several ops;
 /// - most scope exits would declare no output, leaving nothing to replay: an exit declares the
-///   slot last written.
-///
+///   slot last written;
 /// - a backward would almost never differentiate anything: its loss must be computed from a
 ///   `require_grad` leaf, which uniform picks rarely give (of 16,555 decoded backwards 96 ran
 ///   and 36 gave a gradient). Where the steps so far hold a float leaf, the backward takes it as
@@ -149,10 +148,7 @@ fn bias(
     fixer: &Fixer,
     u: &mut Unstructured<'_>,
 ) -> Result<Option<Step>> {
-    let step = without_disabled_backends(step, backends);
-    if let Some(step) = gradient_bias(&step, fixer, u)? {
-        return Ok(Some(step));
-    }
+    let step = gradient_bias(without_disabled_backends(step, backends), fixer, u)?;
     let entering = matches!(step, Step::EnterScope { .. });
     if !entering && !matches!(step, Step::ExitScope { .. }) {
         return Ok(Some(step));
@@ -198,24 +194,25 @@ fn bias(
     })
 }
 
-/// [`bias`] for the steps autodiff needs: `None` for any other step. One byte decides.
-fn gradient_bias(step: &Step, fixer: &Fixer, u: &mut Unstructured<'_>) -> Result<Option<Step>> {
-    let (Step::Backward { .. }
-    | Step::Op { .. }
-    | Step::Autodiff {
-        mode: AutodiffMode::RequireGrad,
-        ..
-    }) = step
-    else {
-        return Ok(None);
-    };
+/// [`bias`] for the steps autodiff needs (one byte decides); any other step as it is.
+fn gradient_bias(step: Step, fixer: &Fixer, u: &mut Unstructured<'_>) -> Result<Step> {
+    if !matches!(
+        step,
+        Step::Backward { .. }
+            | Step::Op { .. }
+            | Step::Autodiff {
+                mode: AutodiffMode::RequireGrad,
+                ..
+            }
+    ) {
+        return Ok(step);
+    }
     let b = u8::arbitrary(u)?;
-    let biased = match step {
+    Ok(match step {
         // One op in four whose program holds a tracked float takes it as its first operand
         // (fixup picks another where it does not fit), so losses are computed through ops.
-        Step::Op { out, op } if b % 4 == 1 => {
-            fixer.pick_float(b / 4, Grad::tracked).map(|tracked| {
-                let mut op = op.clone();
+        Step::Op { out, mut op } if b % 4 == 1 => {
+            if let Some(tracked) = fixer.pick_float(b / 4, Grad::tracked) {
                 let mut first = true;
                 op.map_slots(|s| {
                     if std::mem::take(&mut first) {
@@ -224,25 +221,30 @@ fn gradient_bias(step: &Step, fixer: &Fixer, u: &mut Unstructured<'_>) -> Result
                         s
                     }
                 });
-                Step::Op { out: *out, op }
-            })
+            }
+            Step::Op { out, op }
         }
-        Step::Op { .. } => None,
-        _ if b % 8 == 0 => None,
-        &Step::Backward { out, loss, param } => {
-            fixer.pick_float(param, |g| g == Grad::Leaf).map(|param| {
-                let loss = fixer
+        step @ Step::Op { .. } => step,
+        step if b % 8 == 0 => step,
+        Step::Backward { out, loss, param } => match fixer.pick_float(param, |g| g == Grad::Leaf) {
+            Some(param) => Step::Backward {
+                out,
+                loss: fixer
                     .pick_float(loss, |g| g == Grad::Tracked)
-                    .unwrap_or(param);
-                Step::Backward { out, loss, param }
-            })
-        }
-        &Step::Autodiff { out, src, mode } => fixer
-            .pick_float(src, |g| matches!(g, Grad::Autodiff | Grad::Leaf))
-            .map(|src| Step::Autodiff { out, src, mode }),
-        _ => None,
-    };
-    Ok(Some(biased.unwrap_or_else(|| step.clone())))
+                    .unwrap_or(param),
+                param,
+            },
+            None => Step::Backward { out, loss, param },
+        },
+        Step::Autodiff { out, src, mode } => Step::Autodiff {
+            out,
+            src: fixer
+                .pick_float(src, |g| matches!(g, Grad::Autodiff | Grad::Leaf))
+                .unwrap_or(src),
+            mode,
+        },
+        step => step,
+    })
 }
 
 /// A session that did not opt into wgpu generates Flex where the bytes say wgpu; stored

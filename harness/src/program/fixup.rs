@@ -114,7 +114,8 @@ impl Fixer {
     fn fix(&mut self, step: Step) {
         let grads = self.env.grads;
         if let Some(step) = fix_step(step, &mut self.env) {
-            for (slot, grad) in grads_after(&step, &grads, &self.env) {
+            let grad = grad_after(&step, &grads, &self.env);
+            for slot in step.writes() {
                 self.env.grads[usize::from(slot)] = grad;
             }
             self.fixed.push(step);
@@ -149,11 +150,11 @@ impl Fixer {
     }
 }
 
-/// The autodiff states a fixed step gives the slots it writes, from the states before it (`env`
+/// The autodiff state a fixed step gives the slots it writes, from the states before it (`env`
 /// already types what it wrote).
-fn grads_after(step: &Step, before: &[Grad], env: &Env) -> Vec<(Slot, Grad)> {
+fn grad_after(step: &Step, before: &[Grad], env: &Env) -> Grad {
     let of = |s: &Slot| before[usize::from(*s)];
-    let grad = match step {
+    match step {
         Step::Create { device, .. } | Step::ToDevice { device, .. } => {
             if *device == DeviceRef::FlexAutodiff {
                 Grad::Autodiff
@@ -187,8 +188,7 @@ fn grads_after(step: &Step, before: &[Grad], env: &Env) -> Vec<(Slot, Grad)> {
             }
         }
         _ => Grad::Plain,
-    };
-    step.writes().into_iter().map(|s| (s, grad)).collect()
+    }
 }
 
 /// The operand a module op lacks: a float of the entry's rank is rare among decoded tensors (one

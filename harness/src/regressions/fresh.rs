@@ -48,3 +48,21 @@ pub fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Op
     let got = verdict["finding"]["signature"].as_str();
     Ok((got != Some(signature)).then(|| got.unwrap_or("no finding").to_string()))
 }
+
+/// A case `promote` just stored, kept when a new process shows its finding under `base` with
+/// the case's class as a finding; else removed with its snapshot, and the error says why.
+pub fn kept_if_alone(done: super::Promoted, base: &Policy) -> Result<super::Promoted> {
+    let case = crate::program::ProgramFile::load(&done.path)?;
+    let signature = case.signature.unwrap_or_default();
+    let policy = base.with_class(case.class.as_deref());
+    let Some(got) = differs_alone(&done.path, &signature, &policy)? else {
+        return Ok(done);
+    };
+    let _ = std::fs::remove_file(&done.path);
+    let _ = std::fs::remove_file(&done.snapshot);
+    anyhow::bail!(
+        "the stored case gives `{got}` in a process of its own, not `{signature}`: its finding \
+         needs state an earlier run left in the minimizing one; removed {}",
+        done.path.display()
+    )
+}
