@@ -69,19 +69,21 @@ impl Program {
             .extend_from_slice(&(((1u32 << STEP_KINDS.len()) - 1) as u16).to_le_bytes());
         for step in &self.steps {
             step.serialize(&mut out)?;
-            // `decode::bias` reads one more byte for scope steps, ops, backwards and
-            // require_grads; 0 keeps the step as it is.
-            if matches!(
-                step,
-                Step::EnterScope { .. }
-                    | Step::ExitScope { .. }
-                    | Step::Op { .. }
-                    | Step::Backward { .. }
-                    | Step::Autodiff {
-                        mode: AutodiffMode::RequireGrad,
-                        ..
-                    }
-            ) {
+            // `decode::bias` reads one more byte for scope steps, ops, backwards,
+            // require_grads, creates, moves and syncs; 0 keeps the step as it is.
+            if super::decode::placed(step)
+                || matches!(
+                    step,
+                    Step::EnterScope { .. }
+                        | Step::ExitScope { .. }
+                        | Step::Op { .. }
+                        | Step::Backward { .. }
+                        | Step::Autodiff {
+                            mode: AutodiffMode::RequireGrad,
+                            ..
+                        }
+                )
+            {
                 out.0.push(0);
             }
         }
