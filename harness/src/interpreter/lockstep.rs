@@ -3,7 +3,7 @@
 
 use burn::tensor::{CapturedGraph, TensorId};
 
-use super::trace::Outcome;
+use super::trace::{Outcome, StepRecord};
 use super::value::{held_in, AnyTensor, Held};
 use crate::program::{Program, Slot};
 
@@ -13,7 +13,8 @@ pub struct World<'a> {
     pub(super) program: &'a Program,
     pub(super) slots: &'a [Option<Held>],
     pub(super) graphs: &'a [Option<CapturedGraph>],
-    pub(super) outcomes: &'a [Option<Outcome>],
+    pub(super) records: &'a [StepRecord],
+    pub(super) visited: &'a [bool],
     pub(super) fed: &'a [Vec<bool>],
 }
 
@@ -53,7 +54,10 @@ impl World<'_> {
 
     /// The outcome of step `index`, once it ran.
     pub fn outcome(&self, index: usize) -> Option<&Outcome> {
-        self.outcomes.get(index).and_then(Option::as_ref)
+        self.visited
+            .get(index)
+            .filter(|v| **v)
+            .map(|_| &self.records[index].outcome)
     }
 }
 

@@ -19,8 +19,8 @@ use crate::program::{fill_data, AutodiffMode, Kind, Slot, Step};
 pub struct Computed {
     /// The slot.
     pub slot: Slot,
-    /// The value or the panic.
-    pub value: Result<AnyTensor, PanicInfo>,
+    /// The value (the mirror's own handle, shared) or the panic.
+    pub value: Result<Held, PanicInfo>,
 }
 
 /// Per-slot tensors on one device, following a run.
@@ -110,13 +110,13 @@ impl Mirror {
                 ..
             } => {
                 let data = fill_data(*kind, shape, *fill);
-                computed.push((*out, catch(|| self.upload(*kind, data))));
+                computed.push((*out, catch(|| Held::new(self.upload(*kind, data)))));
             }
             Step::Op { out, op } => {
                 self.slots[usize::from(*out)] = None;
                 if op.operands().iter().all(|s| self.has(*s)) {
                     match catch(|| exec_op(op, |s| self.get(s))) {
-                        Ok(Ok(t)) => computed.push((*out, Ok(t))),
+                        Ok(Ok(t)) => computed.push((*out, Ok(Held::new(t)))),
                         // The mirror's device may reject what the real one took (Flex refuses
                         // mixed int dtypes that capture records): no value there, not judged.
                         Ok(Err(_)) => {}
@@ -128,7 +128,7 @@ impl Mirror {
                 self.slots[usize::from(*out)] = None;
                 if let (Some(loss), Some(param)) = (self.get(*loss), self.get(*param)) {
                     match catch(|| gradient(loss, &param)) {
-                        Ok(Ok(Some(grad))) => computed.push((*out, Ok(grad))),
+                        Ok(Ok(Some(grad))) => computed.push((*out, Ok(Held::new(grad)))),
                         // No gradient there, or no float operands: nothing to compare.
                         Ok(_) => {}
                         Err(panic) => computed.push((*out, Err(panic))),
@@ -197,7 +197,8 @@ impl Mirror {
                         for (slot, data) in outputs.iter().zip(datas) {
                             if (1..=4).contains(&data.shape().num_dims()) {
                                 let kind = kind_of(&data);
-                                computed.push((*slot, catch(|| self.upload(kind, data))));
+                                let value = catch(|| Held::new(self.upload(kind, data)));
+                                computed.push((*slot, value));
                             }
                         }
                     }
@@ -233,7 +234,7 @@ impl Mirror {
             .zip(keep)
             .filter_map(|(c, keep)| keep.then_some(c))
             .map(|(slot, value)| {
-                self.slots[usize::from(slot)] = value.as_ref().ok().cloned().map(Held::new);
+                self.slots[usize::from(slot)] = value.as_ref().ok().cloned();
                 self.follow_autodiff(world, slot, false);
                 Computed { slot, value }
             })

@@ -7,7 +7,7 @@ use burn::tensor::TensorData;
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
 use super::{faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
-use crate::interpreter::{catch, note, on_flex, CompletedScope, Outcome, World};
+use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
 use crate::program::{Slot, Step, Tolerance};
 
 pub use super::DIVERGENCE;
@@ -214,7 +214,7 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
     let poisoned = poisoned.or(misread.then_some(Poison::BoolU32OnFlex));
     shared.poison[o] = poisoned;
     let twin = match &computed.value {
-        Ok(t) => t.clone(),
+        Ok(t) => AnyTensor::clone(t),
         Err(panic) => {
             // Flex computed the value: only a known Burn bug explains wgpu panicking, never a
             // misuse guard.
