@@ -10,6 +10,7 @@ use dispatch_fuzz::config;
 use dispatch_fuzz::hash::fnv1a;
 use dispatch_fuzz::minimize::{minimize_finding, policy_for, Minimizer, Reproduction};
 use dispatch_fuzz::program::{Input, ProgramFile};
+use dispatch_fuzz::regressions::minimize_alone;
 
 /// Minimizes `path` under this process's policy, its own finding included (a known one too);
 /// returns the minimized file and where it went.
@@ -32,6 +33,7 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
             let _ = std::io::stderr().flush();
         }
     });
+    let original = program.clone();
     let (signature, minimized, reproduction) = minimize_finding(program, &policy, minimizer)?;
     if interactive {
         eprintln!();
@@ -56,7 +58,7 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
         .next()
         .unwrap_or_default()
         .to_string();
-    let file = ProgramFile {
+    let mut file = ProgramFile {
         signature: Some(signature.clone()),
         class: Some(class),
         origin: Some(format!("minimized from {origin}")),
@@ -72,13 +74,32 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
         .with_context(|| format!("cannot write {}", alone.display()))?;
     let differs = dispatch_fuzz::regressions::differs_alone(&alone, &signature, &policy);
     let _ = std::fs::remove_file(&alone);
-    if let Some(got) = differs? {
+    let Some(got) = differs? else {
+        return Ok(Some(file));
+    };
+    eprintln!(
+        "the minimized program gives `{got}` in a process of its own (its finding needs state an \
+         earlier candidate left in this one): minimizing again, each candidate in a new process"
+    );
+    let step = dispatch_fuzz::check_with(&original, &policy)?
+        .finding
+        .and_then(|f| f.step);
+    let Some(again) = minimize_alone(&original, &signature, step, &policy)? else {
         eprintln!(
-            "STATEFUL: the minimized program gives `{got}` in a process of its own: its finding \
-             needs state an earlier run left in this one; not saved"
+            "STATEFUL: the input itself does not give its finding in a process of its own: it \
+             needs state an earlier program of its session left; not saved"
         );
         return Ok(None);
-    }
+    };
+    eprintln!(
+        "minimized alone: {} -> {} steps, {} runs ({} from the memo), {:.2} s",
+        again.steps_before,
+        again.steps_after,
+        again.attempts,
+        again.cache_hits,
+        again.elapsed.as_secs_f64()
+    );
+    file.steps = again.program.steps;
     Ok(Some(file))
 }
 
