@@ -10,7 +10,7 @@ use dispatch_fuzz::config;
 use dispatch_fuzz::hash::fnv1a;
 use dispatch_fuzz::minimize::{minimize_finding, policy_for, Minimizer, Reproduction};
 use dispatch_fuzz::program::{Input, ProgramFile};
-use dispatch_fuzz::regressions::minimize_alone;
+use dispatch_fuzz::regressions::settle_alone;
 
 /// Minimizes `path` under this process's policy, its own finding included (a known one too);
 /// returns the minimized file and where it went.
@@ -58,49 +58,32 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
         .next()
         .unwrap_or_default()
         .to_string();
-    let mut file = ProgramFile {
-        signature: Some(signature.clone()),
+    let (minimized, again) = match settle_alone(&original, &signature, minimized, &policy) {
+        Ok(settled) => settled,
+        Err(e) => {
+            eprintln!("STATEFUL: {e:#}; not saved");
+            return Ok(None);
+        }
+    };
+    if again {
+        eprintln!(
+            "the first result gave its finding only after earlier candidates in this process; \
+             minimized again, each candidate in a new process: {} -> {} steps, {} runs ({} from \
+             the memo), {:.2} s",
+            minimized.steps_before,
+            minimized.steps_after,
+            minimized.attempts,
+            minimized.cache_hits,
+            minimized.elapsed.as_secs_f64()
+        );
+    }
+    Ok(Some(ProgramFile {
+        signature: Some(signature),
         class: Some(class),
         origin: Some(format!("minimized from {origin}")),
         steps: minimized.program.steps,
         ..ProgramFile::default()
-    };
-    let alone = std::env::temp_dir().join(format!(
-        "dispatch-fuzz-minimized-{}-{:016x}.json",
-        std::process::id(),
-        fnv1a(&[signature.as_bytes()])
-    ));
-    std::fs::write(&alone, file.to_text())
-        .with_context(|| format!("cannot write {}", alone.display()))?;
-    let differs = dispatch_fuzz::regressions::differs_alone(&alone, &signature, &policy);
-    let _ = std::fs::remove_file(&alone);
-    let Some(got) = differs? else {
-        return Ok(Some(file));
-    };
-    eprintln!(
-        "the minimized program gives `{got}` in a process of its own (its finding needs state an \
-         earlier candidate left in this one): minimizing again, each candidate in a new process"
-    );
-    let step = dispatch_fuzz::check_with(&original, &policy)?
-        .finding
-        .and_then(|f| f.step);
-    let Some(again) = minimize_alone(&original, &signature, step, &policy)? else {
-        eprintln!(
-            "STATEFUL: the input itself does not give its finding in a process of its own: it \
-             needs state an earlier program of its session left; not saved"
-        );
-        return Ok(None);
-    };
-    eprintln!(
-        "minimized alone: {} -> {} steps, {} runs ({} from the memo), {:.2} s",
-        again.steps_before,
-        again.steps_after,
-        again.attempts,
-        again.cache_hits,
-        again.elapsed.as_secs_f64()
-    );
-    file.steps = again.program.steps;
-    Ok(Some(file))
+    }))
 }
 
 /// Shrink a finding (libFuzzer artifact or program file) keeping its signature.

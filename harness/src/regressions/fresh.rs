@@ -106,3 +106,41 @@ pub fn minimize_alone(
     let _ = std::fs::remove_file(&path);
     result
 }
+
+/// The program a minimization ended on, when it gives `signature` in a process of its own;
+/// else `original` minimized again with every candidate in a new process ([`minimize_alone`]),
+/// and `true` with it. An error when `original` itself does not give the finding alone: it
+/// needs state an earlier program of its session left.
+pub fn settle_alone(
+    original: &Program,
+    signature: &str,
+    minimized: Minimized,
+    policy: &Policy,
+) -> Result<(Minimized, bool)> {
+    let path = std::env::temp_dir().join(format!(
+        "dispatch-fuzz-minimized-{}-{:016x}.json",
+        std::process::id(),
+        fnv1a(&[signature.as_bytes()])
+    ));
+    let file = ProgramFile {
+        steps: minimized.program.steps.clone(),
+        ..ProgramFile::default()
+    };
+    std::fs::write(&path, file.to_text())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let differs = differs_alone(&path, signature, policy);
+    let _ = std::fs::remove_file(&path);
+    if differs?.is_none() {
+        return Ok((minimized, false));
+    }
+    let step = crate::check_with(original, policy)?
+        .finding
+        .and_then(|f| f.step);
+    match minimize_alone(original, signature, step, policy)? {
+        Some(again) => Ok((again, true)),
+        None => anyhow::bail!(
+            "the input does not give `{signature}` in a process of its own: its finding needs \
+             state an earlier program of its session left"
+        ),
+    }
+}

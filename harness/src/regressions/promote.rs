@@ -64,11 +64,15 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
     let input = Input::load(&options.input, config::get().backends)?;
     let policy = crate::minimize::policy_for(&input, policy);
     let origin = input.origin;
+    let original = input.program.clone();
     let (signature, minimized, reproduction) =
         minimize_finding(input.program, &policy, Minimizer::new())?;
     if let Reproduction::Flaky { reproduced, runs } = reproduction {
         bail!("the minimized program reproduced {reproduced} of {runs} re-runs: not a reproducer");
     }
+    // A long libFuzzer process's artifact may reproduce alone while its in-process
+    // minimization ends on state earlier candidates left.
+    let (minimized, _) = super::settle_alone(&original, &signature, minimized, &policy)?;
     let class = signature
         .split(" | ")
         .next()
