@@ -66,8 +66,9 @@ pub enum Poison {
     /// apart (a negative power: -inf on Flex, +inf on wgpu; fuzz --backends flex,capture,wgpu
     /// --seed 105).
     SignedZero,
-    /// An op with a pole at zero (see `Unspecified::Pole`) over an operand near zero, where the
-    /// operands were not bit-identical on both backends.
+    /// An op with a pole at zero (see `Unspecified::Pole`) over an operand near zero, or at -1
+    /// and 1 (`Unspecified::UnitEdge`) over one near them, where the operands were not
+    /// bit-identical on both backends.
     NearPole,
     /// An inverse hyperbolic past its square's range (see `Unspecified::SquareOverflow`).
     SquareOverflow,
@@ -292,7 +293,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
         _ => match op.unspecified() {
             Unspecified::None => return None,
             Unspecified::Nan => Poison::NanCompared,
-            Unspecified::Pole => Poison::NearPole,
+            Unspecified::Pole | Unspecified::UnitEdge => Poison::NearPole,
             // Past an inexact quotient the result is open whatever the operands; short of it,
             // the differential decides, knowing whether the operands were identical.
             Unspecified::Jumps => {
@@ -339,6 +340,9 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
                 xs.iter().any(|v| v.is_nan()) || xs.windows(2).any(|w| w[0] == w[1])
             }
             (_, Poison::NanCompared) => values(&data).iter().any(|v| v.is_nan()),
+            (_, Poison::NearPole) if op.unspecified() == Unspecified::UnitEdge => values(&data)
+                .iter()
+                .any(|v| (v.abs() - 1.0).abs() <= crate::program::limits::POLE_NEIGHBOURHOOD),
             (_, Poison::NearPole) => values(&data)
                 .iter()
                 .any(|v| v.abs() <= crate::program::limits::POLE_NEIGHBOURHOOD),

@@ -62,6 +62,12 @@ pub enum Unspecified {
     /// leaves the result open: 0/0 is NaN on Flex and 1e-8/1e-8 is 1 on wgpu (fuzz --backends
     /// flex,capture,wgpu --seed 105, erf(0) / erf(0)).
     Pole,
+    /// As [`Unspecified::Pole`] at -1 and 1: atanh's poles, and the edges of asin's and acos's
+    /// domain. An operand the backends did not compute bit for bit alike within
+    /// [`POLE_NEIGHBOURHOOD`](crate::program::limits::POLE_NEIGHBOURHOOD) of either leaves the
+    /// result open: a Lanczos3 resampling's 1 is 1 on Flex and 1.0000001 on wgpu, and atanh
+    /// makes them inf and NaN (fuzz --backends flex,capture,wgpu --seed 115).
+    UnitEdge,
     /// A result that jumps where the operands meet an edge (a float remainder or fmod: at each
     /// multiple of the divisor): over operands the backends did not compute bit for bit alike
     /// it is left open, as a `step` op's (a Lanczos3 resampling's 0 is 1e-7 on Flex and -1.6e-7
@@ -117,6 +123,9 @@ macro_rules! op_unspecified {
     };
     (pole) => {
         Unspecified::Pole
+    };
+    (unit_edge) => {
+        Unspecified::UnitEdge
     };
     (jumps) => {
         Unspecified::Jumps

@@ -37,14 +37,14 @@ macro_rules! unary_ops {
             tan: [Float] -> same, transcendental, large, x => x.tan();
             sinh: [Float] -> same, transcendental, overflow, x => x.sinh();
             cosh: [Float] -> same, transcendental, overflow, x => x.cosh();
-            asin: [Float] -> same, transcendental, none, x => x.asin();
-            acos: [Float] -> same, transcendental, none, x => x.acos();
+            asin: [Float] -> same, transcendental, unit_edge, x => x.asin();
+            acos: [Float] -> same, transcendental, unit_edge, x => x.acos();
             // WGSL may assume no NaN reaches it: llvmpipe's atan(NaN) is 0 (fuzz --seed 104
             // with wgpu).
             atan: [Float] -> same, transcendental, nan, x => x.atan();
             asinh: [Float] -> same, transcendental, square_overflow, x => x.asinh();
             acosh: [Float] -> same, transcendental, square_overflow, x => x.acosh();
-            atanh: [Float] -> same, transcendental, none, x => x.atanh();
+            atanh: [Float] -> same, transcendental, unit_edge, x => x.atanh();
             erf: [Float] -> same, transcendental, none, x => x.erf();
             deg2rad: [Float] -> same, balanced, none, x => x.deg2rad();
             rad2deg: [Float] -> same, balanced, none, x => x.rad2deg();
