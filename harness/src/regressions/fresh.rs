@@ -82,20 +82,8 @@ pub fn minimize_alone(
     failing_step: Option<usize>,
     policy: &Policy,
 ) -> Result<Option<Minimized>> {
-    let path = std::env::temp_dir().join(format!(
-        "dispatch-fuzz-alone-{}-{:016x}.json",
-        std::process::id(),
-        fnv1a(&[signature.as_bytes()])
-    ));
-    let alone = |p: &Program| -> Result<bool> {
-        let file = ProgramFile {
-            steps: p.steps.clone(),
-            ..ProgramFile::default()
-        };
-        std::fs::write(&path, file.to_text())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(differs_alone(&path, signature, policy)?.is_none())
-    };
+    let path = scratch_path(signature);
+    let alone = |p: &Program| reproduces_alone(&path, p, signature, policy);
     let result = match alone(program) {
         Ok(true) => Minimizer::new()
             .run(program.clone(), failing_step, alone)
@@ -117,20 +105,10 @@ pub fn settle_alone(
     minimized: Minimized,
     policy: &Policy,
 ) -> Result<(Minimized, bool)> {
-    let path = std::env::temp_dir().join(format!(
-        "dispatch-fuzz-minimized-{}-{:016x}.json",
-        std::process::id(),
-        fnv1a(&[signature.as_bytes()])
-    ));
-    let file = ProgramFile {
-        steps: minimized.program.steps.clone(),
-        ..ProgramFile::default()
-    };
-    std::fs::write(&path, file.to_text())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    let differs = differs_alone(&path, signature, policy);
+    let path = scratch_path(signature);
+    let alone = reproduces_alone(&path, &minimized.program, signature, policy);
     let _ = std::fs::remove_file(&path);
-    if differs?.is_none() {
+    if alone? {
         return Ok((minimized, false));
     }
     let step = crate::check_with(original, policy)?
@@ -143,4 +121,29 @@ pub fn settle_alone(
              state an earlier program of its session left"
         ),
     }
+}
+
+/// A scratch file for the program of a finding with `signature`, one per process.
+fn scratch_path(signature: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "dispatch-fuzz-alone-{}-{:016x}.json",
+        std::process::id(),
+        fnv1a(&[signature.as_bytes()])
+    ))
+}
+
+/// Whether `program`, written to `path`, gives `signature` in a new process.
+fn reproduces_alone(
+    path: &Path,
+    program: &Program,
+    signature: &str,
+    policy: &Policy,
+) -> Result<bool> {
+    let file = ProgramFile {
+        steps: program.steps.clone(),
+        ..ProgramFile::default()
+    };
+    std::fs::write(path, file.to_text())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(differs_alone(path, signature, policy)?.is_none())
 }
