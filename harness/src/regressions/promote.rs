@@ -54,7 +54,8 @@ pub fn assert_snapshot(case: &Case, dir: &Path, text: &str) {
 }
 
 /// Minimizes a finding under `policy` (plus its own class) and stores it in `request.dir` with
-/// its snapshot. Must run with debug assertions, as `cargo test` does.
+/// its snapshot. Must run with debug assertions, as `cargo test` does, and in the
+/// `dispatch-fuzz` binary: the result is checked in a new process (`settle_alone`).
 pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
     // Snapshots must be recorded as `cargo test` runs: with debug assertions, which change
     // which of Burn's checks fires first (Flex asserts dtypes per op only in debug builds).
