@@ -155,10 +155,10 @@ fn bias(
         return Ok(None);
     };
     let step = placement_bias(step, state, u)?;
-    let entering = matches!(step, Step::EnterScope { .. });
-    if !entering && !matches!(step, Step::ExitScope { .. }) {
+    if !scoping(&step) {
         return Ok(Some(step));
     }
+    let entering = matches!(step, Step::EnterScope { .. });
     // `fixup` drops it: the decoding state must not count it as open.
     if entering && state.open.len() >= MAX_SCOPE_DEPTH {
         return Ok(None);
@@ -200,10 +200,33 @@ fn bias(
     })
 }
 
+/// Whether [`bias`] reads a byte for `step` (one at most: the three nudges take disjoint step
+/// kinds). The encoder writes 0 for each, which keeps the step as it is.
+pub(super) fn reads_bias_byte(step: &Step) -> bool {
+    scoping(step) || autodiff_nudged(step) || placed(step)
+}
+
+/// A scope entry or exit, which [`bias`] itself nudges.
+fn scoping(step: &Step) -> bool {
+    matches!(step, Step::EnterScope { .. } | Step::ExitScope { .. })
+}
+
+/// The steps [`gradient_bias`] reads a byte for: ops, backwards and `require_grad`s.
+fn autodiff_nudged(step: &Step) -> bool {
+    matches!(
+        step,
+        Step::Backward { .. }
+            | Step::Op { .. }
+            | Step::Autodiff {
+                mode: AutodiffMode::RequireGrad,
+                ..
+            }
+    )
+}
+
 /// Whether [`placement_bias`] reads a byte for `step`: every create and move, and the device
-/// calls a capture device refuses outside its scope (`sync`, `flush`). The encoder writes 0
-/// for each (keep the step as it is).
-pub(super) fn placed(step: &Step) -> bool {
+/// calls a capture device refuses outside its scope (`sync`, `flush`).
+fn placed(step: &Step) -> bool {
     matches!(
         step,
         Step::Create { .. }
@@ -248,15 +271,7 @@ fn placement_bias(mut step: Step, state: &BiasState, u: &mut Unstructured<'_>) -
 
 /// [`bias`] for the steps autodiff needs (one byte decides); any other step as it is.
 fn gradient_bias(step: Step, fixer: &Fixer, u: &mut Unstructured<'_>) -> Result<Option<Step>> {
-    if !matches!(
-        step,
-        Step::Backward { .. }
-            | Step::Op { .. }
-            | Step::Autodiff {
-                mode: AutodiffMode::RequireGrad,
-                ..
-            }
-    ) {
+    if !autodiff_nudged(&step) {
         return Ok(Some(step));
     }
     let b = u8::arbitrary(u)?;

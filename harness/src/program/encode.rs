@@ -10,7 +10,7 @@
 use serde::ser::{self, Impossible, Serialize};
 
 use super::decode::STEP_KINDS;
-use super::step::{AutodiffMode, Step};
+use super::step::Step;
 use super::Program;
 
 /// Variant counts of the enums steps contain, by Rust name. A count that falls behind its enum
@@ -69,21 +69,8 @@ impl Program {
             .extend_from_slice(&(((1u32 << STEP_KINDS.len()) - 1) as u16).to_le_bytes());
         for step in &self.steps {
             step.serialize(&mut out)?;
-            // `decode::bias` reads one more byte for scope steps, ops, backwards,
-            // require_grads, creates, moves and syncs; 0 keeps the step as it is.
-            if super::decode::placed(step)
-                || matches!(
-                    step,
-                    Step::EnterScope { .. }
-                        | Step::ExitScope { .. }
-                        | Step::Op { .. }
-                        | Step::Backward { .. }
-                        | Step::Autodiff {
-                            mode: AutodiffMode::RequireGrad,
-                            ..
-                        }
-                )
-            {
+            // 0 keeps the step as it is.
+            if super::decode::reads_bias_byte(step) {
                 out.0.push(0);
             }
         }

@@ -57,6 +57,13 @@ impl Env {
         self.pick_slot(wanted, |_, t| accept(t))
     }
 
+    /// [`Env::pick`] among float slots whose autodiff state `accept` takes.
+    fn pick_float(&self, wanted: Slot, accept: impl Fn(Grad) -> bool) -> Option<Slot> {
+        self.pick_slot(wanted, |s, t| {
+            t.kind == Kind::Float && accept(self.grads[usize::from(s)])
+        })
+    }
+
     /// [`Env::pick`] with a test that also sees the slot.
     fn pick_slot(&self, wanted: Slot, accept: impl Fn(Slot, &Ty) -> bool) -> Option<Slot> {
         let fits = |s: Slot| self.ty(s).is_some_and(|t| accept(s, &t));
@@ -130,9 +137,7 @@ impl Fixer {
     /// The slot [`Env::pick`] resolves `wanted` to among float slots whose autodiff state
     /// `accept` takes.
     pub(super) fn pick_float(&self, wanted: Slot, accept: impl Fn(Grad) -> bool) -> Option<Slot> {
-        self.env.pick_slot(wanted, |s, t| {
-            t.kind == Kind::Float && accept(self.env.grads[usize::from(s)])
-        })
+        self.env.pick_float(wanted, accept)
     }
 
     /// The repaired program: unclosed scopes get an implicit exit with no boundaries,
@@ -215,10 +220,12 @@ fn missing_module_operand(step: &Step, env: &Env) -> Option<Step> {
     let out = (0..MAX_SLOTS)
         .find(|s| env.ty(*s).is_none())
         .unwrap_or(out % MAX_SLOTS);
-    let tracked = env.pick_slot(*src, |s, t| {
-        t.kind == Kind::Float && env.grads[usize::from(s)].tracked()
-    });
-    if let Some(tracked) = tracked.filter(|_| env.scopes.is_empty()) {
+    let tracked = env
+        .scopes
+        .is_empty()
+        .then(|| env.pick_float(*src, Grad::tracked))
+        .flatten();
+    if let Some(tracked) = tracked {
         let mut dims: Vec<usize> = env.ty(tracked)?.shape;
         while dims.len() > spec.rank {
             let merged = dims.remove(0);
