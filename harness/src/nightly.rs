@@ -281,10 +281,9 @@ fn promote_pending(bucket: &mut Bucket, dir: &Path) {
         root_cause: Some(root_cause),
         dir: dir.to_path_buf(),
     };
-    // An artifact of a long libFuzzer process may need state its earlier inputs left there.
-    let policy = config::get().policy();
-    match promote(request, policy).and_then(|done| crate::regressions::kept_if_alone(done, policy))
-    {
+    // An artifact of a long libFuzzer process may need state its earlier inputs left there:
+    // promote stores only a case that shows its finding in a process of its own.
+    match promote(request, config::get().policy()) {
         Ok(done) => bucket.case = Some(done.path.display().to_string()),
         Err(e) => bucket.promote_error = Some(format!("{e:#}")),
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use dispatch_fuzz::config;
-use dispatch_fuzz::regressions::{kept_if_alone, promote, Promotion};
+use dispatch_fuzz::regressions::{promote, Promotion};
 
 /// Minimize a finding and store it as a regression case with its snapshot.
 #[derive(clap::Args, Debug)]
@@ -32,8 +32,7 @@ impl Args {
             root_cause: self.root_cause,
             dir: self.dir,
         };
-        let policy = config::get().policy();
-        let done = kept_if_alone(promote(request, policy)?, policy)?;
+        let done = promote(request, config::get().policy())?;
         let m = &done.minimized;
         println!(
             "{}: {} -> {} steps, {} runs, {:.2} s; snapshot {}",

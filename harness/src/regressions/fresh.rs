@@ -3,9 +3,10 @@
 //! The minimizer runs every candidate, and its re-runs, in one process. An earlier run may have
 //! left state there that a finding depends on (a wgpu device poisoned by a failed launch makes
 //! every later wgpu step fail), and then the minimized program reproduces only after it. A
-//! reproducer must show its bug alone, so the saved file runs once more in a new process: this
-//! binary's `run --json`, so only the `dispatch-fuzz` binary may call it (a test binary is no
-//! `dispatch-fuzz`).
+//! reproducer must show its bug alone, so the result runs once more in a new process, and where
+//! it does not show it there the input is minimized again with each candidate in a new process
+//! (`settle_alone`, which `minimize` and `promote` call): this binary's `run --json`, so only the
+//! `dispatch-fuzz` binary may call it (a test binary is no `dispatch-fuzz`).
 
 use std::path::Path;
 use std::process::Command;
@@ -50,24 +51,6 @@ pub fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Op
     })?;
     let got = verdict["finding"]["signature"].as_str();
     Ok((got != Some(signature)).then(|| got.unwrap_or("no finding").to_string()))
-}
-
-/// A case `promote` just stored, kept when a new process shows its finding under `base` with
-/// the case's class as a finding; else removed with its snapshot, and the error says why.
-pub fn kept_if_alone(done: super::Promoted, base: &Policy) -> Result<super::Promoted> {
-    let case = crate::program::ProgramFile::load(&done.path)?;
-    let signature = case.signature.unwrap_or_default();
-    let policy = base.with_class(case.class.as_deref());
-    let Some(got) = differs_alone(&done.path, &signature, &policy)? else {
-        return Ok(done);
-    };
-    let _ = std::fs::remove_file(&done.path);
-    let _ = std::fs::remove_file(&done.snapshot);
-    anyhow::bail!(
-        "the stored case gives `{got}` in a process of its own, not `{signature}`: its finding \
-         needs state an earlier run left in the minimizing one; removed {}",
-        done.path.display()
-    )
 }
 
 /// Shrinks `program` keeping `signature` as the minimizer does, but runs every candidate in a
