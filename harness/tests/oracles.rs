@@ -151,3 +151,41 @@ fn a_transaction_answer_that_is_not_the_tensors_own_read_is_a_transaction_mismat
         finding.signature
     );
 }
+
+#[test]
+fn every_known_bad_replay_source_is_a_table_op_with_stored_cases_for_its_output_and_its_consumers()
+{
+    use dispatch_fuzz::oracles::eager_replay::WGPU_REPLAY_BAD_SOURCES;
+    use dispatch_fuzz::program::ModuleOp;
+    use dispatch_fuzz::regressions::{default_dir, load_all};
+    let cases = load_all(&default_dir()).unwrap();
+    let signature = |name: &str| {
+        let case = cases.iter().find(|c| c.name == name);
+        let case = case.unwrap_or_else(|| panic!("{name} is no stored case"));
+        case.file.signature.clone().unwrap_or_default()
+    };
+    for source in WGPU_REPLAY_BAD_SOURCES {
+        let op = source.op.strip_prefix("module ").unwrap_or(source.op);
+        assert!(
+            ModuleOp::named(op).is_some(),
+            "{} is no module op",
+            source.op
+        );
+        let own = signature(source.case);
+        assert!(
+            own.contains(&format!("the replayed {} differs", source.op)),
+            "{}: {own}",
+            source.case
+        );
+        // Some stored case shows a value computed from the bad data, so its consumers are known.
+        let consumer = format!("the replayed value computed from {} differs", source.data);
+        assert!(
+            cases.iter().any(|c| c
+                .file
+                .signature
+                .as_deref()
+                .is_some_and(|s| s.contains(&consumer))),
+            "no stored case shows {consumer}"
+        );
+    }
+}

@@ -857,3 +857,34 @@ fn a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_repl
         vec!["wgpu-powf-zero-to-the-zero-is-zero-unlike-flex".to_string()]
     );
 }
+
+#[test]
+fn a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max_pool() {
+    // The indices of a captured max_pool2d_with_indices replay on wgpu as packed i32 pairs (a
+    // stored case); a scalar mul over them inside the scope is wrong on wgpu only. Signed with
+    // the mul, every consumer was a new finding (fuzz --backends flex,capture,wgpu --seed 114).
+    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let verdict = check(&common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [4, 3, 1, 3], "fill": "arange", "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"module": {"op": "max_pool2d_indices", "src": 0, "kernel": 3}}}},
+            {"op": {"out": 2, "op": {"scalar": {"op": "mul", "src": 1, "value": -14}}}},
+            {"exit_scope": {"inputs": [], "outputs": [2]}}]"#,
+    ))
+    .unwrap();
+    let signatures: Vec<&str> = verdict
+        .oracles
+        .violations
+        .iter()
+        .map(|v| v.summary.as_str())
+        .collect();
+    assert_eq!(
+        signatures,
+        ["the replayed value computed from max-pool indices differs from the eager Flex run (I64 replayed, I32 eager)"]
+    );
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert_eq!(
+        verdict.known_findings,
+        ["wgpu-replayed-values-computed-from-max-pool-indices-read-packed-pairs"]
+    );
+}
