@@ -16,6 +16,7 @@ pub mod faults;
 pub mod known;
 mod lockstep;
 pub mod model;
+pub mod naming;
 pub mod transaction_reads;
 
 use serde::{Deserialize, Serialize};

@@ -155,7 +155,7 @@ fn a_transaction_answer_that_is_not_the_tensors_own_read_is_a_transaction_mismat
 #[test]
 fn every_known_bad_replay_source_is_a_table_op_with_stored_cases_for_its_output_and_its_consumers()
 {
-    use dispatch_fuzz::oracles::eager_replay::WGPU_REPLAY_BAD_SOURCES;
+    use dispatch_fuzz::oracles::naming::WGPU_REPLAY_BAD_SOURCES;
     use dispatch_fuzz::program::ModuleOp;
     use dispatch_fuzz::regressions::{default_dir, load_all};
     let cases = load_all(&default_dir()).unwrap();

@@ -6,7 +6,8 @@ use burn::tensor::TensorData;
 
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
-use super::{faults, is_known_bug, Oracle, Shared, StepFacts, Violation};
+use super::naming::{replayed_on_wgpu, step_name};
+use super::{faults, is_known_bug, normalize_message, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
 use crate::program::{Slot, Step, Tolerance};
 
@@ -150,7 +151,8 @@ fn graph_has_step_op(program: &crate::program::Program, index: usize, loss: Slot
 impl Differential {
     /// What computed slot `out` at `step`, for the signature: the op, or for a replayed output
     /// the op inside the scope that computed it (a known bug met through a replay is the same
-    /// bug: wgpu's 0^0 replayed, fuzz --backends flex,capture,wgpu --seed 104).
+    /// bug: wgpu's 0^0 replayed, fuzz --backends flex,capture,wgpu --seed 104), or the bad data
+    /// a wgpu replay is known to compute that it came from (`WGPU_REPLAY_BAD_SOURCES`).
     fn what(&self, world: &World<'_>, step: &Step, out: Slot) -> String {
         if let Step::Replay { graph, outputs, .. } = step {
             let k = outputs.iter().rposition(|s| *s == out);
@@ -160,7 +162,7 @@ impl Differential {
                 .and_then(Option::as_ref);
             if let (Some(k), Some((exit, slots))) = (k, scope) {
                 if let Some(slot) = slots.get(k) {
-                    return producer(world, *slot, *exit);
+                    return replayed_on_wgpu(world, *slot, *exit);
                 }
             }
         }
@@ -200,7 +202,8 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
         Some(Ok(Err(error))) => {
             let error = error.to_string();
             if lookup_error(catalogue(), &error).is_none() {
-                return diverge(shared, index, out, "Flex failed to read", error);
+                let summary = failure("Flex failed to read", what, &error);
+                return diverge(shared, index, out, &summary, error);
             }
             None
         }
@@ -219,14 +222,8 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
             // Flex computed the value: only a known Burn bug explains wgpu panicking, never a
             // misuse guard.
             if flex.is_some() && !is_known_bug(panic) {
-                let message = panic.message.clone();
-                diverge(
-                    shared,
-                    index,
-                    out,
-                    "wgpu panicked where Flex computed",
-                    message,
-                );
+                let summary = failure("wgpu panicked where Flex computed", what, &panic.message);
+                diverge(shared, index, out, &summary, panic.message.clone());
             } else {
                 shared.wgpu_met_panic(panic);
                 note(panic.clone());
@@ -245,7 +242,10 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
         Ok(Err(e)) => {
             let error = e.to_string();
             match lookup_error(catalogue(), &error) {
-                None => diverge(shared, index, out, "wgpu failed to read", error),
+                None => {
+                    let summary = failure("wgpu failed to read", what, &error);
+                    diverge(shared, index, out, &summary, error)
+                }
                 Some(record) => {
                     shared.wgpu_met(&record.background_tag);
                     shared.poison[o] = Some(Poison::KnownBug);
@@ -255,7 +255,8 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
         }
         Err(panic) => {
             if !is_known_bug(&panic) {
-                diverge(shared, index, out, "wgpu panicked reading", panic.message);
+                let summary = failure("wgpu panicked reading", what, &panic.message);
+                diverge(shared, index, out, &summary, panic.message);
             } else {
                 shared.wgpu_met_panic(&panic);
                 note(panic);
@@ -302,6 +303,14 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
     }
 }
 
+/// A divergence's summary for a backend that failed: what failed, on which op's value, and the
+/// failure's message with its numbers and kernel hashes normalized. Without the op and the
+/// message every such failure is one signature, so one stored case would pass them all as
+/// known.
+fn failure(how: &str, what: &str, message: &str) -> String {
+    format!("{how} ({what}): {}", normalize_message(message))
+}
+
 fn diverge(shared: &mut Shared, index: usize, out: Slot, summary: &str, details: String) {
     // What is computed from a diverged value would only repeat the report.
     shared.poison[usize::from(out)] = Some(Poison::FromPoisoned);
@@ -317,34 +326,4 @@ fn diverge(shared: &mut Shared, index: usize, out: Slot, summary: &str, details:
 /// Up to eight values of `data`, for a divergence message.
 fn short(data: &TensorData) -> Vec<f64> {
     compare::values(data).into_iter().take(8).collect()
-}
-
-/// The name of the op that computed `slot`'s value before step `before` (`unary exp`, `cast`),
-/// looking through steps that only pass a value on (clone, `to_device`, autodiff conversions),
-/// so one bug reached through different hand-offs keeps one signature.
-pub fn producer(world: &World<'_>, mut slot: Slot, mut before: usize) -> String {
-    let succeeded = |i: usize| matches!(world.outcome(i), Some(Outcome::Ok { .. }));
-    loop {
-        let found = world.program().steps[..before]
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(i, s)| s.writes().contains(&slot) && succeeded(*i));
-        match found {
-            Some((
-                i,
-                Step::Clone { src, .. } | Step::ToDevice { src, .. } | Step::Autodiff { src, .. },
-            )) => (slot, before) = (*src, i),
-            Some((_, step)) => return step_name(step),
-            None => return "output".to_string(),
-        }
-    }
-}
-
-/// A step's name in signatures: the op's (`unary exp`, `cast`) or the step kind's.
-pub fn step_name(step: &Step) -> String {
-    match step {
-        Step::Op { op, .. } => op.name(),
-        step => step.name().to_string(),
-    }
 }

@@ -6,7 +6,7 @@
 use burn::tensor::{DType, TensorData, Tolerance};
 
 use super::compare::{self, native_bools, DiffEq, Poison};
-use super::differential::{producer, step_name};
+use super::naming::{producer, replayed_on_wgpu};
 use super::{faults, is_known_bug, normalize_message, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{
     catch, note, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
@@ -23,81 +23,6 @@ pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 pub fn difference(replayed: &TensorData, eager: &TensorData) -> Option<String> {
     let tolerance = eager.dtype().is_float().then(Tolerance::<f64>::default);
     compare::difference_with(replayed, eager, tolerance, ("replayed", "eager"))
-}
-
-/// An op whose output a wgpu replay is known to compute wrong.
-pub struct BadReplaySource {
-    /// The op's name in signatures (`step_name`).
-    pub op: &'static str,
-    /// What its bad output is, as the signature of a value computed from it names it: one name
-    /// for the ops of one bug, so each bug's consumers are one signature.
-    pub data: &'static str,
-    /// The stored case whose own comparison is the op's output.
-    pub case: &'static str,
-}
-
-/// Ops whose output the wgpu replay of a graph computes wrong (a stored case each). A value the
-/// same replay computed from such an output carries the error on, so its mismatch is signed
-/// with the bad data, not with whichever op consumed it: every consumer is one signature
-/// instead of one per op (fuzz --backends flex,capture,wgpu --seeds 114 and 115 met a scalar mul
-/// and a swap_dims over the indices). Only wgpu-only mismatches are signed so: one the Flex
-/// replay shows too is not this bug. The op's own output keeps its case's signature.
-pub const WGPU_REPLAY_BAD_SOURCES: &[BadReplaySource] = &[
-    // cubek-pool writes i32 indices into the I64 buffer capture asks for.
-    BadReplaySource {
-        op: "module max_pool2d_indices",
-        data: "max-pool indices",
-        case: "wgpu-max-pool-indices-ignore-the-i64-dtype-capture-records",
-    },
-    BadReplaySource {
-        op: "module max_pool1d_indices",
-        data: "max-pool indices",
-        case: "wgpu-max-pool1d-indices-ignore-the-i64-dtype-capture-records",
-    },
-];
-
-/// The op of [`WGPU_REPLAY_BAD_SOURCES`] that slot `slot`'s value was computed from inside the
-/// scope that `exit` closes (the steps its graph recorded: nested scopes record their own), if
-/// one was. Only a source inside the graph counts: an input is fed eager Flex data.
-fn bad_replay_source(
-    world: &World<'_>,
-    slot: Slot,
-    exit: usize,
-) -> Option<&'static BadReplaySource> {
-    let steps = &world.program().steps;
-    let ends = world.program().scope_ends();
-    let enter = ends.iter().position(|e| *e == Some(exit))?;
-    // Whether step i is the scope's own, not a nested scope's.
-    let mut own = vec![true; steps.len()];
-    for (i, end) in ends
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i > enter && *i < exit)
-    {
-        if let Some(end) = end {
-            own[i..=*end].iter_mut().for_each(|o| *o = false);
-        }
-    }
-    let succeeded = |i: usize| matches!(world.outcome(i), Some(Outcome::Ok { .. }));
-    let mut seen = vec![false; steps.len()];
-    let mut pending = vec![(slot, exit)];
-    while let Some((slot, before)) = pending.pop() {
-        let Some(i) = (enter + 1..before)
-            .rev()
-            .find(|&i| own[i] && steps[i].writes().contains(&slot) && succeeded(i))
-        else {
-            continue;
-        };
-        if std::mem::replace(&mut seen[i], true) {
-            continue;
-        }
-        let name = step_name(&steps[i]);
-        if let Some(source) = WGPU_REPLAY_BAD_SOURCES.iter().find(|b| b.op == name) {
-            return Some(source);
-        }
-        pending.extend(steps[i].reads().iter().map(|s| (*s, i)));
-    }
-    None
 }
 
 /// The eager-replay oracle for one run.
@@ -283,14 +208,11 @@ impl Oracle for EagerReplay {
                 .iter()
                 .map(|(slot, _)| *slot)
                 .find(|slot| found.iter().any(|f| f.contains(&format!("(t{slot})"))));
-            let mut what = first.map_or_else(|| "output".to_string(), |s| producer(world, s, exit));
-            if let Some(source) = first
-                .filter(|s| !on_flex.contains(s))
-                .and_then(|s| bad_replay_source(world, s, exit))
-                .filter(|source| source.op != what)
-            {
-                what = format!("value computed from {}", source.data);
-            }
+            let what = match first {
+                Some(s) if !on_flex.contains(&s) => replayed_on_wgpu(world, s, exit),
+                Some(s) => producer(world, s, exit),
+                None => "output".to_string(),
+            };
             let pair = dtypes
                 .iter()
                 .find(|(s, _, _)| Some(*s) == first)

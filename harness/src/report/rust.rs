@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::interpreter::{Outcome, Trace};
+use crate::interpreter::{Outcome, Trace, ValueInfo};
 use crate::oracles::Finding;
 use crate::oracles::{DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::display::op_expr;
@@ -385,7 +385,13 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     }
     if let (Some(_), Some(at)) = (differential, at) {
         demo_helpers = true;
-        body.push_str(&differential_check(program, at, &ran));
+        let check = match (&program.steps[at], outcome(at)) {
+            (Step::Replay { .. }, Some(Outcome::Ok { outputs, .. })) => {
+                replay_differential_check(program, at, outputs)
+            }
+            _ => differential_check(program, at, &ran),
+        };
+        body.push_str(&check);
     }
     let replay = program
         .steps
@@ -604,6 +610,49 @@ fn differential_check(program: &Program, at: usize, ran: &dyn Fn(usize) -> bool)
         let _ = writeln!(
             out,
             "{pad}assert_same_values(\"t{o}: wgpu vs flex\", &w{o}.clone().into_data(), &e{o}.clone().into_data());"
+        );
+    }
+    out
+}
+
+/// After the program, for a divergence at replay step `at`: the graph replayed on wgpu (as the
+/// differential's wgpu run does, fed the program's values) and each output loaded onto wgpu and
+/// compared with the program's Flex replay, printing both. `outputs` describes the Flex
+/// replay's outputs, which the program loaded onto Flex.
+fn replay_differential_check(program: &Program, at: usize, outputs: &[ValueInfo]) -> String {
+    let pad = "    ";
+    let Step::Replay {
+        graph,
+        feed,
+        outputs: slots,
+    } = &program.steps[at]
+    else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{pad}// The finding: the graph replayed on wgpu must give what it gives replayed on Flex."
+    );
+    let feed: Vec<String> = feed
+        .iter()
+        .map(|s| format!("t{s}.clone().into_data()"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "{pad}let on_wgpu = replay_on_wgpu(graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![{}]);",
+        feed.join(", ")
+    );
+    for (k, (slot, info)) in slots.iter().zip(outputs).enumerate() {
+        let _ = writeln!(
+            out,
+            "{pad}let w{slot} = Tensor::<{}, {}>::from_data(on_wgpu[{k}].clone(), &wgpu);",
+            info.shape.len(),
+            kind_path(info.kind)
+        );
+        let _ = writeln!(
+            out,
+            "{pad}assert_same_values(\"t{slot}: wgpu vs flex\", &w{slot}.clone().into_data(), &t{slot}.clone().into_data());"
         );
     }
     out
