@@ -137,18 +137,36 @@ fn ddmin(search: &mut impl Search) -> Result<()> {
 /// Removes each scope's enter and exit together, keeping the steps between them. ddmin removes
 /// aligned chunks and single steps, so it never removes a bracket pair that straddles a chunk
 /// edge, while removing one bracket alone re-pairs the other (a nested scope that failed to open,
-/// left inside the scope around it, stayed in a stored case this way).
+/// left inside the scope around it, stayed in a stored case this way). A replay names its graph
+/// by the exit's ordinal, so the replays of later graphs are renumbered: without that no scope
+/// before a replayed one could go (five empty scopes stayed in a 15-step minimized form of
+/// wgpu-replayed-max-pool1d-indices-do-not-fit-wgpus-i32-ints).
 fn unbracket(search: &mut impl Search) -> Result<()> {
     let mut enter = 0;
     while enter < search.best().steps.len() {
         let best = search.best();
         if let Some(exit) = best.scope_ends()[enter] {
+            let ordinal = best.steps[..exit]
+                .iter()
+                .filter(|s| matches!(s, Step::ExitScope { .. }))
+                .count();
             let steps = best
                 .steps
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| *i != enter && *i != exit)
-                .map(|(_, s)| s.clone())
+                .map(|(_, s)| match s {
+                    Step::Replay {
+                        graph,
+                        feed,
+                        outputs,
+                    } if usize::from(*graph) > ordinal => Step::Replay {
+                        graph: graph - 1,
+                        feed: feed.clone(),
+                        outputs: outputs.clone(),
+                    },
+                    s => s.clone(),
+                })
                 .collect();
             if search.try_candidate(Program::new(steps))? {
                 continue;
@@ -406,4 +424,63 @@ fn devices_renamed(program: &Program) -> Program {
         }
     }
     Program::new(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::ProgramFile;
+
+    /// A search whose "finding" is structural: the program replays a graph that computed an op.
+    struct ReplaysAnOp(Program);
+
+    impl Search for ReplaysAnOp {
+        fn best(&self) -> &Program {
+            &self.0
+        }
+        fn try_candidate(&mut self, candidate: Program) -> Result<bool> {
+            let steps = &candidate.steps;
+            let exits: Vec<usize> = (0..steps.len())
+                .filter(|&i| matches!(steps[i], Step::ExitScope { .. }))
+                .collect();
+            let ends = candidate.scope_ends();
+            let fails = steps.iter().any(|s| match s {
+                Step::Replay { graph, .. } => exits.get(usize::from(*graph)).is_some_and(|&x| {
+                    let enter = ends.iter().position(|e| *e == Some(x));
+                    enter.is_some_and(|e| steps[e..x].iter().any(|s| matches!(s, Step::Op { .. })))
+                }),
+                _ => false,
+            });
+            if fails && smaller(&candidate, &self.0) {
+                self.0 = candidate;
+            }
+            Ok(fails)
+        }
+        fn enter(&mut self, _: &'static str) {}
+    }
+
+    #[test]
+    fn a_scope_before_a_replayed_one_is_removed_and_the_replay_renumbered() {
+        // Two scopes before it: fixup maps a replay's graph past the last one back to the first
+        // (modulo the count), which with one scope would renumber the replay by chance.
+        let text = r#"{"steps": [
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [], "outputs": []}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [], "outputs": []}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": [1]}},
+            {"replay": {"graph": 2, "feed": [], "outputs": [2]}}]}"#;
+        let program = ProgramFile::parse(text, "<test>").unwrap().program();
+        let mut search = ReplaysAnOp(program);
+        unbracket(&mut search).unwrap();
+        let steps = &search.best().steps;
+        assert_eq!(steps.len(), 5, "{steps:?}");
+        assert!(
+            matches!(steps.last(), Some(Step::Replay { graph: 0, .. })),
+            "{steps:?}"
+        );
+    }
 }
