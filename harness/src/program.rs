@@ -95,15 +95,16 @@ impl Program {
     }
 }
 
-/// The Burn call of every op table entry, as the table writes it.
-pub fn table_calls() -> impl Iterator<Item = &'static str> {
+/// The Burn call of every op table entry, as the table writes it, with the operand kinds it
+/// takes (a module entry's operand is a float).
+pub fn table_calls() -> impl Iterator<Item = (&'static str, &'static [Kind])> {
     let two = BINARY.iter().chain(COMPARE).chain(SCALAR);
     UNARY
         .iter()
         .chain(two)
-        .map(|s| s.call)
-        .chain(ALONG_DIM.iter().map(|s| s.call))
-        .chain(MODULE.iter().map(|s| s.call))
+        .map(|s| (s.call, s.kinds))
+        .chain(ALONG_DIM.iter().map(|s| (s.call, s.kinds)))
+        .chain(MODULE.iter().map(|s| (s.call, &[Kind::Float][..])))
 }
 
 #[cfg(test)]

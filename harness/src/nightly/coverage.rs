@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::oracles::catalogue::{burn_file, Record};
+use crate::program::Kind;
 
 /// The areas the nightly report totals, as `(label, crate, path prefix under the crate)`: the
 /// code paths dispatch and capture route every op through.
@@ -112,9 +113,22 @@ pub fn why_unreached(function: &TraitFunction) -> &'static str {
         })
         .copied()
         .unwrap_or(("", ""));
+    // By the trait function's own name (a module function of the API), or by the Tensor API's
+    // name for it (`int_argtopk` is `argtopk` on an int tensor) in an entry taking that kind.
+    let api = [
+        ("float_", Kind::Float),
+        ("int_", Kind::Int),
+        ("bool_", Kind::Bool),
+    ]
+    .into_iter()
+    .find_map(|(prefix, kind)| Some((function.name.strip_prefix(prefix)?, kind)));
     let called = || {
-        crate::program::table_calls()
-            .any(|call| crate::program::mentions_ident(call, &function.name))
+        crate::program::table_calls().any(|(call, kinds)| {
+            crate::program::mentions_ident(call, &function.name)
+                || api.is_some_and(|(name, kind)| {
+                    kinds.contains(&kind) && crate::program::mentions_ident(call, name)
+                })
+        })
     };
     if pattern.is_empty() && called() {
         ENTRY_NOT_RUN
@@ -460,6 +474,13 @@ mod tests {
         );
         assert!(why("ModuleOps", "linear").starts_with("linear"));
         assert_eq!(why("ModuleOps", "batch_norm"), ENTRY_NOT_RUN);
+        // An int tensor's `argtopk` (the argtopk1 entry takes ints) is the trait's int_argtopk;
+        // `erf` is called on floats only, so an int function of that name is called by none.
+        assert_eq!(why("IntTensorOps", "int_argtopk"), ENTRY_NOT_RUN);
+        assert_eq!(
+            why("IntTensorOps", "int_erf"),
+            "no table entry reaches it yet"
+        );
         assert!(why("QTensorOps", "q_gather").starts_with("quantized gather"));
         assert!(why("QTensorOps", "q_to_device").starts_with("quantized tensors"));
     }
