@@ -621,12 +621,8 @@ fn differential_check(program: &Program, at: usize, ran: &dyn Fn(usize) -> bool)
 /// replay's outputs, which the program loaded onto Flex.
 fn replay_differential_check(program: &Program, at: usize, outputs: &[ValueInfo]) -> String {
     let pad = "    ";
-    let Step::Replay {
-        graph,
-        feed,
-        outputs: slots,
-    } = &program.steps[at]
-    else {
+    let step = &program.steps[at];
+    let (Step::Replay { outputs: slots, .. }, Some(replay)) = (step, expr(step)) else {
         return String::new();
     };
     let mut out = String::new();
@@ -634,15 +630,8 @@ fn replay_differential_check(program: &Program, at: usize, outputs: &[ValueInfo]
         out,
         "{pad}// The finding: the graph replayed on wgpu must give what it gives replayed on Flex."
     );
-    let feed: Vec<String> = feed
-        .iter()
-        .map(|s| format!("t{s}.clone().into_data()"))
-        .collect();
-    let _ = writeln!(
-        out,
-        "{pad}let on_wgpu = replay_on_wgpu(graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![{}]);",
-        feed.join(", ")
-    );
+    let on_wgpu = replace_ident(&replay, "replay_on_flex", "replay_on_wgpu");
+    let _ = writeln!(out, "{pad}let on_wgpu = {on_wgpu};");
     for (k, (slot, info)) in slots.iter().zip(outputs).enumerate() {
         let _ = writeln!(
             out,
