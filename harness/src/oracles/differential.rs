@@ -123,7 +123,8 @@ impl Oracle for Differential {
             floor: facts.absolute_floor,
         };
         for computed in facts.on_wgpu {
-            let what = self.what(world, step, computed.slot);
+            // Named only for a divergence: naming a replayed output walks the program.
+            let what = || self.what(world, step, computed.slot);
             judge(shared, computed, &how, &what);
         }
     }
@@ -185,7 +186,12 @@ struct How {
 
 /// Compares one value the wgpu mirror computed with the slot's eager Flex value. A wgpu panic
 /// where Flex computed a value is a divergence unless the catalogue knows it.
-fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How, what: &str) {
+fn judge(
+    shared: &mut Shared,
+    computed: &crate::interpreter::Computed,
+    how: &How,
+    what: &dyn Fn() -> String,
+) {
     let out = computed.slot;
     let index = how.index;
     let poisoned = how.poisoned.or(shared.wgpu_failure());
@@ -202,7 +208,7 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
         Some(Ok(Err(error))) => {
             let error = error.to_string();
             if lookup_error(catalogue(), &error).is_none() {
-                let summary = failure("Flex failed to read", what, &error);
+                let summary = failure("Flex failed to read", &what(), &error);
                 return diverge(shared, index, out, &summary, error);
             }
             None
@@ -222,7 +228,7 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
             // Flex computed the value: only a known Burn bug explains wgpu panicking, never a
             // misuse guard.
             if flex.is_some() && !is_known_bug(panic) {
-                let summary = failure("wgpu panicked where Flex computed", what, &panic.message);
+                let summary = failure("wgpu panicked where Flex computed", &what(), &panic.message);
                 diverge(shared, index, out, &summary, panic.message.clone());
             } else {
                 shared.wgpu_met_panic(panic);
@@ -243,7 +249,7 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
             let error = e.to_string();
             match lookup_error(catalogue(), &error) {
                 None => {
-                    let summary = failure("wgpu failed to read", what, &error);
+                    let summary = failure("wgpu failed to read", &what(), &error);
                     diverge(shared, index, out, &summary, error)
                 }
                 Some(record) => {
@@ -255,7 +261,7 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
         }
         Err(panic) => {
             if !is_known_bug(&panic) {
-                let summary = failure("wgpu panicked reading", what, &panic.message);
+                let summary = failure("wgpu panicked reading", &what(), &panic.message);
                 diverge(shared, index, out, &summary, panic.message);
             } else {
                 shared.wgpu_met_panic(&panic);
@@ -298,7 +304,7 @@ fn judge(shared: &mut Shared, computed: &crate::interpreter::Computed, how: &How
             on_wgpu.dtype(),
             short(&on_wgpu)
         );
-        let summary = format!("the result of {what} differs between Flex and wgpu");
+        let summary = format!("the result of {} differs between Flex and wgpu", what());
         diverge(shared, index, out, &summary, both);
     }
 }
