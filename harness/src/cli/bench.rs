@@ -83,6 +83,20 @@ fn measure(programs: &[Program], budget: Duration, paths: &mut [Path]) -> Result
     Ok(())
 }
 
+/// One program on the bare path. Its own function, never inlined, so that callgrind can count
+/// this path alone (`ci/bench-ir.sh` toggles collection on it).
+#[inline(never)]
+fn bare_program(program: &Program) -> Result<()> {
+    run(program, Mode::Bare).map(drop)
+}
+
+/// One program through `check` with `oracles`: like [`bare_program`], what `ci/bench-ir.sh`
+/// counts for a check path.
+#[inline(never)]
+fn checked_program(program: &Program, policy: &Policy, oracles: Oracles) -> Result<()> {
+    dispatch_fuzz::check_with_oracles(program, policy, oracles).map(drop)
+}
+
 /// Benchmark `check`, oracle by oracle, against the bare Burn calls on a fixed seeded set.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -147,14 +161,10 @@ fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCo
     }
     // Each oracle alone, then all of them: what each one costs on top of `check`.
     let differential = dispatch_fuzz::interpreter::wgpu::enabled();
-    let mut paths = vec![Path::new("bare", "bare (Burn calls only)", |p| {
-        run(p, Mode::Bare).map(drop)
-    })];
+    let mut paths = vec![Path::new("bare", "bare (Burn calls only)", bare_program)];
     let check = |key: &'static str, name: String, oracles: Oracles| {
         let policy = policy.clone();
-        Path::new(key, name, move |p| {
-            dispatch_fuzz::check_with_oracles(p, &policy, oracles).map(drop)
-        })
+        Path::new(key, name, move |p| checked_program(p, &policy, oracles))
     };
     paths.push(check("off", "check, oracles off".into(), Oracles::NONE));
     for spec in ORACLES {
