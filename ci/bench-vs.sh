@@ -24,9 +24,8 @@ out="$(cd "$out" && pwd)"
 base="${BASELINE_BIN:-}"
 if [ -z "$base" ]; then
   src="$out/src"
-  rm -rf "$src"
-  git worktree add --detach "$src" "$rev" >/dev/null
-  trap 'git worktree remove --force "$src" >/dev/null 2>&1 || true' EXIT
+  . ci/worktree.sh
+  checkout_rev "$rev" "$src"
   (cd "$src" && CARGO_TARGET_DIR="$out/target" cargo build --release --bin dispatch-fuzz)
   base="$out/target/release/dispatch-fuzz"
 fi

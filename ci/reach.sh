@@ -20,9 +20,8 @@ out="$(cd "$out" && pwd)"
 src="$PWD"
 if [ -n "$rev" ]; then
   src="$out/src"
-  rm -rf "$src"
-  git worktree add --detach "$src" "$rev" >/dev/null
-  trap 'git worktree remove --force "$src" >/dev/null 2>&1 || true' EXIT
+  . ci/worktree.sh
+  checkout_rev "$rev" "$src"
 fi
 
 rustup component add llvm-tools-preview >/dev/null 2>&1 || true
