@@ -25,6 +25,18 @@ pub fn difference(replayed: &TensorData, eager: &TensorData) -> Option<String> {
     compare::difference_with(replayed, eager, tolerance, ("replayed", "eager"))
 }
 
+/// A graph output whose replay differs from the eager run.
+struct Differing {
+    slot: Slot,
+    /// Where and how, for the violation's message.
+    text: String,
+    /// The replayed and the eager dtype: the signature names them, so a mismatch of one dtype
+    /// pair is not taken for a stored case of another.
+    dtypes: (DType, DType),
+    /// Whether the Flex replay differs (else only the wgpu one does).
+    on_flex: bool,
+}
+
 /// The eager-replay oracle for one run.
 #[derive(Default)]
 pub struct EagerReplay {
@@ -137,12 +149,7 @@ impl Oracle for EagerReplay {
         // it replays the graph: the catalogued bool-storage-transfer bug met through capture,
         // not a replay bug (fuzz --backends flex,capture,wgpu --seed 105). wgpu replays it right.
         let misread_on_flex = compare::holds_u32_bools(scope.graph);
-        let mut found = Vec::new();
-        // Per differing output, the replayed and the eager dtype: the signature names them, so
-        // a mismatch of one dtype pair is not taken for a stored case of another.
-        let mut dtypes: Vec<(Slot, DType, DType)> = Vec::new();
-        // The outputs whose Flex replay differs too.
-        let mut on_flex: Vec<Slot> = Vec::new();
+        let mut found: Vec<Differing> = Vec::new();
         for (k, ((slot, _), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
             if let Some(why) = self.left_open(shared, *slot, misread_on_flex) {
                 count(shared, why);
@@ -153,9 +160,12 @@ impl Oracle for EagerReplay {
             };
             shared.report.replay_compared += 1;
             if let Some(diff) = difference(data, &eager) {
-                found.push(format!("output {k} (t{slot}): {diff}"));
-                dtypes.push((*slot, data.dtype(), eager.dtype()));
-                on_flex.push(*slot);
+                found.push(Differing {
+                    slot: *slot,
+                    text: format!("output {k} (t{slot}): {diff}"),
+                    dtypes: (data.dtype(), eager.dtype()),
+                    on_flex: true,
+                });
             }
         }
         // The same graph replayed on wgpu must agree with the eager Flex run as well.
@@ -172,8 +182,12 @@ impl Oracle for EagerReplay {
                         };
                         let poisoned = shared.wgpu_poison(*slot);
                         if let DiffEq::Differ(diff) = compare::compare(&eager, data, poisoned) {
-                            found.push(format!("output {k} (t{slot}) replayed on wgpu: {diff}"));
-                            dtypes.push((*slot, data.dtype(), eager.dtype()));
+                            found.push(Differing {
+                                slot: *slot,
+                                text: format!("output {k} (t{slot}) replayed on wgpu: {diff}"),
+                                dtypes: (data.dtype(), eager.dtype()),
+                                on_flex: false,
+                            });
                         }
                     }
                 }
@@ -207,22 +221,26 @@ impl Oracle for EagerReplay {
                 .outputs
                 .iter()
                 .map(|(slot, _)| *slot)
-                .find(|slot| found.iter().any(|f| f.contains(&format!("(t{slot})"))));
+                .find(|slot| found.iter().any(|f| f.slot == *slot));
             let what = match first {
-                Some(s) if !on_flex.contains(&s) => replayed_on_wgpu(world, s, exit),
+                Some(s) if !found.iter().any(|f| f.slot == s && f.on_flex) => {
+                    replayed_on_wgpu(world, s, exit)
+                }
                 Some(s) => producer(world, s, exit),
                 None => "output".to_string(),
             };
-            let pair = dtypes
+            let pair = found
                 .iter()
-                .find(|(s, _, _)| Some(*s) == first)
-                .map_or_else(String::new, |(_, replayed, eager)| {
+                .find(|f| Some(f.slot) == first)
+                .map_or_else(String::new, |f| {
+                    let (replayed, eager) = f.dtypes;
                     format!(" ({replayed:?} replayed, {eager:?} eager)")
                 });
+            let texts: Vec<&str> = found.iter().map(|f| f.text.as_str()).collect();
             shared.report.violations.push(violation(
                 REPLAY_MISMATCH,
                 format!("the replayed {what} differs from the eager Flex run{pair}"),
-                found.join("; "),
+                texts.join("; "),
             ));
         }
     }
