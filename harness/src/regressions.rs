@@ -18,7 +18,7 @@ mod fresh;
 #[cfg(feature = "cli")]
 mod promote;
 #[cfg(feature = "cli")]
-pub use fresh::{differs_alone, minimize_alone, settle_alone};
+pub use fresh::settle_alone;
 #[cfg(feature = "cli")]
 pub use promote::{assert_snapshot, promote, snapshot_settings, Promoted, Promotion};
 

@@ -21,7 +21,7 @@ use crate::program::{Program, ProgramFile};
 
 /// What a new `dispatch-fuzz run` of the file says: `None` when it gives `signature`, else what
 /// it gives instead.
-pub fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Option<String>> {
+fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Option<String>> {
     let exe = std::env::current_exe().context("cannot find the dispatch-fuzz binary")?;
     // The policy the minimizer used, as the switch gives it (a class the catalogue lacks, such
     // as `unknown`, is a finding under any policy and cannot be named there).
@@ -59,7 +59,7 @@ pub fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Op
 /// its finding only after others (fuzz --backends flex,capture,wgpu --seed 114: three findings
 /// whose inputs reproduce alone minimized in process to 5-step programs that do not). About a
 /// tenth of a second per candidate. `None` when `program` itself does not reproduce alone.
-pub fn minimize_alone(
+fn minimize_alone(
     program: &Program,
     signature: &str,
     failing_step: Option<usize>,
