@@ -25,7 +25,7 @@ pub use lockstep::{CompletedScope, Lockstep, Unobserved, World};
 pub use mirror::{kind_of, non_native_bools, on_flex, read_data, Computed, Mirror};
 pub use replay::{replay_on_device, replay_on_flex, ReplayError};
 pub use trace::{
-    GraphInfo, Outcome, PanicInfo, SideError, SidePanic, StepRecord, Trace, ValueInfo,
+    Digest, GraphInfo, Outcome, PanicInfo, SideError, SidePanic, StepRecord, Trace, ValueInfo,
     EXECUTION_ERROR,
 };
 pub use value::{AnyTensor, Ranked};

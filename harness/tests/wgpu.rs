@@ -7,9 +7,12 @@ use dispatch_fuzz::check;
 use dispatch_fuzz::interpreter::{wgpu, Outcome};
 use dispatch_fuzz::program::{Backends, Program};
 
-fn digest(verdict: &dispatch_fuzz::Verdict, step: usize) -> Option<String> {
+fn digest(
+    verdict: &dispatch_fuzz::Verdict,
+    step: usize,
+) -> Option<dispatch_fuzz::interpreter::Digest> {
     match &verdict.trace.steps[step].outcome {
-        Outcome::Ok { value: Some(v), .. } => v.digest.clone(),
+        Outcome::Ok { value: Some(v), .. } => v.digest,
         other => panic!("step {step}: {other:?}"),
     }
 }

@@ -18,7 +18,9 @@ use super::mirror::{kind_of, read_data};
 use super::ops::{exec_op, gradient};
 use super::pool;
 use super::replay::{replay_on_flex, takes_feed};
-use super::trace::{GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR};
+use super::trace::{
+    Digest, GraphInfo, Outcome, PanicInfo, StepRecord, Trace, ValueInfo, EXECUTION_ERROR,
+};
 use super::value::{held_in, map_any, on_any, AnyTensor, Held};
 use crate::hash::words_digest;
 use crate::program::limits::MAX_SLOTS;
@@ -204,17 +206,14 @@ fn dtype_name(dtype: DType) -> Cow<'static, str> {
     })
 }
 
-fn data_digest(data: &TensorData) -> String {
+fn data_digest(data: &TensorData) -> Digest {
     let dtype = dtype_name(data.dtype());
     let shape: Vec<u8> = data
         .shape()
         .iter()
         .flat_map(|d| (*d as u64).to_le_bytes())
         .collect();
-    format!(
-        "{:016x}",
-        words_digest(&[dtype.as_bytes(), &shape, data.as_bytes()])
-    )
+    Digest(words_digest(&[dtype.as_bytes(), &shape, data.as_bytes()]))
 }
 
 fn capture_error_name(e: &CaptureError) -> String {

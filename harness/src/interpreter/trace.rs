@@ -29,7 +29,33 @@ pub struct ValueInfo {
     /// Digest (`hash::words_digest`) of dtype, shape and bytes, where the step materialized the
     /// data.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub digest: Option<String>,
+    pub digest: Option<Digest>,
+}
+
+/// A value's digest: kept as the number (every read step makes one, and a string cost an
+/// allocation and a hex formatting each), written as 16 hex digits in traces and listings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Digest(pub u64);
+
+impl std::fmt::Display for Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = Cow::<str>::deserialize(deserializer)?;
+        u64::from_str_radix(&text, 16)
+            .map(Digest)
+            .map_err(|_| serde::de::Error::custom(format!("not a hex digest: {text:?}")))
+    }
 }
 
 /// What a completed capture scope recorded.
@@ -192,5 +218,19 @@ impl Trace {
         steps
             .chain(self.teardown.iter_mut())
             .chain(self.side_panics.iter_mut().map(|s| &mut s.panic))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Digest;
+
+    #[test]
+    fn a_digest_is_written_as_sixteen_hex_digits_and_read_back_from_them() {
+        let digest = Digest(0x00ab_cdef_0123_4567);
+        let text = serde_json::to_string(&digest).unwrap();
+        assert_eq!(text, "\"00abcdef01234567\"");
+        assert_eq!(serde_json::from_str::<Digest>(&text).unwrap(), digest);
+        assert!(serde_json::from_str::<Digest>("\"not hex\"").is_err());
     }
 }

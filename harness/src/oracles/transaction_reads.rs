@@ -50,10 +50,10 @@ impl Oracle for TransactionReads {
                         "answer {k} (t{s}) is {} {:?} (digest {}), its own read {} {:?} (digest {})",
                         got.dtype,
                         got.shape,
-                        got.digest.as_deref().unwrap_or("-"),
+                        got.digest.map_or_else(|| "-".into(), |d| d.to_string()),
                         own.dtype,
                         own.shape,
-                        own.digest.as_deref().unwrap_or("-"),
+                        own.digest.map_or_else(|| "-".into(), |d| d.to_string()),
                     ),
                 ));
                 return;
@@ -88,26 +88,27 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
+    use crate::interpreter::Digest;
     use crate::program::Kind;
 
-    fn info(dtype: &'static str, shape: &[usize], digest: &str) -> ValueInfo {
+    fn info(dtype: &'static str, shape: &[usize], digest: u64) -> ValueInfo {
         ValueInfo {
             kind: Kind::Float,
             dtype: Cow::Borrowed(dtype),
             shape: shape.to_vec(),
             device: Cow::Borrowed("capture2_ad"),
             same_as: None,
-            digest: Some(digest.to_string()),
+            digest: Some(Digest(digest)),
         }
     }
 
     #[test]
     fn an_answer_is_told_apart_by_dtype_then_shape_then_bytes() {
-        let own = info("F32", &[2], "a");
-        assert_eq!(differs(&info("F32", &[2], "a"), &own), None);
-        assert_eq!(differs(&info("F64", &[1], "b"), &own), Some("dtype"));
-        assert_eq!(differs(&info("F32", &[1], "b"), &own), Some("shape"));
-        assert_eq!(differs(&info("F32", &[2], "b"), &own), Some("data"));
+        let own = info("F32", &[2], 1);
+        assert_eq!(differs(&info("F32", &[2], 1), &own), None);
+        assert_eq!(differs(&info("F64", &[1], 2), &own), Some("dtype"));
+        assert_eq!(differs(&info("F32", &[1], 2), &own), Some("shape"));
+        assert_eq!(differs(&info("F32", &[2], 2), &own), Some("data"));
     }
 
     #[test]
