@@ -34,9 +34,10 @@ impl Oracle for TransactionReads {
         }
         for (k, (s, got)) in srcs.iter().zip(outputs).enumerate() {
             // A read that fails alone is in the run's journal, judged with the trace.
-            let Some(t) = world.slot(*s) else { continue };
-            let Some(own) = read_data(t.clone()).map(|d| data_info(&t, &faults::own_read(d)))
-            else {
+            let Some(t) = world.slot_ref(*s) else {
+                continue;
+            };
+            let Some(own) = read_data(t.clone()).map(|d| data_info(t, &faults::own_read(d))) else {
                 continue;
             };
             if let Some(what) = differs(got, &own) {
