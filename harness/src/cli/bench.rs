@@ -179,6 +179,8 @@ fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCo
     paths.retain(|p| only.is_empty() || only.iter().any(|o| o == p.key));
     measure(&set, Duration::from_secs(seconds), &mut paths)?;
     let bare = paths.iter().find(|p| p.key == "bare").map(Path::rate);
+    // What the oracles cost on top of `check`'s own bookkeeping, beside the ratio to bare.
+    let off = paths.iter().find(|p| p.key == "off").map(Path::rate);
     for path in &paths {
         let rate = path.rate();
         print!(
@@ -189,6 +191,9 @@ fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCo
         );
         if let Some(bare) = bare.filter(|_| path.key != "bare") {
             print!(", cost ratio to bare {:.2}", bare / rate);
+        }
+        if let Some(off) = off.filter(|_| !matches!(path.key, "bare" | "off")) {
+            print!(", to oracles off {:.2}", off / rate);
         }
         println!();
     }
