@@ -5,14 +5,16 @@ use std::sync::OnceLock;
 
 use thiserror::Error;
 
-use crate::interpreter::wgpu::{self, Adapter};
+use crate::interpreter::wgpu::{self, Adapter, Api};
 use crate::oracles::{catalogue::catalogue, Policy, KNOWN, ORACLES, STATE_LEAK};
 use crate::program::Backends;
 
 /// Backends a session fuzzes (`flex,capture` or `flex,capture,wgpu`).
 pub const BACKENDS_VAR: &str = "DISPATCH_FUZZ_BACKENDS";
-/// The wgpu adapter: `auto` (wgpu's choice, a GPU where one exists), `gpu` or `cpu`.
-pub const ADAPTER_VAR: &str = "DISPATCH_FUZZ_WGPU";
+/// The wgpu adapter: `auto` (wgpu's choice, a GPU where one exists), `gpu` or `cpu`; a graphics
+/// API to pin (`vulkan`, `gl`, `metal`, `dx12`); and `required`: a wgpu case or test that cannot
+/// run here (no adapter, or no adapter of a class it holds on) fails instead of being ignored.
+pub const ADAPTER_VAR: &str = wgpu::ADAPTER_VAR;
 /// Catalogued classes that count as findings, comma-separated.
 pub const CRASH_ON_VAR: &str = "DISPATCH_FUZZ_CRASH_ON";
 /// `1`: the fuzz target prints findings and goes on instead of aborting (`0` or unset: abort).
@@ -34,7 +36,10 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         var: ADAPTER_VAR,
-        help: "wgpu adapter: auto (default), gpu or cpu",
+        help: "wgpu adapter, comma-separated words: auto (default), gpu or cpu; a graphics API \
+               to pin, vulkan, gl, metal or dx12 (default: wgpu's choice); `required` to fail, \
+               not ignore, a wgpu case or test this machine cannot run (no adapter, or none of \
+               a class it holds on), e.g. `required` or `cpu,gl,required`",
     },
     Switch {
         var: CRASH_ON_VAR,
@@ -66,8 +71,11 @@ pub enum ConfigError {
     /// wgpu named in a build without it.
     #[error("{BACKENDS_VAR}: {}", wgpu::NOT_BUILT)]
     WgpuNotBuilt,
-    /// An adapter outside `auto`, `gpu`, `cpu`.
-    #[error("{ADAPTER_VAR}: unknown adapter `{0}` (allowed: auto, gpu, cpu)")]
+    /// A word outside `auto`, `gpu`, `cpu`, the APIs and `required`, or two adapters or APIs.
+    #[error(
+        "{ADAPTER_VAR}: unknown or repeated word `{0}` (allowed: one of auto, gpu, cpu; one of \
+         vulkan, gl, metal, dx12; and `required`)"
+    )]
     Adapter(String),
     /// A class neither the catalogue nor an oracle has.
     #[error("{CRASH_ON_VAR}: unknown class `{class}` (allowed: {allowed})")]
@@ -94,6 +102,10 @@ pub struct Config {
     pub backends: Backends,
     /// The wgpu adapter.
     pub adapter: Adapter,
+    /// The graphics API wgpu is pinned to (`None`: wgpu's choice).
+    pub api: Option<Api>,
+    /// A wgpu case or test this machine cannot run fails instead of being ignored.
+    pub wgpu_required: bool,
     /// Which catalogued classes are findings.
     policy: Policy,
     /// The fuzz target reports findings without aborting.
@@ -115,12 +127,35 @@ impl Config {
         if backends.wgpu && !wgpu::BUILT {
             return Err(ConfigError::WgpuNotBuilt);
         }
-        let adapter = match get(ADAPTER_VAR).as_deref().map(str::trim) {
-            None | Some("") | Some("auto") => Adapter::Auto,
-            Some("gpu") => Adapter::Gpu,
-            Some("cpu") => Adapter::Cpu,
-            Some(other) => return Err(ConfigError::Adapter(other.to_string())),
-        };
+        let (mut adapter, mut api, mut wgpu_required) = (None, None, false);
+        for word in get(ADAPTER_VAR)
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+        {
+            let chosen = match word {
+                "" => continue,
+                "required" => {
+                    wgpu_required = true;
+                    continue;
+                }
+                pinned if Api::named(pinned).is_some() => {
+                    if api.replace(Api::named(pinned)).is_some() {
+                        return Err(ConfigError::Adapter(word.to_string()));
+                    }
+                    continue;
+                }
+                "auto" => Adapter::Auto,
+                "gpu" => Adapter::Gpu,
+                "cpu" => Adapter::Cpu,
+                other => return Err(ConfigError::Adapter(other.to_string())),
+            };
+            if adapter.replace(chosen).is_some() {
+                return Err(ConfigError::Adapter(word.to_string()));
+            }
+        }
+        let adapter = adapter.unwrap_or_default();
+        let api = api.flatten();
         let policy = Policy::parse(&get(CRASH_ON_VAR).unwrap_or_default());
         let known = known_classes();
         if let Some(class) = policy.crash_on.iter().find(|c| !known.contains(c)) {
@@ -142,6 +177,8 @@ impl Config {
         Ok(Config {
             backends,
             adapter,
+            api,
+            wgpu_required,
             policy,
             no_abort,
         })
@@ -174,6 +211,7 @@ pub fn try_get() -> Result<&'static Config, &'static ConfigError> {
         .get_or_init(|| {
             let config = Config::parse(|var| std::env::var(var).ok())?;
             wgpu::set_adapter(config.adapter);
+            wgpu::set_api(config.api);
             if config.backends.wgpu {
                 wgpu::turn_on();
             }
@@ -206,6 +244,7 @@ mod tests {
         let config = parse(&[]).unwrap();
         assert_eq!(config.backends, Backends::FLEX_CAPTURE);
         assert_eq!(config.adapter, Adapter::Auto);
+        assert!(!config.wgpu_required);
         assert!(config.policy().crash_on.is_empty());
         assert!(!config.no_abort);
     }
@@ -232,9 +271,12 @@ mod tests {
         assert!(error.to_string().contains("allowed: flex, capture, wgpu"));
         let error = parse(&[(ADAPTER_VAR, "GPU0")]).unwrap_err();
         assert!(
-            error.to_string().contains("allowed: auto, gpu, cpu"),
+            error
+                .to_string()
+                .contains("allowed: one of auto, gpu, cpu;"),
             "{error}"
         );
+        assert!(parse(&[(ADAPTER_VAR, "cpu,gpu")]).is_err());
         let error = parse(&[(CRASH_ON_VAR, "capture-tensor-not-materialised")]).unwrap_err();
         let text = error.to_string();
         assert!(
@@ -243,6 +285,25 @@ mod tests {
         );
         assert!(text.contains("capture-tensor-not-materialized"), "{text}");
         assert!(parse(&[(NO_ABORT_VAR, "yes")]).is_err());
+    }
+
+    #[test]
+    fn required_and_a_pinned_api_are_words_beside_the_adapter_choice() {
+        let config = parse(&[(ADAPTER_VAR, "required")]).unwrap();
+        assert_eq!(
+            (config.adapter, config.wgpu_required),
+            (Adapter::Auto, true)
+        );
+        let config = parse(&[(ADAPTER_VAR, "cpu, required")]).unwrap();
+        assert_eq!((config.adapter, config.wgpu_required), (Adapter::Cpu, true));
+        let config = parse(&[(ADAPTER_VAR, "gpu")]).unwrap();
+        assert_eq!(
+            (config.adapter, config.wgpu_required),
+            (Adapter::Gpu, false)
+        );
+        let config = parse(&[(ADAPTER_VAR, "gl,cpu")]).unwrap();
+        assert_eq!((config.adapter, config.api), (Adapter::Cpu, Some(Api::Gl)));
+        assert!(parse(&[(ADAPTER_VAR, "gl,vulkan")]).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! idempotent [`fixup`] so that every program runs. Programs are stored as JSON text and print
 //! as Rust-like code a maintainer can read (`Display`).
 
+mod adapter;
 mod along_dim;
 mod binary;
 mod decode;
@@ -22,6 +23,7 @@ mod unary;
 
 use serde::{Deserialize, Serialize};
 
+pub use adapter::{list_classes, AdapterClass};
 pub(crate) use along_dim::along_dim_ops;
 pub use along_dim::{AlongDimSpec, DimShape, ALONG_DIM};
 pub(crate) use binary::{binary_ops, compare_ops, scalar_ops};

@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 
+use crate::interpreter::wgpu::{Api, Placement};
 use crate::oracles::catalogue::catalogue;
 use crate::oracles::Policy;
 use crate::program::ProgramFile;
@@ -18,7 +19,7 @@ mod fresh;
 #[cfg(feature = "cli")]
 mod promote;
 #[cfg(feature = "cli")]
-pub use fresh::settle_alone;
+pub use fresh::{run_pinned, settle_alone};
 #[cfg(feature = "cli")]
 pub use promote::{assert_snapshot, promote, snapshot_settings, Promoted, Promotion};
 
@@ -50,6 +51,23 @@ impl Case {
                 .steps
                 .iter()
                 .any(|s| s.device() == Some(crate::program::DeviceRef::Wgpu))
+    }
+
+    /// Where this machine judges the case, turning wgpu on for a wgpu case judged in this
+    /// process: here; in a process pinned to another graphics API (a class it holds on has
+    /// another API than this process's adapter); or nowhere, with why ("found on
+    /// Vulkan/llvmpipe; this machine has GL/llvmpipe", no adapter).
+    pub fn placement(&self) -> Placement {
+        if !self.uses_wgpu() {
+            return Placement::Here;
+        }
+        // The switches pin the API the placement answers for (a run the suite pinned).
+        let _ = crate::config::try_get();
+        let placement = crate::interpreter::wgpu::placement(&self.file.adapters);
+        if placement == Placement::Here {
+            crate::interpreter::wgpu::turn_on();
+        }
+        placement
     }
 
     /// Runs the case.
@@ -92,9 +110,19 @@ impl Case {
             crate::oracles::ORACLES
                 .iter()
                 .all(|o| !o.classes.contains(&class))
-                && catalogue().iter().any(|r| {
-                    r.background_tag == class && r.handling_strategy.as_deref() != Some("known-bug")
-                })
+                && catalogue()
+                    .iter()
+                    .any(|r| r.background_tag == class && !r.explains_failures())
+        })
+    }
+
+    /// Whether the case pins a limitation Burn documents (its class is a `limitation` record):
+    /// nothing to report as a bug either.
+    pub fn pins_limitation(&self) -> bool {
+        self.file.class.as_deref().is_some_and(|class| {
+            catalogue()
+                .iter()
+                .any(|r| r.background_tag == class && r.is_limitation())
         })
     }
 
@@ -102,15 +130,15 @@ impl Case {
     /// `None` for a case that pins an intended guard (its class is a catalogued guard, not a
     /// known bug or an oracle's finding): there is nothing to report.
     pub fn issue(&self) -> Result<Option<String>> {
-        if self.pins_guard() {
+        if self.pins_guard() || self.pins_limitation() {
             return Ok(None);
         }
         let verdict = self.check()?;
         let adapter = self
             .uses_wgpu()
-            .then(crate::interpreter::wgpu::device)
+            .then(crate::interpreter::wgpu::adapter)
             .and_then(Result::ok)
-            .map(|d| format!("{d:?}"));
+            .map(|a| a.to_string());
         Ok(Some(crate::report::issue_body(
             &self.file,
             &self.file.program(),
@@ -200,6 +228,7 @@ pub fn index(cases: &[Case]) -> String {
             .trim_end_matches('.');
         let status = match file.upstream.as_deref() {
             _ if case.pins_guard() => "guard (intended)",
+            _ if case.pins_limitation() => "limitation (documented)",
             Some(u) if u.starts_with("Fixed") => "fixed upstream",
             _ => "open",
         };
@@ -256,18 +285,27 @@ pub fn load_named(dir: &Path, names: &[String]) -> Result<Vec<Case>> {
 
 /// Runs `each` over `cases` in the order the regression suite runs them: Flex and capture cases
 /// first, then the wgpu ones, with wgpu turned on only then (with it on, a later Flex case
-/// would also run on wgpu under the differential and show another trace).
+/// would also run on wgpu under the differential and show another trace). A wgpu case of an
+/// adapter class whose graphics API this process's adapter does not have goes to `pinned`
+/// (which runs it in a process pinned to that API); one this machine cannot judge at all is an
+/// error: what is written from a case's run (a reproducer, a report) must come from an adapter
+/// it holds on.
 pub fn each_in_suite_order<T>(
     cases: &[Case],
     mut each: impl FnMut(&Case) -> Result<T>,
+    mut pinned: impl FnMut(&Case, Api) -> Result<T>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::with_capacity(cases.len());
     for case in suite_order(cases) {
-        if case.uses_wgpu() {
-            crate::interpreter::wgpu::enable()
-                .map_err(|reason| anyhow!("case {} needs wgpu: {reason}", case.name))?;
-        }
-        out.push(each(case)?);
+        out.push(match case.placement() {
+            Placement::Here => each(case)?,
+            Placement::Pinned(api, _) => pinned(case, api)?,
+            Placement::Nowhere(reason) => bail!(
+                "case {} cannot be run here: {reason} (run on a machine of its adapter class, \
+                 e.g. with Mesa's Vulkan driver for Vulkan/llvmpipe)",
+                case.name
+            ),
+        });
     }
     Ok(out)
 }

@@ -198,7 +198,11 @@ fn triage_buckets_artifacts_promotes_new_ones_and_reports_them() {
 fn a_misspelt_environment_switch_exits_2_with_the_allowed_values() {
     let clean = common::repo().join("corpus/dispatch_ops/programs/seed-000-after.json");
     for (var, value, allowed) in [
-        ("DISPATCH_FUZZ_WGPU", "gpu0", "allowed: auto, gpu, cpu"),
+        (
+            "DISPATCH_FUZZ_WGPU",
+            "gpu0",
+            "allowed: one of auto, gpu, cpu",
+        ),
         (
             "DISPATCH_FUZZ_BACKENDS",
             "flex,wpgu",

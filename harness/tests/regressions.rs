@@ -2,13 +2,18 @@
 //! snapshot in `regressions/snapshots/`. Cargo's usual arguments work (`cargo test --test
 //! regressions -- <filter>`, `--list`, `--exact`). Flex and capture cases run in parallel; wgpu
 //! cases run after them, one at a time, with wgpu enabled only then (with it on, every case would
-//! also run on wgpu under the differential oracle and see a different trace).
+//! also run on wgpu under the differential oracle and see a different trace). A wgpu case runs
+//! only on an adapter of a class it holds on (its `adapters`); elsewhere it is ignored with the
+//! reason, or fails under `DISPATCH_FUZZ_WGPU=required`.
+
+mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::ExitCode;
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
+use dispatch_fuzz::interpreter::wgpu::Placement;
 use dispatch_fuzz::regressions::{assert_snapshot, default_dir, load_all, Case};
 
 /// Runs one case against its snapshot.
@@ -32,13 +37,10 @@ fn run(case: &Case) -> Result<(), Failed> {
 }
 
 fn trial(case: Case) -> Trial {
-    let wgpu = case.uses_wgpu();
-    Trial::test(case.name.clone(), move || {
-        if wgpu {
-            dispatch_fuzz::interpreter::wgpu::enable()
-                .map_err(|reason| format!("wgpu case without wgpu: {reason}"))?;
-        }
-        run(&case)
+    Trial::ignorable_test(case.name.clone(), move || match case.placement() {
+        Placement::Here => run(&case).map(|()| Completion::Completed),
+        Placement::Pinned(api, why) => common::pinned_trial(&case.name, api, why),
+        Placement::Nowhere(reason) => common::elsewhere(reason),
     })
 }
 
@@ -68,7 +70,10 @@ fn main() -> ExitCode {
     if args.list {
         return ExitCode::SUCCESS;
     }
-    let ran = cpu.num_passed + cpu.num_failed + wgpu.num_passed + wgpu.num_failed;
+    let ran = [&cpu, &wgpu]
+        .iter()
+        .map(|c| c.num_passed + c.num_failed + c.num_ignored)
+        .sum::<u64>();
     if ran == 0 && args.filter.is_some() {
         eprintln!("no regression case matches the filter");
         return ExitCode::FAILURE;

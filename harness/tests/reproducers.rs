@@ -1,28 +1,22 @@
 //! Every regression case's Rust reproducer (`harness/examples/<case>.rs`, compiled by `cargo
 //! test` against the harness's own Burn build) is up to date with its case and, run as its own
-//! process, fails the way the case says. One that runs clean is reported as fixed upstream.
+//! process, fails the way the case says: one trial per case (at most one example process per
+//! test thread), a wgpu case placed as the regression suite places it. One that runs clean is
+//! reported as fixed upstream.
 
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, ExitCode};
 
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+use dispatch_fuzz::interpreter::wgpu::Placement;
 use dispatch_fuzz::oracles::catalogue::{catalogue, pattern_matches, record_of};
 use dispatch_fuzz::oracles::{
     normalize_message, Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH,
 };
-use dispatch_fuzz::regressions::{each_in_suite_order, load_all, Case};
-
-/// The cases, wgpu ones last with wgpu turned on only then (as the suite runs them), each with
-/// its finding and generated reproducer.
-fn generated() -> Vec<(Case, Finding, String)> {
-    let cases = load_all(&common::repo().join("regressions")).unwrap();
-    each_in_suite_order(&cases, |case| {
-        let finding = case.check()?.finding.expect("every case shows its finding");
-        Ok((case.clone(), finding, case.reproducer()?))
-    })
-    .unwrap()
-}
+use dispatch_fuzz::regressions::{load_all, Case};
 
 /// What the reproducer's output must contain: the oracle's own words for an oracle finding,
 /// else the catalogue pattern of the case's class (or the finding's first line).
@@ -60,65 +54,92 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-#[test]
-fn every_case_has_its_reproducer_and_each_fails_as_its_case_says() {
-    let cases = generated();
-    assert!(!cases.is_empty(), "no regression cases");
-    let stale: Vec<&str> = cases
-        .iter()
-        .filter(|(case, _, text)| {
-            let path = common::repo().join(format!("harness/examples/{}.rs", case.name));
-            std::fs::read_to_string(path).ok().as_deref() != Some(text.as_str())
-        })
-        .map(|(case, _, _)| case.name.as_str())
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "reproducers out of date with their cases: {stale:?}; run `cargo run -- reproducers`"
-    );
-    let run = |(case, finding, _): &(Case, Finding, String)| -> Option<String> {
-        let binary = example(&case.name);
-        let Ok(out) = Command::new(&binary).output() else {
-            return Some(format!(
-                    "{}: no binary at {} (`cargo test` builds the examples; so does `cargo build --examples`)",
-                    case.name,
-                    binary.display()
-                ));
-        };
-        let text = normalize_message(&format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-        let want = normalize_message(&expected(finding));
-        if out.status.success() {
-            Some(format!(
-                "fixed upstream: {} (its reproducer runs clean; the case can become a guard test)",
-                case.name
-            ))
-        } else if !pattern_matches(&want, &text) {
-            Some(format!(
-                "{} fails differently now: expected `{want}` in its output:\n{text}",
-                case.name
-            ))
-        } else {
-            None
-        }
-    };
-    // One process per case, all at once.
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let runs: Vec<_> = cases.iter().map(|c| scope.spawn(move || run(c))).collect();
-        runs.into_iter().filter_map(|r| r.join().unwrap()).collect()
-    });
-    eprintln!(
-        "{} reproducers compiled and run, {} failed as their cases say",
-        cases.len(),
-        cases.len() - failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+/// Case `case`'s reproducer is what its run generates, and as a process of its own it fails the
+/// way the case says. Call with wgpu on for a wgpu case (its placement did that).
+fn reproducer_fails_as_its_case_says(case: &Case) -> Result<(), Failed> {
+    let verdict = case.check().map_err(|e| format!("{e:#}"))?;
+    let finding = verdict.finding.ok_or("the case shows no finding")?;
+    let text = case.reproducer().map_err(|e| format!("{e:#}"))?;
+    let path = common::repo().join(format!("harness/examples/{}.rs", case.name));
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        return Err(format!(
+            "{} is out of date with its case; run `cargo run -- reproducers`",
+            path.display()
+        )
+        .into());
+    }
+    let binary = example(&case.name);
+    let out = Command::new(&binary).output().map_err(|_| {
+        format!(
+            "no binary at {} (`cargo test` builds the examples; so does `cargo build --examples`)",
+            binary.display()
+        )
+    })?;
+    let text = normalize_message(&format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ));
+    let want = normalize_message(&expected(&finding));
+    if out.status.success() {
+        Err(format!(
+            "fixed upstream: {} (its reproducer runs clean; the case can become a guard test)",
+            case.name
+        )
+        .into())
+    } else if !pattern_matches(&want, &text) {
+        Err(format!("fails differently now: expected `{want}` in its output:\n{text}").into())
+    } else {
+        Ok(())
+    }
 }
 
-#[test]
+/// One trial per case, named `reproducer::<case>`, placed as the regression suite places it.
+fn reproducer_trial(case: Case) -> Trial {
+    let name = format!("reproducer::{}", case.name);
+    Trial::ignorable_test(name.clone(), move || match case.placement() {
+        Placement::Here => reproducer_fails_as_its_case_says(&case).map(|()| Completion::Completed),
+        Placement::Pinned(api, why) => common::pinned_trial(&name, api, why),
+        Placement::Nowhere(reason) => common::elsewhere(reason),
+    })
+}
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let cases = load_all(&common::repo().join("regressions")).expect("the store loads");
+    assert!(!cases.is_empty(), "no regression cases");
+    let (wgpu, cpu): (Vec<Case>, Vec<Case>) = cases.into_iter().partition(Case::uses_wgpu);
+    // Flex and capture cases (and the tests that run only those) first, in parallel, one
+    // example process per test thread; wgpu cases after, one at a time with wgpu on, as the
+    // suite runs them.
+    let mut first: Vec<Trial> = cpu.into_iter().map(reproducer_trial).collect();
+    first.push(Trial::test(
+        "every_bug_case_has_an_issue_body_with_its_reproducer_and_guards_have_none",
+        || {
+            every_bug_case_has_an_issue_body_with_its_reproducer_and_guards_have_none();
+            Ok(())
+        },
+    ));
+    first.push(Trial::test(
+        "the_regression_index_lists_every_case_as_generated",
+        || {
+            the_regression_index_lists_every_case_as_generated();
+            Ok(())
+        },
+    ));
+    let first = libtest_mimic::run(&args, first);
+    let serial = Arguments {
+        test_threads: Some(1),
+        ..args.clone()
+    };
+    let second = libtest_mimic::run(&serial, wgpu.into_iter().map(reproducer_trial).collect());
+    if first.has_failed() || second.has_failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn every_bug_case_has_an_issue_body_with_its_reproducer_and_guards_have_none() {
     let case = |name: &str| {
         load_all(&common::repo().join("regressions"))
@@ -146,7 +167,6 @@ fn every_bug_case_has_an_issue_body_with_its_reproducer_and_guards_have_none() {
     assert!(guard.issue().unwrap().is_none());
 }
 
-#[test]
 fn the_regression_index_lists_every_case_as_generated() {
     let store = common::repo().join("regressions");
     let cases = load_all(&store).unwrap();

@@ -1,7 +1,13 @@
 //! wgpu as a real second backend: programs create on, move to and compute on it, and its exact
-//! results equal Flex's. Needs a wgpu adapter (CI installs Mesa's Vulkan driver).
+//! results equal Flex's. Each test holds on the adapter classes its table row names (any
+//! adapter, or those it was checked on): elsewhere it is ignored with the reason, or fails under
+//! `DISPATCH_FUZZ_WGPU=required` (CI installs Mesa's Vulkan and GL drivers).
 
 mod common;
+
+use std::process::ExitCode;
+
+use common::{run_trials, wgpu_trial, ANY, GL_LLVMPIPE, LLVMPIPE, VULKAN_LLVMPIPE};
 
 use dispatch_fuzz::check;
 use dispatch_fuzz::interpreter::{wgpu, Outcome};
@@ -17,7 +23,6 @@ fn digest(
     }
 }
 
-#[test]
 fn a_program_on_wgpu_computes_what_flex_computes() {
     let adapter = wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     eprintln!("wgpu adapter: {adapter}");
@@ -40,7 +45,6 @@ fn a_program_on_wgpu_computes_what_flex_computes() {
     assert_eq!(digest(&wgpu, 5), digest(&flex, 5));
 }
 
-#[test]
 fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
     wgpu::enable().expect("a wgpu adapter");
     let program = common::program(
@@ -60,7 +64,6 @@ fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
     );
 }
 
-#[test]
 fn a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug() {
     // Found by a wgpu fuzz session (seed 21) once the catalogue's Bool(U32) patterns were
     // narrowed: the same storage bug, met at two more Flex sites. Each has its own record.
@@ -127,8 +130,7 @@ mod differential {
             .collect()
     }
 
-    #[test]
-    fn a_perturbed_wgpu_value_is_a_flex_wgpu_divergence() {
+    pub(super) fn a_perturbed_wgpu_value_is_a_flex_wgpu_divergence() {
         wgpu::enable().expect("a wgpu adapter");
         let program = argmax_of(r#""arange""#);
         assert!(check(&program).unwrap().finding.is_none());
@@ -165,8 +167,7 @@ mod differential {
         ))
     }
 
-    #[test]
-    fn a_floor_over_an_operand_the_backends_computed_slightly_differently_is_poisoned() {
+    pub(super) fn a_floor_over_an_operand_the_backends_computed_slightly_differently_is_poisoned() {
         wgpu::enable().expect("a wgpu adapter");
         let program = common::program(
             r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex"}},
@@ -180,8 +181,7 @@ mod differential {
         assert_eq!(verdict.oracles.poisoned.get("inexact-operand"), Some(&1));
     }
 
-    #[test]
-    fn an_exact_op_over_identical_operands_must_agree_bit_for_bit() {
+    pub(super) fn an_exact_op_over_identical_operands_must_agree_bit_for_bit() {
         wgpu::enable().expect("a wgpu adapter");
         // A relative 1e-6 passes the balanced tolerance, but neg adds no error of its own.
         assert_eq!(with_step_nudged(&unary_of_arange("neg"), 1).0, vec![1]);
@@ -189,8 +189,7 @@ mod differential {
         assert!(with_step_nudged(&unary_of_arange("exp"), 1).0.is_empty());
     }
 
-    #[test]
-    fn a_wgpu_bool_moved_to_flex_is_poisoned_where_flex_misreads_it() {
+    pub(super) fn a_wgpu_bool_moved_to_flex_is_poisoned_where_flex_misreads_it() {
         wgpu::enable().expect("a wgpu adapter");
         // Found by a wgpu session (seed 41): [true, false] from wgpu casts to [1, 0] on wgpu
         // and to garbage on Flex, the catalogued bool-storage-transfer bug, not a new one.
@@ -204,14 +203,12 @@ mod differential {
         assert_eq!(verdict.oracles.poisoned.get("from-poisoned"), Some(&1));
     }
 
-    #[test]
-    fn an_argmax_over_ties_is_poisoned_not_compared() {
+    pub(super) fn an_argmax_over_ties_is_poisoned_not_compared() {
         wgpu::enable().expect("a wgpu adapter");
         assert!(divergences_with_step_perturbed(&argmax_of(r#""ones""#), 1).is_empty());
     }
 
-    #[test]
-    fn a_replay_fed_a_bool_is_fed_the_same_on_the_wgpu_mirror() {
+    pub(super) fn a_replay_fed_a_bool_is_fed_the_same_on_the_wgpu_mirror() {
         wgpu::enable().expect("a wgpu adapter");
         // The real run feeds capture1's Bool(U8) zeros to a graph that recorded Bool(U8); the
         // wgpu mirror holds the same zeros as Bool(U32), and must feed them too rather than
@@ -232,8 +229,7 @@ mod differential {
         assert!(verdict.oracles.compared > 0);
     }
 
-    #[test]
-    fn flex_and_wgpu_agree_on_random_programs() {
+    pub(super) fn flex_and_wgpu_agree_on_random_programs() {
         wgpu::enable().expect("a wgpu adapter");
         let mut rng = SplitMix64::new(77);
         let mut compared = 0;
@@ -257,7 +253,6 @@ mod differential {
     }
 }
 
-#[test]
 fn with_wgpu_the_fuzz_target_and_check_decide_alike() {
     dispatch_fuzz::interpreter::install_panic_hook(Some(common::record));
     dispatch_fuzz::interpreter::wgpu::enable()
@@ -316,7 +311,6 @@ impl dispatch_fuzz::interpreter::Lockstep for EagerOnly {
     }
 }
 
-#[test]
 fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses_backends() {
     wgpu::enable().expect("a wgpu adapter");
     let program = common::program(
@@ -349,7 +343,6 @@ fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses
     );
 }
 
-#[test]
 fn a_gradient_on_flex_is_compared_with_the_same_gradient_computed_on_wgpu() {
     wgpu::enable().expect("a wgpu adapter");
     let forward = r#"{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex_autodiff"}},
@@ -372,7 +365,6 @@ fn a_gradient_on_flex_is_compared_with_the_same_gradient_computed_on_wgpu() {
     assert_eq!(with.oracles.compared, without.oracles.compared + 1);
 }
 
-#[test]
 fn a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed() {
     // The wgpu mirror once cleared a replay's output slots before reading its feed, so a graph
     // replayed into its own feed slot ran on wgpu with the recorded value instead (a harness
@@ -391,7 +383,6 @@ fn a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed() {
     assert!(verdict.oracles.compared >= 1);
 }
 
-#[test]
 fn a_replay_feed_the_real_run_could_not_read_takes_the_recorded_value_on_wgpu_too() {
     // The real run cannot read a computed capture tensor, so the replay takes the input's
     // recorded value (-4); the wgpu mirror computed that slot (4) and once fed it instead (a
@@ -428,7 +419,6 @@ fn left_open_on_wgpu(steps: &str, reason: &str) {
     );
 }
 
-#[test]
 fn a_replay_fed_an_int_capture_tensor_is_fed_the_same_on_the_wgpu_mirror() {
     // The real run feeds graph0 the second scope's ones (capture records ints as I64); the
     // wgpu mirror holds them as I32 and must still feed them, not the recorded zeros.
@@ -443,7 +433,6 @@ fn a_replay_fed_an_int_capture_tensor_is_fed_the_same_on_the_wgpu_mirror() {
     );
 }
 
-#[test]
 fn x_minus_its_mean_is_judged_at_the_scale_of_x_not_of_the_cancelled_result() {
     // Nine equal values near 9.4e8, where one f32 ulp is 64: Flex's mean rounds to one ulp
     // off and leaves 64 after the subtraction, wgpu's leaves 0. Both are within the mean's
@@ -458,7 +447,6 @@ fn x_minus_its_mean_is_judged_at_the_scale_of_x_not_of_the_cancelled_result() {
     assert!(verdict.oracles.compared > 0);
 }
 
-#[test]
 fn a_replay_that_refused_a_feed_of_another_dtype_refuses_it_on_the_wgpu_mirror_too() {
     // The feed is a wgpu I32 where graph0 recorded an I64 input: the real run keeps the
     // recorded -17, so the mirror must not convert its zeros into a feed.
@@ -472,7 +460,6 @@ fn a_replay_that_refused_a_feed_of_another_dtype_refuses_it_on_the_wgpu_mirror_t
     );
 }
 
-#[test]
 fn a_value_wgpu_could_not_compute_for_a_known_bug_poisons_what_is_made_from_it() {
     // fmod's shader does not compile on wgpu (wgpu-fmod-shader-has-a-nan-literal): its
     // never-written output must not be compared again inside a cat.
@@ -490,7 +477,6 @@ fn a_value_wgpu_could_not_compute_for_a_known_bug_poisons_what_is_made_from_it()
     );
 }
 
-#[test]
 fn a_replay_fed_a_value_the_wgpu_mirror_never_computed_is_not_judged() {
     // The mirror computes no powf of the replayed zeros at step 5, so it cannot feed step 6
     // what the real run fed (1): replaying with the recorded 0 instead would be another
@@ -506,7 +492,6 @@ fn a_replay_fed_a_value_the_wgpu_mirror_never_computed_is_not_judged() {
     );
 }
 
-#[test]
 fn a_replay_writing_two_outputs_into_one_slot_is_compared_by_the_last_one() {
     // The slot holds the Bool output in the real run; the wgpu mirror compared its Int output,
     // written first, with it (fuzz --backends flex,capture,wgpu --seed 101).
@@ -519,7 +504,6 @@ fn a_replay_writing_two_outputs_into_one_slot_is_compared_by_the_last_one() {
     );
 }
 
-#[test]
 fn what_is_computed_from_a_value_judged_within_a_quantization_step_is_not_compared() {
     // Flex dequantizes the ones to 0.996 and wgpu to 0.992, one step apart and so equal for
     // the quantized entry; atanh of them is 3.12 and 2.77 (fuzz --backends flex,capture,wgpu
@@ -531,7 +515,6 @@ fn what_is_computed_from_a_value_judged_within_a_quantization_step_is_not_compar
     );
 }
 
-#[test]
 fn atan_of_a_nan_is_left_open_as_wgsl_leaves_it() {
     // The variance of one element is 0/0; llvmpipe's atan of it is 0 (fuzz --seed 104).
     quiet_on_wgpu(
@@ -541,7 +524,6 @@ fn atan_of_a_nan_is_left_open_as_wgsl_leaves_it() {
     );
 }
 
-#[test]
 fn a_non_integer_power_of_a_nan_is_left_open_as_wgsl_leaves_it() {
     // 0/0 is NaN; llvmpipe's pow(NaN, 0.5) is 0 (fuzz --seed 104 with wgpu, 30 minutes).
     quiet_on_wgpu(
@@ -551,7 +533,6 @@ fn a_non_integer_power_of_a_nan_is_left_open_as_wgsl_leaves_it() {
     );
 }
 
-#[test]
 fn nothing_wgpu_computes_after_a_failed_launch_on_its_device_is_compared() {
     // The wgpu mirror's fmod fails to compile (wgpu-nan-constant-in-shader); once it is
     // flushed, the cat of three values made before it reads as zeros on wgpu.
@@ -570,7 +551,6 @@ fn nothing_wgpu_computes_after_a_failed_launch_on_its_device_is_compared() {
         .is_some_and(|n| *n >= 1));
 }
 
-#[test]
 fn a_capture_value_moved_from_wgpu_may_meet_a_failed_launch_on_wgpu_when_read() {
     // The read takes the value's bytes from its wgpu buffer, on the stream where the fmod
     // launch failed: the model accepts the catalogued failure there as it does at a scope's
@@ -585,7 +565,6 @@ fn a_capture_value_moved_from_wgpu_may_meet_a_failed_launch_on_wgpu_when_read() 
     );
 }
 
-#[test]
 fn a_known_wgpu_bug_met_again_through_a_replay_keeps_its_signature() {
     // wgpu's 0^0 is 0 (a stored case); the replayed graph's output is named after the powf
     // that computed it inside the scope, not after the replay, so it is the same known
@@ -606,7 +585,6 @@ fn a_known_wgpu_bug_met_again_through_a_replay_keeps_its_signature() {
     );
 }
 
-#[test]
 fn what_is_computed_from_zeros_signed_differently_is_not_compared() {
     // remainder(-13, -13) is -0 on Flex and +0 on wgpu, equal values; their -15th powers are
     // -inf and +inf (fuzz --seed 105 with wgpu).
@@ -618,7 +596,6 @@ fn what_is_computed_from_zeros_signed_differently_is_not_compared() {
     );
 }
 
-#[test]
 fn a_division_by_a_zero_the_backends_computed_differently_is_left_open() {
     // erf(0) is 0 on Flex but not exactly on wgpu (within erf's tolerance): 0/0 is NaN on
     // Flex, x/x is 1 on wgpu (fuzz --seed 105 with wgpu).
@@ -630,7 +607,6 @@ fn a_division_by_a_zero_the_backends_computed_differently_is_left_open() {
     );
 }
 
-#[test]
 fn an_atanh_of_a_one_the_backends_computed_differently_is_left_open() {
     // A Lanczos3 resampling's 1 is 1 on Flex and 1.0000001 on wgpu (within its tolerance):
     // atanh makes them inf and NaN (fuzz --backends flex,capture,wgpu --seed 115).
@@ -642,7 +618,6 @@ fn an_atanh_of_a_one_the_backends_computed_differently_is_left_open() {
     );
 }
 
-#[test]
 fn a_division_by_a_zero_both_backends_hold_bit_for_bit_is_still_compared() {
     // IEEE pins 0/0 and 1/0 down: over identical operands the pole is no excuse.
     let verdict = quiet_on_wgpu(
@@ -654,7 +629,6 @@ fn a_division_by_a_zero_both_backends_hold_bit_for_bit_is_still_compared() {
     assert!(verdict.oracles.compared >= 3);
 }
 
-#[test]
 fn a_quantization_of_a_nan_is_left_open() {
     // remainder(0, 0) is NaN; the quantized round trip of it is 0 on Flex and NaN on wgpu
     // (fuzz --seed 105 with wgpu).
@@ -666,7 +640,6 @@ fn a_quantization_of_a_nan_is_left_open() {
     );
 }
 
-#[test]
 fn a_remainder_over_operands_the_backends_computed_differently_is_left_open() {
     // The Lanczos3 resampling's 0 is 1e-7 on one backend and -1.6e-7 on the other; its
     // remainder by -84 jumps between them: -84 on Flex, -1.6e-7 on wgpu (fuzz --seed 106).
@@ -678,7 +651,6 @@ fn a_remainder_over_operands_the_backends_computed_differently_is_left_open() {
     );
 }
 
-#[test]
 fn a_remainder_over_identical_operands_is_still_compared() {
     // Both backends hold the same 0 and inf: wgpu's NaN is the stored case, met again.
     wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
@@ -694,7 +666,6 @@ fn a_remainder_over_identical_operands_is_still_compared() {
     );
 }
 
-#[test]
 fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
     wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let program = common::program(
@@ -721,7 +692,6 @@ fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
     assert!(drawn >= 3, "{:?}", verdict.oracles.poisoned);
 }
 
-#[test]
 fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does() {
     wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105, minimized: fmod's shader does not compile
@@ -745,7 +715,6 @@ fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_doe
     );
 }
 
-#[test]
 fn an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_result_open() {
     wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105: log_sigmoid(73) is -2e-32 on Flex and 0 on
@@ -771,7 +740,6 @@ fn an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_resu
     }
 }
 
-#[test]
 fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it() {
     wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105: Flex misreads the recorded Bool(U32) bytes
@@ -804,7 +772,6 @@ fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it(
     );
 }
 
-#[test]
 fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_quotient_are_left_open(
 ) {
     wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
@@ -840,7 +807,6 @@ fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_qu
     }
 }
 
-#[test]
 fn a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_replay_judged() {
     wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 107, minimized: wgpu's powf(0, 0) is 0 (the
@@ -861,7 +827,6 @@ fn a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_repl
     );
 }
 
-#[test]
 fn a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max_pool() {
     // The indices of a captured max_pool2d_with_indices replay on wgpu as packed i32 pairs (a
     // stored case); a scalar mul over them inside the scope is wrong on wgpu only. Signed with
@@ -890,4 +855,98 @@ fn a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max
         verdict.known_findings,
         ["wgpu-replayed-values-computed-from-max-pool-indices-read-packed-pairs"]
     );
+}
+
+fn an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation() {
+    // Mesa's GL adapter has no SHADER_INT64: Burn says I64 is unsupported there, yet a cast to
+    // I64 launches a shader naga rejects, reported at the read (harness/signatures.json,
+    // wgpu-i64-without-shader-int64, which names the Burn and cubecl lines).
+    wgpu::enable().expect("a wgpu adapter");
+    let device = wgpu::device().unwrap();
+    assert!(!device.supports_dtype(burn::tensor::DType::I64));
+    let class = "wgpu-i64-without-shader-int64";
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [4], "fill": "arange", "device": "wgpu"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "cast_i64", "src": 0}}}},
+            {"read": {"src": 1, "fallible": true}}]"#,
+    );
+    // A limitation, not a finding: fuzzing goes on past it...
+    assert!(check(&program).unwrap().finding.is_none());
+    // ...and it is the catalogued class when asked for.
+    let policy = dispatch_fuzz::oracles::Policy::parse(class);
+    let finding = dispatch_fuzz::check_with(&program, &policy)
+        .unwrap()
+        .finding;
+    assert_eq!(
+        finding.map(|f| (f.class, f.step)),
+        Some((class.to_string(), Some(2)))
+    );
+}
+
+fn main() -> ExitCode {
+    let (any, llvmpipe, vulkan, gl) = (ANY, LLVMPIPE, VULKAN_LLVMPIPE, GL_LLVMPIPE);
+    // Mechanics of the harness hold on any adapter; what rests on an adapter's numerics or on a
+    // known bug it shows holds on the classes it was checked on (both llvmpipe classes: CI and
+    // a machine without a Vulkan driver); what needs I64 kernels, on Vulkan/llvmpipe.
+    // One row per test: the classes it holds on and its path, which is also its name.
+    macro_rules! row {
+        ($classes:ident, $($path:ident)::+) => {
+            ($classes, stringify!($($path)::+), $($path)::+ as fn())
+        };
+    }
+    let tests: [(common::Classes, &str, fn()); 42] = [
+        row!(any, a_program_on_wgpu_computes_what_flex_computes),
+        row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
+        row!(any, a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug),
+        row!(any, differential::a_perturbed_wgpu_value_is_a_flex_wgpu_divergence),
+        row!(any, differential::a_floor_over_an_operand_the_backends_computed_slightly_differently_is_poisoned),
+        row!(any, differential::an_exact_op_over_identical_operands_must_agree_bit_for_bit),
+        row!(any, differential::a_wgpu_bool_moved_to_flex_is_poisoned_where_flex_misreads_it),
+        row!(any, differential::an_argmax_over_ties_is_poisoned_not_compared),
+        row!(any, differential::a_replay_fed_a_bool_is_fed_the_same_on_the_wgpu_mirror),
+        row!(llvmpipe, differential::flex_and_wgpu_agree_on_random_programs),
+        row!(any, with_wgpu_the_fuzz_target_and_check_decide_alike),
+        row!(any, the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses_backends),
+        row!(any, a_gradient_on_flex_is_compared_with_the_same_gradient_computed_on_wgpu),
+        row!(any, a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed),
+        row!(any, a_replay_feed_the_real_run_could_not_read_takes_the_recorded_value_on_wgpu_too),
+        row!(any, a_replay_fed_an_int_capture_tensor_is_fed_the_same_on_the_wgpu_mirror),
+        row!(llvmpipe, x_minus_its_mean_is_judged_at_the_scale_of_x_not_of_the_cancelled_result),
+        row!(any, a_replay_that_refused_a_feed_of_another_dtype_refuses_it_on_the_wgpu_mirror_too),
+        row!(llvmpipe, a_value_wgpu_could_not_compute_for_a_known_bug_poisons_what_is_made_from_it),
+        row!(llvmpipe, a_replay_fed_a_value_the_wgpu_mirror_never_computed_is_not_judged),
+        row!(any, a_replay_writing_two_outputs_into_one_slot_is_compared_by_the_last_one),
+        row!(llvmpipe, what_is_computed_from_a_value_judged_within_a_quantization_step_is_not_compared),
+        row!(llvmpipe, atan_of_a_nan_is_left_open_as_wgsl_leaves_it),
+        row!(llvmpipe, a_non_integer_power_of_a_nan_is_left_open_as_wgsl_leaves_it),
+        row!(llvmpipe, nothing_wgpu_computes_after_a_failed_launch_on_its_device_is_compared),
+        row!(llvmpipe, a_capture_value_moved_from_wgpu_may_meet_a_failed_launch_on_wgpu_when_read),
+        row!(llvmpipe, a_known_wgpu_bug_met_again_through_a_replay_keeps_its_signature),
+        row!(llvmpipe, what_is_computed_from_zeros_signed_differently_is_not_compared),
+        row!(llvmpipe, a_division_by_a_zero_the_backends_computed_differently_is_left_open),
+        row!(llvmpipe, an_atanh_of_a_one_the_backends_computed_differently_is_left_open),
+        row!(llvmpipe, a_division_by_a_zero_both_backends_hold_bit_for_bit_is_still_compared),
+        row!(llvmpipe, a_quantization_of_a_nan_is_left_open),
+        row!(llvmpipe, a_remainder_over_operands_the_backends_computed_differently_is_left_open),
+        row!(llvmpipe, a_remainder_over_identical_operands_is_still_compared),
+        row!(any, random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu),
+        row!(llvmpipe, a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does),
+        row!(llvmpipe, an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_result_open),
+        row!(llvmpipe, a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it),
+        row!(llvmpipe, an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_quotient_are_left_open),
+        row!(llvmpipe, a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_replay_judged),
+        row!(vulkan, a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max_pool),
+        row!(gl, an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation),
+    ];
+    run_trials(
+        tests
+            .into_iter()
+            .map(|(classes, name, test)| {
+                wgpu_trial(name, classes(), move || {
+                    test();
+                    Ok(())
+                })
+            })
+            .collect(),
+    )
 }

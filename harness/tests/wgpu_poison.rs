@@ -4,11 +4,24 @@
 
 mod common;
 
+use std::process::ExitCode;
+
 use dispatch_fuzz::check;
 use dispatch_fuzz::interpreter::{wgpu, Outcome};
 use dispatch_fuzz::program::ProgramFile;
 
-#[test]
+fn main() -> ExitCode {
+    // It needs I64 kernels, which GL adapters lack.
+    common::run_trials(vec![common::wgpu_trial(
+        "an_int_compare_of_i64_and_i32_poisons_the_wgpu_device_and_the_read_shows_it",
+        common::VULKAN_LLVMPIPE(),
+        || {
+            an_int_compare_of_i64_and_i32_poisons_the_wgpu_device_and_the_read_shows_it();
+            Ok(())
+        },
+    )])
+}
+
 fn an_int_compare_of_i64_and_i32_poisons_the_wgpu_device_and_the_read_shows_it() {
     wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let path = common::repo()

@@ -227,7 +227,7 @@ fn wgpu_costs() -> Result<()> {
     let init = start.elapsed().as_secs_f64();
     println!(
         "wgpu start-up: {init:.2} s ({})",
-        adapter.unwrap_or_else(|e| e)
+        adapter.map_or_else(|e| e, |a| a.to_string())
     );
     const OPS: usize = 99;
     for device in ["wgpu", "flex"] {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use serde::Serialize;
 
+use dispatch_fuzz::interpreter::wgpu::Placement;
 use dispatch_fuzz::regressions::{load_named, suite_order, Standing};
 
 /// Runs every regression case (or the named ones) and says, for each, whether it still fails as
@@ -40,10 +41,16 @@ impl Args {
         let (mut still, mut changed, mut skipped) = (0, 0, 0);
         // Flex and capture cases first, wgpu ones after with wgpu on (as the suite runs them).
         for case in suite_order(&chosen) {
-            let unavailable = case
-                .uses_wgpu()
-                .then(dispatch_fuzz::interpreter::wgpu::enable)
-                .and_then(Result::err);
+            // A case of another graphics API is left to a machine or a run pinned to it.
+            let unavailable = match case.placement() {
+                Placement::Here => None,
+                Placement::Pinned(api, _) => Some(format!(
+                    "holds on {} (run with DISPATCH_FUZZ_WGPU={})",
+                    dispatch_fuzz::program::list_classes(&case.file.adapters),
+                    api.name()
+                )),
+                Placement::Nowhere(why) => Some(why),
+            };
             let standing = match unavailable {
                 Some(_) => None,
                 None => Some(case.standing()?),
@@ -57,7 +64,7 @@ impl Args {
                 case: &case.name,
                 stored: case.file.signature.as_deref(),
                 standing,
-                skipped: unavailable.map(|why| format!("needs wgpu: {why}")),
+                skipped: unavailable,
             };
             if self.json {
                 println!("{}", serde_json::to_string(&row)?);

@@ -72,7 +72,7 @@ fn start_backends(backends: Backends) -> Result<String> {
     }
     // wgpu costs ~1 ms per op on a CPU adapter: opt-in only, and it must come up before fuzzing.
     match wgpu::enable() {
-        Ok(adapter) => Ok(format!("flex + capture + wgpu ({adapter})")),
+        Ok(adapter) => Ok(format!("flex + capture + wgpu (adapter {adapter})")),
         Err(reason) => anyhow::bail!("{reason}"),
     }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use dispatch_fuzz::regressions::{each_in_suite_order, load_named};
+use dispatch_fuzz::regressions::{each_in_suite_order, load_named, run_pinned};
 
 /// Write the Markdown issue body of stored cases (title, what happens vs what should, the
 /// reproducer, environment, minimized program, root cause, how it was found).
@@ -33,29 +33,48 @@ impl Args {
             self.regressions.clone()
         };
         let chosen = load_named(&store, &self.cases)?;
-        each_in_suite_order(&chosen, |case| {
-            let body = if self.divergences {
-                Some(case.divergence_issue()?)
-            } else {
-                case.issue()?
-            };
+        let regressions = self.regressions.display().to_string();
+        let bodies = each_in_suite_order(
+            &chosen,
+            |case| {
+                let body = if self.divergences {
+                    Some(case.divergence_issue()?)
+                } else {
+                    case.issue()?
+                };
+                Ok((case.name.clone(), body))
+            },
+            // A case of another graphics API than this process's adapter is reported by a run
+            // pinned to it (which prints nothing for a case with nothing to report).
+            |case, api| {
+                let mut args = vec!["report", case.name.as_str(), "--regressions", &regressions];
+                if self.divergences {
+                    args.push("--divergences");
+                }
+                let body = run_pinned(api, &args)?;
+                Ok((case.name.clone(), (!body.is_empty()).then_some(body)))
+            },
+        )?;
+        for (name, body) in bodies {
             let Some(body) = body else {
-                eprintln!("{}: pins an intended guard, nothing to report", case.name);
-                return Ok(());
+                eprintln!(
+                    "{}: pins an intended guard or a limitation, nothing to report",
+                    name
+                );
+                continue;
             };
             match &self.out {
                 Some(dir) => {
                     std::fs::create_dir_all(dir)
                         .with_context(|| format!("cannot create {}", dir.display()))?;
-                    let path = dir.join(format!("{}.md", case.name));
+                    let path = dir.join(format!("{}.md", name));
                     std::fs::write(&path, body)
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     println!("{}", path.display());
                 }
                 None => print!("{body}"),
             }
-            Ok(())
-        })?;
+        }
         Ok(ExitCode::SUCCESS)
     }
 }

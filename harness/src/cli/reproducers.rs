@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use dispatch_fuzz::regressions::{each_in_suite_order, load_all};
+use dispatch_fuzz::regressions::{each_in_suite_order, load_all, load_named, run_pinned, Case};
 
 use super::seed_corpus::mirror_dir;
 
@@ -20,14 +20,46 @@ pub struct Args {
     /// Where the reproducers go (the harness's examples folder).
     #[arg(long, default_value = "harness/examples")]
     out: PathBuf,
+    /// Print this one case's reproducer instead of writing any file (what a run pinned to a
+    /// case's graphics API answers).
+    #[arg(long, value_name = "CASE")]
+    print: Option<String>,
 }
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
         let cases = load_all(&self.regressions)?;
-        let files = each_in_suite_order(&cases, |case| {
-            Ok((format!("{}.rs", case.name), case.reproducer()?.into_bytes()))
-        })?;
+        if let Some(name) = &self.print {
+            let chosen = load_named(&self.regressions, std::slice::from_ref(name))?;
+            let texts = each_in_suite_order(&chosen, Case::reproducer, |case, _| {
+                anyhow::bail!(
+                    "case {}: a pinned run found no adapter of its class",
+                    case.name
+                )
+            })?;
+            print!("{}", texts.concat());
+            return Ok(ExitCode::SUCCESS);
+        }
+        let regressions = self.regressions.display().to_string();
+        let files = each_in_suite_order(
+            &cases,
+            |case| Ok((format!("{}.rs", case.name), case.reproducer()?.into_bytes())),
+            // A case of another graphics API than this process's adapter is generated where
+            // wgpu is pinned to it.
+            |case, api| {
+                let args = [
+                    "reproducers",
+                    "--regressions",
+                    &regressions,
+                    "--print",
+                    &case.name,
+                ];
+                Ok((
+                    format!("{}.rs", case.name),
+                    run_pinned(api, &args)?.into_bytes(),
+                ))
+            },
+        )?;
         let index = self.regressions.join("README.md");
         std::fs::write(&index, dispatch_fuzz::regressions::index(&cases))
             .with_context(|| format!("cannot write {}", index.display()))?;

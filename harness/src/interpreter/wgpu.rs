@@ -9,6 +9,12 @@ use std::sync::OnceLock;
 
 use burn::tensor::Device;
 
+use crate::program::{list_classes, AdapterClass};
+
+/// The switch that chooses the adapter (read and validated by `config`): named here so that a
+/// command pinned to an API can set it.
+pub const ADAPTER_VAR: &str = "DISPATCH_FUZZ_WGPU";
+
 /// Whether this build has the wgpu backend (the `wgpu` feature).
 pub const BUILT: bool = cfg!(feature = "wgpu");
 
@@ -27,9 +33,90 @@ pub enum Adapter {
     Cpu,
 }
 
+/// A graphics API the wgpu device may be pinned to (`DISPATCH_FUZZ_WGPU=gl`, ...): where a case
+/// holds on an adapter class of another API than wgpu's own choice, the suite runs it in a
+/// process pinned to that API (Mesa serves both Vulkan and GL on one machine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// Vulkan.
+    Vulkan,
+    /// OpenGL (ES), through EGL.
+    Gl,
+    /// Metal.
+    Metal,
+    /// DirectX 12.
+    Dx12,
+}
+
+impl Api {
+    /// Every API, with the name an [`AdapterClass`]'s `backend` and the switch use.
+    pub const NAMES: [(&'static str, Api); 4] = [
+        ("vulkan", Api::Vulkan),
+        ("gl", Api::Gl),
+        ("metal", Api::Metal),
+        ("dx12", Api::Dx12),
+    ];
+
+    /// The API named `name` (an adapter class's `backend`).
+    pub fn named(name: &str) -> Option<Api> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, a)| *a)
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map_or("?", |(n, _)| n)
+    }
+}
+
+/// What wgpu reports about the adapter the device came up on (`wgpu::AdapterInfo`), as the
+/// session's start line, the reports and the adapter-class check of the suite show it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AdapterInfo {
+    /// The adapter's name (the renderer string on OpenGL).
+    pub name: String,
+    /// The driver's name; empty where the API reports none (OpenGL).
+    pub driver: String,
+    /// The driver's own version text (Mesa's version, a vendor driver's number).
+    pub driver_info: String,
+    /// Its class: graphics API, driver, device type.
+    pub class: AdapterClass,
+}
+
+impl std::fmt::Display for AdapterInfo {
+    /// `Vulkan llvmpipe (LLVM 15.0.6, 256 bits), driver llvmpipe Mesa 22.3.6, device type cpu`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let api = self.class.to_string();
+        let api = api.split('/').next().unwrap_or_default();
+        let driver = [self.driver.trim(), self.driver_info.trim()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        write!(
+            f,
+            "{api} {}, driver {}, device type {}",
+            self.name,
+            if driver.is_empty() {
+                "unnamed"
+            } else {
+                &driver
+            },
+            self.class.device_type
+        )
+    }
+}
+
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static ADAPTER: AtomicU8 = AtomicU8::new(0);
-static DEVICE: OnceLock<Result<Device, String>> = OnceLock::new();
+/// The pinned API plus one; 0: wgpu's own choice.
+static API: AtomicU8 = AtomicU8::new(0);
+static DEVICE: OnceLock<Result<(Device, AdapterInfo), String>> = OnceLock::new();
 
 /// Whether this process fuzzes on wgpu.
 pub fn enabled() -> bool {
@@ -46,11 +133,25 @@ pub fn set_adapter(adapter: Adapter) {
     ADAPTER.store(adapter as u8, Ordering::Relaxed);
 }
 
-/// Turns wgpu on for this process and initializes it; returns the adapter's description or why
+/// Pins the graphics API (`None`: wgpu's choice); only the choice made before the device is
+/// first used counts.
+pub fn set_api(api: Option<Api>) {
+    API.store(api.map_or(0, |a| a as u8 + 1), Ordering::Relaxed);
+}
+
+/// The pinned graphics API, if any.
+pub fn pinned_api() -> Option<Api> {
+    match API.load(Ordering::Relaxed) {
+        0 => None,
+        n => Api::NAMES.get(usize::from(n - 1)).map(|(_, a)| *a),
+    }
+}
+
+/// Turns wgpu on for this process and initializes it; returns the adapter it runs on or why
 /// it is unavailable.
-pub fn enable() -> Result<String, String> {
+pub fn enable() -> Result<AdapterInfo, String> {
     turn_on();
-    device().map(|d| format!("{d:?}"))
+    adapter()
 }
 
 #[cfg(feature = "wgpu")]
@@ -65,18 +166,138 @@ fn device_kind() -> burn::tensor::DeviceKind {
 
 /// The initialized wgpu device, or why there is none. Initialized on first use.
 pub fn device() -> Result<Device, String> {
-    DEVICE.get_or_init(init).clone()
+    DEVICE.get_or_init(init).clone().map(|(device, _)| device)
+}
+
+/// The adapter the wgpu device runs on, or why there is none: initializes the device, but does
+/// not turn wgpu on for the session (the suite asks it before running its Flex cases, which
+/// must not run on wgpu too).
+pub fn adapter() -> Result<AdapterInfo, String> {
+    DEVICE.get_or_init(init).clone().map(|(_, info)| info)
+}
+
+/// Whether this machine's adapter is of one of `classes` (any adapter will do when `classes` is
+/// empty): the adapter, or why a case or test that holds on those classes cannot be judged
+/// here. Initializes the device without turning wgpu on.
+pub fn fits(classes: &[AdapterClass]) -> Result<AdapterInfo, String> {
+    let info = adapter().map_err(|reason| format!("no wgpu adapter here: {reason}"))?;
+    if classes.is_empty() || classes.contains(&info.class) {
+        Ok(info)
+    } else {
+        Err(format!(
+            "found on {}; this machine has {}",
+            list_classes(classes),
+            info.class
+        ))
+    }
+}
+
+/// Where a case or test that holds on `classes` is judged on this machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// In this process: its adapter is of one of the classes (or any will do).
+    Here,
+    /// In a process of its own with wgpu pinned to this API ([`pinned_command`]): a class it
+    /// holds on has another graphics API than this process's adapter, which does not fit for
+    /// the reason given.
+    Pinned(Api, String),
+    /// Nowhere here, and why.
+    Nowhere(String),
+}
+
+/// Where a case or test that holds on `classes` runs ([`Placement`]). A process already pinned
+/// to an API (one the suite started for a case) sends nothing further. Read the switches
+/// (`config`) first: they pin the API this answers for.
+pub fn placement(classes: &[AdapterClass]) -> Placement {
+    let reason = match fits(classes) {
+        Ok(_) => return Placement::Here,
+        Err(reason) => reason,
+    };
+    if pinned_api().is_some() {
+        return Placement::Nowhere(reason);
+    }
+    let here = adapter().ok().map(|a| a.class.backend);
+    classes
+        .iter()
+        .filter(|c| Some(&c.backend) != here.as_ref())
+        .find_map(|c| Api::named(&c.backend))
+        .map_or_else(
+            || Placement::Nowhere(reason.clone()),
+            |api| Placement::Pinned(api, reason.clone()),
+        )
+}
+
+/// `exe` as a command whose wgpu is pinned to `api` (through [`ADAPTER_VAR`]), keeping this
+/// process's adapter kind, and failing where it cannot run a wgpu case when `required`.
+pub fn pinned_command(exe: &std::path::Path, api: Api, required: bool) -> std::process::Command {
+    let mut words = vec![api.name()];
+    match ADAPTER.load(Ordering::Relaxed) {
+        x if x == Adapter::Cpu as u8 => words.push("cpu"),
+        x if x == Adapter::Gpu as u8 => words.push("gpu"),
+        _ => {}
+    }
+    if required {
+        words.push("required");
+    }
+    let mut command = std::process::Command::new(exe);
+    command.env(ADAPTER_VAR, words.join(","));
+    command
 }
 
 #[cfg(feature = "wgpu")]
-fn init() -> Result<Device, String> {
-    Device::wgpu_options()
-        .device_kind(device_kind())
-        .init()
-        .map_err(|e| format!("wgpu is unavailable: {e}"))
+fn graphics_api() -> burn::tensor::wgpu::WgpuBackend {
+    use burn::tensor::wgpu::WgpuBackend;
+    match pinned_api() {
+        None => WgpuBackend::Auto,
+        Some(Api::Vulkan) => WgpuBackend::Vulkan,
+        Some(Api::Gl) => WgpuBackend::Gl,
+        Some(Api::Metal) => WgpuBackend::Metal,
+        Some(Api::Dx12) => WgpuBackend::Dx12,
+    }
+}
+
+#[cfg(feature = "wgpu")]
+fn init() -> Result<(Device, AdapterInfo), String> {
+    let mut options = Device::wgpu_options().device_kind(device_kind());
+    if pinned_api().is_some() {
+        options = options.graphics_api(graphics_api());
+    }
+    let (device, setup) = options
+        .init_with_setup()
+        .map_err(|e| format!("wgpu is unavailable: {e}"))?;
+    let info = setup.adapter.get_info();
+    let backend = format!("{:?}", info.backend).to_lowercase();
+    let device_type = kebab(&format!("{:?}", info.device_type));
+    let driver = AdapterClass::driver_of(&info.driver, &info.name);
+    Ok((
+        device,
+        AdapterInfo {
+            class: AdapterClass {
+                backend,
+                driver,
+                device_type,
+            },
+            name: info.name,
+            driver: info.driver,
+            driver_info: info.driver_info,
+        },
+    ))
+}
+
+/// `DiscreteGpu` -> `discrete-gpu`.
+#[cfg(feature = "wgpu")]
+fn kebab(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn init() -> Result<Device, String> {
+fn init() -> Result<(Device, AdapterInfo), String> {
     Err(NOT_BUILT.to_string())
 }

@@ -377,9 +377,10 @@ impl Coverage {
     /// file (read from where llvm-cov found it) holding the record's message is one row.
     pub fn guard_hits(&self, records: &[Record]) -> Vec<GuardHits> {
         let mut rows = Vec::new();
-        for record in records.iter().filter(|r| {
-            !r.is_execution_error() && r.handling_strategy.as_deref() != Some("known-bug")
-        }) {
+        for record in records
+            .iter()
+            .filter(|r| !r.is_execution_error() && !r.explains_failures())
+        {
             let Some(file) = burn_file(&record.file_path) else {
                 continue;
             };

@@ -21,8 +21,10 @@
 //!   generic (a slice index out of range), so that one known bug does not hide every other
 //!   panic worded the same.
 //! - `handlingStrategy`: `known-bug` marks a bug this harness found and reported, catalogued so
-//!   fuzzing goes on past it. Only known-bug records explain a clean graph's failing replay or a
-//!   wgpu panic where Flex computed the value; a misuse guard never does.
+//!   fuzzing goes on past it; `limitation` a failure Burn documents as possible (a dtype the
+//!   adapter does not support, which `supports_dtype` says), not a bug to report. Only these
+//!   two explain a clean graph's failing replay or a wgpu panic where Flex computed the value;
+//!   a misuse guard never does.
 //! - `severity`, `documentation`, `triggerScenarios`: shown to people, not used for matching.
 //!
 //! A test fails when a record has no crate or when two records match one panic.
@@ -78,6 +80,18 @@ impl Record {
     pub fn is_known_bug(&self) -> bool {
         self.handling_strategy.as_deref() == Some("known-bug")
     }
+
+    /// Whether the record catalogues a limitation Burn documents (`limitation`): explained like
+    /// a known bug, reported as neither a bug nor a guard.
+    pub fn is_limitation(&self) -> bool {
+        self.handling_strategy.as_deref() == Some("limitation")
+    }
+
+    /// Whether the record may explain a failure where Burn misused nothing (a clean graph's
+    /// replay, a wgpu panic where Flex computed the value): a known bug or a limitation.
+    pub fn explains_failures(&self) -> bool {
+        self.is_known_bug() || self.is_limitation()
+    }
 }
 
 /// The execution-error records an `ExecutionError`'s text matches, in catalogue order (errors
@@ -97,15 +111,15 @@ pub fn lookup_error<'a>(records: &'a [Record], message: &str) -> Option<&'a Reco
     error_matches(records, message).next()
 }
 
-/// The known-bug record a failure matches: what a replay of a cleanly captured graph, or a
-/// backend where another one succeeded, may be explained by. A misuse guard never explains one
-/// (a clean graph misuses nothing).
+/// The known-bug (or limitation) record a failure matches: what a replay of a cleanly captured
+/// graph, or a backend where another one succeeded, may be explained by. A misuse guard never
+/// explains one (a clean graph misuses nothing).
 pub fn lookup_known_bug<'a>(
     records: &'a [Record],
     message: &str,
     location: Option<&str>,
 ) -> Option<&'a Record> {
-    let bugs = || records.iter().filter(|r| r.is_known_bug());
+    let bugs = || records.iter().filter(|r| r.explains_failures());
     // A failure without a location is an error value, or a panic from a worker thread.
     matches(bugs(), message, location).next().or_else(|| {
         location
@@ -131,6 +145,7 @@ pub const CATALOGUE_JSON: &str = include_str!("../../signatures.json");
 pub const DEVICE_FAILURES: &[&str] = &[
     "wgpu-nan-constant-in-shader",
     "wgpu-infinity-constant-in-shader",
+    "wgpu-i64-without-shader-int64",
 ];
 
 /// Parses a catalogue in the format above.

@@ -6,14 +6,17 @@
 //! "fill": "arange", "device": "flex"}}`. Every other key is optional metadata a person or a tool
 //! wrote down and the loader keeps: `name`, `signature`, `class`, `origin` (where the case came
 //! from: a fuzz session's seed and input, an artifact hash, or `hand-written`), `found` (date),
-//! `root_cause` (a paragraph) and `upstream` (what Burn's newest sources and tracker say). Steps are fixed up on load, so a hand-edited file still runs.
+//! `root_cause` (a paragraph), `upstream` (what Burn's newest sources and tracker say) and, for a
+//! case that runs on wgpu, `adapters`: the adapter classes it was checked to hold on (e.g.
+//! `[{"backend": "vulkan", "driver": "llvmpipe", "device_type": "cpu"}]`; the suite ignores the
+//! case on any other). Steps are fixed up on load, so a hand-edited file still runs.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::{fixup, Backends, Program, Step};
+use super::{fixup, AdapterClass, Backends, Program, Step};
 use crate::hash::fnv1a;
 
 /// A program file with its metadata.
@@ -41,6 +44,10 @@ pub struct ProgramFile {
     /// was checked.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub upstream: Option<String>,
+    /// The wgpu adapter classes the case holds on (a wgpu case only): its trace and finding are
+    /// those of these adapters, and another class is not judged against them.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub adapters: Vec<AdapterClass>,
     /// The steps.
     pub steps: Vec<Step>,
 }

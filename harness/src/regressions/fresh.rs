@@ -53,6 +53,28 @@ fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Option
     Ok((got != Some(signature)).then(|| got.unwrap_or("no finding").to_string()))
 }
 
+/// Runs this `dispatch-fuzz` binary with `args` in a process whose wgpu is pinned to `api` (a
+/// case of an adapter class this process's adapter is not): its standard output, or an error
+/// with its standard error when it fails.
+pub fn run_pinned(api: crate::interpreter::wgpu::Api, args: &[&str]) -> Result<String> {
+    let exe = std::env::current_exe().context("cannot find the dispatch-fuzz binary")?;
+    let required = crate::config::get().wgpu_required;
+    let output = crate::interpreter::wgpu::pinned_command(&exe, api, required)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {} {}", exe.display(), args.join(" ")))?;
+    if !output.status.success() {
+        anyhow::bail!(
+            "`dispatch-fuzz {}` with wgpu pinned to {} failed (exit {:?}): {}",
+            args.join(" "),
+            api.name(),
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    String::from_utf8(output.stdout).context("the pinned run printed no text")
+}
+
 /// Shrinks `program` keeping `signature` as the minimizer does, but runs every candidate in a
 /// process of its own (through [`differs_alone`]), so no candidate reproduces on state that an
 /// earlier one left: the way out when an in-process minimization ends on a program that shows

@@ -95,7 +95,7 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
     if path.exists() || snapshot.exists() {
         bail!("{} exists: choose another --name", path.display());
     }
-    let file = ProgramFile {
+    let mut file = ProgramFile {
         name: Some(name.clone()),
         signature: Some(signature),
         class: Some(class),
@@ -107,8 +107,20 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
         found: Some(today()),
         root_cause: Some(root_cause),
         upstream: None,
+        adapters: Vec::new(),
         steps: minimized.program.steps.clone(),
     };
+    // A wgpu case holds on the adapter class it was minimized on: the suite judges it there.
+    let probe = Case {
+        name: name.clone(),
+        path: path.clone(),
+        file: file.clone(),
+    };
+    if probe.uses_wgpu() {
+        let adapter = crate::interpreter::wgpu::adapter()
+            .map_err(|reason| anyhow::anyhow!("a wgpu case needs its adapter: {reason}"))?;
+        file.adapters = vec![adapter.class];
+    }
     std::fs::create_dir_all(&options.dir)
         .with_context(|| format!("cannot create {}", options.dir.display()))?;
     // insta resolves a relative snapshot path against the source file of the assertion.

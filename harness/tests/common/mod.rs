@@ -1,11 +1,103 @@
-//! Helpers shared by the integration tests: paths into the repository and program loading.
+//! Helpers shared by the integration tests: paths into the repository, program loading, and
+//! the trials that need wgpu (each holds on adapter classes, and runs where one is found).
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
-use dispatch_fuzz::program::Program;
-use dispatch_fuzz::program::ProgramFile;
+use dispatch_fuzz::interpreter::wgpu::{self, Api, Placement};
+use dispatch_fuzz::program::{AdapterClass, Program, ProgramFile};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+/// The adapter classes a wgpu trial holds on; none: any adapter will do.
+pub type Classes = fn() -> Vec<AdapterClass>;
+
+/// A trial of the harness's own mechanics: any adapter.
+pub const ANY: Classes = Vec::new;
+
+/// A trial checked on both of Mesa's llvmpipe classes (Vulkan, which CI installs, and GL, what a
+/// machine without a Vulkan driver has): it rests on their numerics or on a bug they show.
+pub const LLVMPIPE: Classes = || vec![AdapterClass::vulkan_llvmpipe(), AdapterClass::gl_llvmpipe()];
+
+/// A trial that holds on Vulkan/llvmpipe only (it needs I64 kernels, which GL lacks).
+pub const VULKAN_LLVMPIPE: Classes = || vec![AdapterClass::vulkan_llvmpipe()];
+
+/// A trial that holds on GL/llvmpipe only (it needs an adapter without SHADER_INT64).
+pub const GL_LLVMPIPE: Classes = || vec![AdapterClass::gl_llvmpipe()];
+
+/// A trial that needs wgpu and holds on `classes` (any adapter when empty): run in this process
+/// when its adapter fits, in a child of this test binary pinned to the graphics API of a class
+/// it holds on when that is another API (Mesa serves Vulkan and GL on one machine), else
+/// ignored with why ([`elsewhere`]).
+pub fn wgpu_trial(
+    name: &str,
+    classes: Vec<AdapterClass>,
+    test: impl FnOnce() -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    // `stringify!` of a path spaces it out.
+    let name = name.replace(' ', "");
+    Trial::ignorable_test(name.clone(), move || match placement(&classes) {
+        Placement::Here => test().map(|()| Completion::Completed),
+        Placement::Pinned(api, why) => pinned_trial(&name, api, why),
+        Placement::Nowhere(reason) => elsewhere(reason),
+    })
+}
+
+/// Where a trial holding on `classes` runs, after the switches (which may pin the API) are read.
+pub fn placement(classes: &[AdapterClass]) -> Placement {
+    dispatch_fuzz::config::get();
+    wgpu::placement(classes)
+}
+
+/// Runs trial `name` alone in a child of this test binary whose wgpu is pinned to `api` (this
+/// process's adapter does not fit, for `why`), and reads its outcome from the child's listing
+/// (`test NAME ... ok`, `... ignored (reason)`).
+pub fn pinned_trial(name: &str, api: Api, why: String) -> Result<Completion, Failed> {
+    let exe = std::env::current_exe().map_err(|e| format!("no test binary: {e}"))?;
+    let required = dispatch_fuzz::config::get().wgpu_required;
+    let output = wgpu::pinned_command(&exe, api, required)
+        .args([name, "--exact", "--test-threads", "1", "--color", "never"])
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let shown = format!(
+        "in a process with wgpu pinned to {}:\n{stdout}{}",
+        api.name(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if !output.status.success() {
+        return Err(shown.into());
+    }
+    let outcome = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("test {name} ")))
+        .map(|rest| rest.trim_start_matches(['.', ' ']).to_string());
+    match outcome.as_deref() {
+        Some("ok") => Ok(Completion::Completed),
+        // The child found no adapter of the API either (under `required` it failed instead).
+        Some(ignored) if ignored.starts_with("ignored") => Ok(Completion::ignored_with(format!(
+            "{why}, and no {} adapter",
+            api.name()
+        ))),
+        _ => Err(format!("no outcome for {name} {shown}").into()),
+    }
+}
+
+/// Runs `trials` as the test binary's `main` (libtest-mimic: cargo test's own arguments work).
+pub fn run_trials(trials: Vec<Trial>) -> std::process::ExitCode {
+    libtest_mimic::run(&Arguments::from_args(), trials).exit_code()
+}
+
+/// The outcome of a wgpu trial this machine cannot judge (`reason` says why: no adapter, or
+/// another adapter class than the trial holds on): ignored with the reason, or a failure under
+/// `DISPATCH_FUZZ_WGPU=required`, which a machine set up for the whole suite (CI) sets.
+pub fn elsewhere(reason: String) -> Result<Completion, Failed> {
+    if dispatch_fuzz::config::get().wgpu_required {
+        Err(format!("{reason} (DISPATCH_FUZZ_WGPU=required)").into())
+    } else {
+        Ok(Completion::ignored_with(reason))
+    }
+}
 
 /// The repository root (the workspace above `harness/`).
 pub fn repo() -> PathBuf {
