@@ -27,7 +27,13 @@ thread_local! {
     static ERRORS: RefCell<Vec<SideError>> = const { RefCell::new(Vec::new()) };
     static SITE: Cell<&'static str> = const { Cell::new("program") };
     static STEP: Cell<Option<usize>> = const { Cell::new(None) };
+    /// This thread runs the harness (it has made a Burn call through [`catch`]).
+    static HARNESS_THREAD: Cell<bool> = const { Cell::new(false) };
 }
+
+/// Burn calls under [`catch`] in progress on any thread: a panic on a thread of Burn's own (a
+/// cubecl device thread) while one runs belongs to that call.
+static BURN_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Called by the hook for every panic raised inside a Burn call (class still empty) or by the
 /// harness inside one (class [`HARNESS_ERROR`]), before it unwinds; the fuzz target uses it to
@@ -35,6 +41,17 @@ thread_local! {
 pub type StepPanicPolicy = fn(&PanicInfo);
 
 static POLICY: OnceLock<StepPanicPolicy> = OnceLock::new();
+
+/// Called with each step's index as the run starts it: what a parent process watching a run
+/// that may hang reads (`dispatch-fuzz run --progress`), to name the step that never finished.
+pub type StepProgress = fn(usize);
+
+static PROGRESS: OnceLock<StepProgress> = OnceLock::new();
+
+/// Installs the progress callback (once per process).
+pub fn install_progress(progress: StepProgress) {
+    let _ = PROGRESS.set(progress);
+}
 static INSTALL: Once = Once::new();
 
 /// Installs the hook (once per process), chaining to whatever hook was set before. A policy,
@@ -47,6 +64,24 @@ pub fn install(policy: Option<StepPanicPolicy>) {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
             let in_catch = DEPTH.with(Cell::get) > 0;
+            // A thread of Burn's own panicking while a Burn call runs (cubecl's device thread
+            // raising the stored attention-backward bug): cubecl catches it there and hands it
+            // to the caller, whose `catch` records it. The hook before ours (libFuzzer's, which
+            // aborts) must not see it, or a fuzz target dies where `check` goes on.
+            let foreign = !HARNESS_THREAD.with(Cell::get)
+                && BURN_CALLS.load(std::sync::atomic::Ordering::SeqCst) > 0;
+            if !in_catch && foreign {
+                let at = info.location().map(|l| l.to_string()).unwrap_or_default();
+                let name = std::thread::current()
+                    .name()
+                    .unwrap_or("<unnamed>")
+                    .to_string();
+                eprintln!(
+                    "thread '{name}' panicked at {at} during a Burn call: {}",
+                    payload_message(info.payload())
+                );
+                return;
+            }
             if !in_catch {
                 return previous(info);
             }
@@ -105,11 +140,29 @@ impl<T: Copy + 'static> Drop for Flag<T> {
     }
 }
 
+/// One Burn call in progress, counted in [`BURN_CALLS`] until dropped (an unwind included).
+struct BurnCall;
+
+impl BurnCall {
+    fn start() -> BurnCall {
+        BURN_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        BurnCall
+    }
+}
+
+impl Drop for BurnCall {
+    fn drop(&mut self) {
+        BURN_CALLS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// Runs the Burn call `f`, returning its value or the panic it raised, which the caller must
 /// record (a step's outcome, a violation) or hand to [`note`]. The class is left empty for
 /// `oracles::classify`, except for the harness's own panics ([`HARNESS_ERROR`]).
 pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, PanicInfo> {
     install(None);
+    HARNESS_THREAD.with(|h| h.set(true));
+    let _calls = BurnCall::start();
     let _depth = Flag::set(&DEPTH, DEPTH.with(Cell::get) + 1);
     let _burn = Flag::set(&IN_BURN, true);
     LAST.with(|last| last.borrow_mut().take());
@@ -168,6 +221,9 @@ pub fn at_site<T>(site: &'static str, f: impl FnOnce() -> T) -> T {
 
 /// Marks step `step` (or none) as the one running, for the journal.
 pub(super) fn set_step(step: Option<usize>) {
+    if let (Some(index), Some(progress)) = (step, PROGRESS.get()) {
+        progress(index);
+    }
     STEP.with(|s| s.set(step));
 }
 
