@@ -181,14 +181,9 @@ pub fn adapter() -> Result<AdapterInfo, String> {
 /// here. Initializes the device without turning wgpu on.
 pub fn fits(classes: &[AdapterClass]) -> Result<AdapterInfo, String> {
     let info = adapter().map_err(|reason| format!("no wgpu adapter here: {reason}"))?;
-    if classes.is_empty() || classes.contains(&info.class) {
-        Ok(info)
-    } else {
-        Err(format!(
-            "found on {}; this machine has {}",
-            list_classes(classes),
-            info.class
-        ))
+    match place(Ok(&info.class), classes, true) {
+        Placement::Nowhere(reason) => Err(reason),
+        _ => Ok(info),
     }
 }
 
@@ -209,17 +204,32 @@ pub enum Placement {
 /// to an API (one the suite started for a case) sends nothing further. Read the switches
 /// (`config`) first: they pin the API this answers for.
 pub fn placement(classes: &[AdapterClass]) -> Placement {
-    let reason = match fits(classes) {
-        Ok(_) => return Placement::Here,
-        Err(reason) => reason,
+    let here = adapter();
+    place(
+        here.as_ref().map(|a| &a.class).map_err(String::as_str),
+        classes,
+        pinned_api().is_some(),
+    )
+}
+
+/// [`placement`] for a process whose adapter is of class `here` (or none, and why), already
+/// pinned to an API or not.
+fn place(here: Result<&AdapterClass, &str>, classes: &[AdapterClass], pinned: bool) -> Placement {
+    let reason = match here {
+        Ok(class) if classes.is_empty() || classes.contains(class) => return Placement::Here,
+        Ok(class) => format!(
+            "found on {}; this machine has {class}",
+            list_classes(classes)
+        ),
+        Err(why) => format!("no wgpu adapter here: {why}"),
     };
-    if pinned_api().is_some() {
+    if pinned {
         return Placement::Nowhere(reason);
     }
-    let here = adapter().ok().map(|a| a.class.backend);
+    let api_here = here.ok().map(|c| c.backend.as_str());
     classes
         .iter()
-        .filter(|c| Some(&c.backend) != here.as_ref())
+        .filter(|c| Some(c.backend.as_str()) != api_here)
         .find_map(|c| Api::named(&c.backend))
         .map_or_else(
             || Placement::Nowhere(reason.clone()),
@@ -300,4 +310,39 @@ fn kebab(camel: &str) -> String {
 #[cfg(not(feature = "wgpu"))]
 fn init() -> Result<(Device, AdapterInfo), String> {
     Err(NOT_BUILT.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_runs_here_elsewhere_pinned_or_nowhere_by_its_classes() {
+        let (vulkan, gl) = (AdapterClass::vulkan_llvmpipe(), AdapterClass::gl_llvmpipe());
+        let both = [vulkan.clone(), gl.clone()];
+        assert_eq!(place(Ok(&gl), &both, false), Placement::Here);
+        assert_eq!(place(Ok(&gl), &[], false), Placement::Here);
+        // A GL case on a Vulkan machine goes to a process pinned to GL.
+        let why = "found on GL/llvmpipe; this machine has Vulkan/llvmpipe".to_string();
+        assert_eq!(
+            place(Ok(&vulkan), std::slice::from_ref(&gl), false),
+            Placement::Pinned(Api::Gl, why.clone())
+        );
+        // That process does not send it on again.
+        assert_eq!(
+            place(Ok(&vulkan), std::slice::from_ref(&gl), true),
+            Placement::Nowhere(why)
+        );
+        // Another driver on the same API is nowhere to be had here.
+        let nvidia = AdapterClass::new("vulkan", "nvidia", "discrete-gpu");
+        assert!(matches!(
+            place(Ok(&vulkan), std::slice::from_ref(&nvidia), false),
+            Placement::Nowhere(_)
+        ));
+        // No adapter at all: try the case's API in a pinned process.
+        assert_eq!(
+            place(Err("none"), std::slice::from_ref(&vulkan), false),
+            Placement::Pinned(Api::Vulkan, "no wgpu adapter here: none".into())
+        );
+    }
 }
