@@ -4,8 +4,133 @@
 use std::sync::OnceLock;
 
 use crate::oracles::{self, Policy};
-use crate::program::{Backends, Program};
+use crate::program::{Backends, Program, RunLimits};
 use crate::{check, config, interpreter, Verdict};
+
+/// One libFuzzer target of `fuzz/`: what its inputs decode for. The one place that says it, read
+/// by the targets' `init`, by triage (an artifact is decoded and run with its own target's
+/// backends) and by the repro commands the reports print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Its name: the binary in `fuzz/fuzz_targets/`, the artifact folder's name.
+    pub name: &'static str,
+    /// The backends its inputs decode and run on.
+    pub backends: Backends,
+}
+
+/// Every fuzz target.
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "dispatch_ops",
+        backends: Backends::FLEX_CAPTURE,
+    },
+    Target {
+        name: "dispatch_ops_wgpu",
+        backends: Backends::WITH_WGPU,
+    },
+];
+
+/// The target named `name`, or the error naming every target.
+pub fn target(name: &str) -> anyhow::Result<Target> {
+    TARGETS
+        .iter()
+        .copied()
+        .find(|t| t.name == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
+            anyhow::anyhow!(
+                "unknown fuzz target `{name}` (targets: {})",
+                names.join(", ")
+            )
+        })
+}
+
+impl Target {
+    /// The environment a command needs to decode and run this target's artifacts as it does
+    /// (`DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu` for the wgpu target), as shell words; empty
+    /// for the plain target.
+    pub fn repro_env(&self) -> &'static str {
+        if self.backends.wgpu {
+            "DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu "
+        } else {
+            ""
+        }
+    }
+
+    /// Turns on what the target's inputs run on in this process (wgpu for the wgpu target):
+    /// `Err` says why it cannot be had here.
+    pub fn start(&self) -> Result<(), String> {
+        if self.backends.wgpu {
+            interpreter::wgpu::enable()?;
+        }
+        Ok(())
+    }
+}
+
+/// A target's libFuzzer settings, as `fuzz/<target>.options` keeps them once for every runner
+/// (the nightly job, ClusterFuzzLite, the smoke run, triage): the dictionary and the limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LibFuzzerOptions {
+    /// `dict`: the dictionary's file name, beside the options file.
+    pub dict: Option<String>,
+    /// `timeout` and `rss_limit_mb`.
+    pub limits: RunLimits,
+}
+
+impl LibFuzzerOptions {
+    /// Parses an options file (`[libfuzzer]`, then `key = value` lines; `#` starts a comment).
+    /// `timeout` and `rss_limit_mb` are required: a runner must not fall back to libFuzzer's
+    /// own defaults (1,200 s, 2,048 MB) by a typo.
+    pub fn parse(text: &str) -> anyhow::Result<LibFuzzerOptions> {
+        let (mut dict, mut timeout, mut rss) = (None, None, None);
+        let mut in_section = false;
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if line.starts_with('[') {
+                in_section = line == "[libfuzzer]";
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                anyhow::bail!("not a `key = value` line: {line}");
+            };
+            if !in_section {
+                continue;
+            }
+            let (key, value) = (key.trim(), value.trim());
+            let number = || {
+                value
+                    .parse::<u64>()
+                    .map_err(|_| anyhow::anyhow!("`{key}` is not a whole number: {value}"))
+            };
+            match key {
+                "dict" => dict = Some(value.to_string()),
+                "timeout" => timeout = Some(number()?),
+                "rss_limit_mb" => rss = Some(number()?),
+                _ => {}
+            }
+        }
+        match (timeout, rss) {
+            (Some(timeout_s), Some(rss_limit_mb)) => Ok(LibFuzzerOptions {
+                dict,
+                limits: RunLimits {
+                    timeout_s,
+                    rss_limit_mb,
+                },
+            }),
+            _ => anyhow::bail!("the [libfuzzer] section needs both `timeout` and `rss_limit_mb`"),
+        }
+    }
+
+    /// Reads and parses an options file.
+    pub fn load(path: &std::path::Path) -> anyhow::Result<LibFuzzerOptions> {
+        use anyhow::Context as _;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("{}", path.display()))
+    }
+}
 
 /// The backends a target fixed in its `init` (the wgpu target), over `DISPATCH_FUZZ_BACKENDS`.
 static TARGET_BACKENDS: OnceLock<Backends> = OnceLock::new();
@@ -77,11 +202,20 @@ pub fn init() {
     init_with(None);
 }
 
+/// [`init`] for the target named `name` in [`TARGETS`].
+#[cfg(feature = "wgpu")]
+fn init_target(name: &str) {
+    let backends = target(name)
+        .map(|t| t.backends)
+        .unwrap_or_else(|e| panic!("{e}"));
+    init_with(backends.wgpu.then_some(backends));
+}
+
 /// [`init`] for the wgpu target: its inputs decode and run wgpu steps too, whatever
 /// `DISPATCH_FUZZ_BACKENDS` says (ClusterFuzzLite cannot set environment variables per target).
 #[cfg(feature = "wgpu")]
 pub fn init_wgpu() {
-    init_with(Some(Backends::WITH_WGPU));
+    init_target("dispatch_ops_wgpu");
 }
 
 fn init_with(backends: Option<Backends>) {
@@ -142,5 +276,35 @@ pub fn hook_decision(panic: &interpreter::PanicInfo, policy: &Policy) -> HookDec
         }
     } else {
         HookDecision::Go
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_options_file_gives_its_dictionary_and_limits_and_a_missing_limit_is_an_error() {
+        let text = "# comment\n[libfuzzer]\ndict = d.dict\ntimeout = 10\nrss_limit_mb = 2560\n";
+        let options = LibFuzzerOptions::parse(text).unwrap();
+        assert_eq!(options.dict.as_deref(), Some("d.dict"));
+        assert_eq!(
+            options.limits,
+            RunLimits {
+                timeout_s: 10,
+                rss_limit_mb: 2560
+            }
+        );
+        assert!(LibFuzzerOptions::parse("[libfuzzer]\ntimeout = 10\n").is_err());
+        assert!(LibFuzzerOptions::parse("[libfuzzer]\ntimeout = ten\nrss_limit_mb = 1\n").is_err());
+    }
+
+    #[test]
+    fn every_target_has_an_options_file_with_its_limits() {
+        for target in TARGETS {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../fuzz/{}.options", target.name));
+            LibFuzzerOptions::load(&path).unwrap();
+        }
     }
 }

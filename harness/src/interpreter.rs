@@ -10,6 +10,8 @@ pub mod fusion;
 mod lockstep;
 mod mirror;
 mod ops;
+#[cfg(feature = "planted-faults")]
+pub mod planted;
 pub mod pool;
 mod replay;
 mod trace;
@@ -17,8 +19,8 @@ mod value;
 pub mod wgpu;
 
 pub use catch::{
-    at_site, attempt, catch, harness_code, install as install_panic_hook, note, StepPanicPolicy,
-    HARNESS_ERROR,
+    at_site, attempt, catch, harness_code, install as install_panic_hook, install_progress, note,
+    StepPanicPolicy, StepProgress, HARNESS_ERROR,
 };
 pub use exec::{data_info, run, run_in_lockstep, Mode};
 pub use lockstep::{CompletedScope, Lockstep, Unobserved, World};

@@ -13,13 +13,22 @@ use serde::{Deserialize, Serialize};
 use crate::config;
 use crate::interpreter::HARNESS_ERROR;
 use crate::oracles::Policy;
+use crate::program::RunLimits;
 use crate::program::{Program, ProgramFile};
-use crate::regressions::{program_files, promote, Promotion};
+use crate::regressions::limited::{run_limited, Ending, OUT_OF_MEMORY, TIMEOUT};
+use crate::regressions::{program_files, promote, promote_limited as store_limited, Promotion};
 
 pub mod coverage;
 
 /// The message part of the signature of an artifact that gives no finding in-process.
 const NOT_REPRODUCED: &str = "not reproduced in-process";
+
+/// The class of an artifact file triage could not read: a bucket of its own, listed with the
+/// error, never a reason to stop triaging the others.
+pub const UNREADABLE: &str = "unreadable";
+
+/// The artifact kinds libFuzzer writes (its file prefixes).
+const KINDS: [&str; 5] = ["crash", "timeout", "oom", "leak", "slow-unit"];
 
 /// One crash, timeout or OOM artifact libFuzzer wrote.
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -28,9 +37,13 @@ pub struct Artifact {
     pub path: String,
     /// `crash`, `timeout`, `oom`, `leak` or `slow-unit`: libFuzzer's file prefix.
     pub kind: String,
-    /// The finding's signature when the harness reproduces it in-process, else `<kind> |
-    /// not reproduced in-process`.
+    /// The finding's signature when the harness reproduces it (a crash in this process, a
+    /// timeout or out-of-memory in a process of its own under the target's limits), else `<kind>
+    /// | not reproduced ...`.
     pub signature: String,
+    /// How the run in a process of its own ended, for a timeout or out-of-memory artifact.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub limited_run: Option<String>,
 }
 
 /// Artifacts that share a signature.
@@ -42,8 +55,10 @@ pub struct Bucket {
     pub class: String,
     /// `new` (no stored case has this signature), `known` (a pending case from an earlier night
     /// has it), `covered` (a reviewed regression case has it) or `unreproduced` (the harness
-    /// gets no finding from the artifact any more) or `harness-error` (the harness itself
-    /// failed on it: a bug of ours, never promoted as a Burn case).
+    /// gets no finding from the artifact any more: a timeout or out-of-memory one ran to its end
+    /// under the limits its signature names) or `harness-error` (the harness itself failed on
+    /// it: a bug of ours, never promoted as a Burn case) or `unreadable` (the file could not be
+    /// read).
     pub status: String,
     /// Artifacts in it.
     pub count: usize,
@@ -74,9 +89,14 @@ pub struct Triage {
 /// What `triage` reads and where it writes.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Options {
-    /// The fuzz target, for the report.
+    /// The fuzz target whose artifacts these are: they are decoded and run with its backends
+    /// (`dispatch_ops_wgpu`: Flex, capture and wgpu, which must be available).
     #[arg(long)]
     pub target: String,
+    /// The target's libFuzzer options file, whose limits a timeout or out-of-memory artifact
+    /// is run under again (default: this repository's fuzz/<target>.options).
+    #[arg(long)]
+    pub options: Option<PathBuf>,
     /// Folder of crash-*, timeout-*, oom-* artifacts.
     #[arg(long)]
     pub artifacts: PathBuf,
@@ -100,9 +120,11 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     };
     for entry in entries.flatten() {
         let path = entry.path();
+        // Anything but a folder is a file to read: one that cannot be (a dangling link) is
+        // reported as such, not skipped.
         if path.is_dir() {
             files_under(&path, out);
-        } else if path.is_file() {
+        } else {
             out.push(path);
         }
     }
@@ -131,6 +153,84 @@ pub fn artifact_signature(program: &Program, kind: &str, policy: &Policy) -> Str
     }
 }
 
+/// The bucket of a `timeout` or `oom` artifact, and how its run ended: the program is run again
+/// in a process of its own under the target's `limits` (in this one a hang would stop triage).
+/// One that ends within them is `unreproduced`, its signature naming the limits.
+pub fn limited_signature(
+    program: &Program,
+    kind: &str,
+    limits: RunLimits,
+    policy: &Policy,
+) -> (String, String) {
+    let exe = std::env::current_exe().unwrap_or_default();
+    match run_limited(&exe, program, limits, policy) {
+        Ok(ending) => {
+            let described = ending.describe(limits);
+            let signature = match ending.signature(program) {
+                Some(signature) => signature,
+                None if matches!(ending, Ending::Failed(_)) => format!(
+                    "{HARNESS_ERROR} | {} | harness",
+                    crate::oracles::normalize_message(&described)
+                ),
+                None => format!(
+                    "{kind} | {NOT_REPRODUCED}: ran to its end within {} s and {} MiB | libfuzzer",
+                    limits.timeout_s, limits.rss_limit_mb
+                ),
+            };
+            (signature, described)
+        }
+        Err(error) => (
+            format!(
+                "{HARNESS_ERROR} | {} | harness",
+                crate::oracles::normalize_message(&format!("{error:#}"))
+            ),
+            format!("{error:#}"),
+        ),
+    }
+}
+
+/// Minimizes a new timeout or out-of-memory bucket's example under the same `limits`, each
+/// candidate in a process of its own, into `regressions/pending/`. A failure is recorded, never
+/// fatal.
+fn promote_limited(
+    bucket: &mut Bucket,
+    program: &Program,
+    limits: RunLimits,
+    dir: &Path,
+    backends: crate::program::Backends,
+) {
+    let name = pending_name(bucket);
+    let root_cause = pending_root_cause(bucket);
+    match store_limited(
+        program,
+        &bucket.signature,
+        limits,
+        dir,
+        &name,
+        &root_cause,
+        backends,
+    ) {
+        Ok(path) => bucket.case = Some(path.display().to_string()),
+        Err(e) => bucket.promote_error = Some(format!("{e:#}")),
+    }
+}
+
+/// A pending case's name: its class and its signature's hash.
+fn pending_name(bucket: &Bucket) -> String {
+    let hash = crate::hash::fnv1a(&[bucket.signature.as_bytes()]);
+    format!("{}-{:08x}", bucket.class, hash as u32)
+}
+
+/// A pending case's root cause, until a person writes it.
+fn pending_root_cause(bucket: &Bucket) -> String {
+    format!(
+        "Pending review: found by the nightly fuzz job with signature `{}`; root cause not yet \
+         analysed. Rename the case after the bug, replace this paragraph with the root cause and \
+         move it up to regressions/.",
+        bucket.signature
+    )
+}
+
 /// `(signature, case path)` of every stored case directly in `dir`.
 fn case_signatures(dir: &Path) -> Vec<(String, String)> {
     // A store without a pending/ folder yet simply has no pending cases.
@@ -154,26 +254,72 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     if !options.artifacts.is_dir() {
         anyhow::bail!("{}: no such artifact folder", options.artifacts.display());
     }
+    // Each artifact is decoded and run as its own target ran it.
+    let target = crate::fuzz::target(&options.target)?;
+    target
+        .start()
+        .map_err(|why| anyhow::anyhow!("the {} artifacts need wgpu: {why}", target.name))?;
+    let options_file = options.options.clone().unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../fuzz/{}.options", target.name))
+    });
+    let limits = crate::fuzz::LibFuzzerOptions::load(&options_file)?.limits;
     let policy = config::get().policy();
     let mut paths = Vec::new();
     files_under(&options.artifacts, &mut paths);
     paths.sort();
+    let mut programs = BTreeMap::new();
+    // Timeout and out-of-memory artifacts each run in a process of their own, most of their time
+    // spent waiting out a limit: in parallel, one at a time per core.
+    let mut limited = Vec::new();
     for path in paths {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let Some(kind) = ["crash", "timeout", "oom", "leak", "slow-unit"]
+        let Some(kind) = KINDS
             .into_iter()
             .find(|k| name.starts_with(&format!("{k}-")))
         else {
             continue;
         };
-        let bytes = std::fs::read(&path).with_context(|| format!("{}", path.display()))?;
-        let program = Program::from_fuzz_bytes(&bytes, config::get().backends);
-        let signature = artifact_signature(&program, kind, policy);
-        triage.artifacts.push(Artifact {
-            path: path.display().to_string(),
-            kind: kind.to_string(),
-            signature,
-        });
+        let shown = path.display().to_string();
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                triage.artifacts.push(Artifact {
+                    path: shown,
+                    kind: kind.to_string(),
+                    signature: format!("{UNREADABLE} | {} | triage", error.kind()),
+                    limited_run: None,
+                });
+                continue;
+            }
+        };
+        let program = Program::from_fuzz_bytes(&bytes, target.backends);
+        match kind {
+            "timeout" | "oom" => limited.push((shown.clone(), kind, program.clone())),
+            _ => triage.artifacts.push(Artifact {
+                path: shown.clone(),
+                kind: kind.to_string(),
+                signature: artifact_signature(&program, kind, policy),
+                limited_run: None,
+            }),
+        }
+        programs.insert(shown, program);
+    }
+    {
+        use rayon::prelude::*;
+        let judged: Vec<Artifact> = limited
+            .par_iter()
+            .map(|(path, kind, program)| {
+                let (signature, ending) = limited_signature(program, kind, limits, policy);
+                Artifact {
+                    path: path.clone(),
+                    kind: kind.to_string(),
+                    signature,
+                    limited_run: Some(ending),
+                }
+            })
+            .collect();
+        triage.artifacts.extend(judged);
+        triage.artifacts.sort_by(|a, b| a.path.cmp(&b.path));
     }
     let reviewed = case_signatures(&options.regressions);
     let pending_dir = options.regressions.join("pending");
@@ -201,6 +347,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         // is listed, kept on disk, and neither promoted nor counted as new.
         let (status, case) = match (find(&reviewed), find(&pending)) {
             _ if signature.contains(NOT_REPRODUCED) => ("unreproduced", None),
+            _ if class == UNREADABLE => (UNREADABLE, None),
             // Not Burn's: reported for the harness's own fix, never promoted as a Burn case.
             _ if class == HARNESS_ERROR => ("harness-error", None),
             (Some(case), _) => ("covered", Some(case)),
@@ -219,7 +366,13 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     }
     if options.promote {
         for bucket in triage.buckets.iter_mut().filter(|b| b.status == "new") {
-            promote_pending(bucket, &pending_dir);
+            let limited = [TIMEOUT, OUT_OF_MEMORY].contains(&bucket.class.as_str());
+            match &programs.get(&bucket.example) {
+                Some(program) if limited => {
+                    promote_limited(bucket, program, limits, &pending_dir, target.backends)
+                }
+                _ => promote_pending(bucket, &pending_dir, target.backends),
+            }
         }
     }
     let mut inputs = Vec::new();
@@ -230,7 +383,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         let Ok(bytes) = std::fs::read(input) else {
             continue;
         };
-        let program = Program::from_fuzz_bytes(&bytes, config::get().backends);
+        let program = Program::from_fuzz_bytes(&bytes, target.backends);
         let classes: std::collections::BTreeSet<_> = match crate::check(&program) {
             Ok(verdict) => verdict
                 .trace
@@ -266,20 +419,15 @@ pub fn triage(options: Options) -> Result<ExitCode> {
 /// Minimizes a new bucket's example into `regressions/pending/` (a case awaiting review: the
 /// regression suite runs only reviewed cases). A failure is recorded, never fatal: the artifact
 /// stays on disk either way.
-fn promote_pending(bucket: &mut Bucket, dir: &Path) {
-    let hash = crate::hash::fnv1a(&[bucket.signature.as_bytes()]);
-    let name = format!("{}-{:08x}", bucket.class, hash as u32);
-    let root_cause = format!(
-        "Pending review: found by the nightly fuzz job with signature `{}`; root cause not yet \
-         analysed. Rename the case after the bug, replace this paragraph with the root cause and \
-         move it up to regressions/.",
-        bucket.signature
-    );
+fn promote_pending(bucket: &mut Bucket, dir: &Path, backends: crate::program::Backends) {
+    let name = pending_name(bucket);
+    let root_cause = pending_root_cause(bucket);
     let request = Promotion {
         input: PathBuf::from(&bucket.example),
         name: Some(name.clone()),
         root_cause: Some(root_cause),
         dir: dir.to_path_buf(),
+        backends,
     };
     // An artifact of a long libFuzzer process may need state its earlier inputs left there:
     // promote stores only a case that shows its finding in a process of its own.

@@ -31,7 +31,7 @@ pub use binary::{TwoOperandSpec, BINARY, COMPARE, SCALAR};
 pub use decode::{Backends, STEP_KINDS};
 pub use display::{backward_expr, device_call, exit_statements, step_line, transaction_expr};
 pub use encode::{fuzz_dictionary, EncodeError};
-pub use file::{Input, LoadError, ProgramFile};
+pub use file::{Input, LoadError, ProgramFile, RunLimits};
 pub use fill::fill_data;
 pub use fixup::fixup;
 pub(crate) use module::module_ops;

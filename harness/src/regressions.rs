@@ -17,11 +17,15 @@ use crate::{check_with, Verdict};
 #[cfg(feature = "cli")]
 mod fresh;
 #[cfg(feature = "cli")]
+pub mod limited;
+#[cfg(feature = "cli")]
 mod promote;
 #[cfg(feature = "cli")]
 pub use fresh::{run_pinned, settle_alone};
 #[cfg(feature = "cli")]
-pub use promote::{assert_snapshot, promote, snapshot_settings, Promoted, Promotion};
+pub use promote::{
+    assert_snapshot, promote, promote_limited, snapshot_settings, Promoted, Promotion,
+};
 
 /// One stored case.
 #[derive(Clone, Debug)]
@@ -182,6 +186,47 @@ impl Case {
                 message: f.message,
             },
         })
+    }
+
+    /// The snapshot text of a `timeout` or `out-of-memory` case (one with `limits`): its steps,
+    /// how its run in a process of the `dispatch-fuzz` binary `exe` ended under those limits,
+    /// and the finding. A run in this process would hang or be killed.
+    #[cfg(feature = "cli")]
+    pub fn limited_snapshot_text(&self, exe: &Path) -> Result<String> {
+        let limits = self
+            .file
+            .limits
+            .with_context(|| format!("case {} records no limits", self.name))?;
+        let program = self.file.program();
+        let ending = limited::run_limited(exe, &program, limits, &self.policy())?;
+        let mut text = String::new();
+        for (i, step) in program.steps.iter().enumerate() {
+            text.push_str(&format!("{i:>3}  {}\n", crate::program::step_line(step)));
+        }
+        let shown = |step: &Option<usize>| step.map_or("none".to_string(), |s| s.to_string());
+        let how = match &ending {
+            limited::Ending::TimedOut(step) => {
+                format!(
+                    "did not finish within {} s, in step {}",
+                    limits.timeout_s,
+                    shown(step)
+                )
+            }
+            limited::Ending::OutOfMemory(step, _) => {
+                format!(
+                    "grew past {} MiB, in step {}",
+                    limits.rss_limit_mb,
+                    shown(step)
+                )
+            }
+            other => other.describe(limits),
+        };
+        text.push_str(&format!("run in a process of its own: {how}\n"));
+        text.push_str(&format!(
+            "finding: {}\n",
+            ending.signature(&program).as_deref().unwrap_or("none")
+        ));
+        Ok(text)
     }
 
     /// The normalized trace its snapshot holds.

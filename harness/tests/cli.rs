@@ -130,7 +130,19 @@ fn triage_buckets_artifacts_promotes_new_ones_and_reports_them() {
             name.starts_with("require-grad-without-autodiff-")
         })
         .expect("a require-grad corpus seed");
-    std::fs::copy(new, artifacts.join("crash-new")).unwrap();
+    std::fs::copy(&new, artifacts.join("crash-new")).unwrap();
+    // A timeout artifact that runs to its end in a process of its own, and one that cannot be
+    // read: buckets of their own, and triage goes on past both.
+    let clean = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "neg", "src": 0}}}}]"#,
+    );
+    std::fs::write(
+        artifacts.join("timeout-ends"),
+        clean.to_fuzz_bytes().unwrap(),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(root.join("gone"), artifacts.join("crash-dangling")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
         .args(["triage", "--target", "dispatch_ops", "--promote"])
         .arg("--artifacts")
@@ -164,6 +176,21 @@ fn triage_buckets_artifacts_promotes_new_ones_and_reports_them() {
     assert_eq!(
         status("require-grad-without-autodiff").as_deref(),
         Some("new")
+    );
+    assert_eq!(status("unreadable").as_deref(), Some("unreadable"));
+    let timeout = triage["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["class"] == "timeout")
+        .unwrap_or_else(|| panic!("no timeout bucket: {triage:#}"));
+    assert_eq!(timeout["status"], "unreproduced");
+    assert!(
+        timeout["signature"]
+            .as_str()
+            .unwrap()
+            .contains("ran to its end within 10 s and 2560 MiB"),
+        "{timeout}"
     );
     let pending: Vec<_> = std::fs::read_dir(store.join("pending"))
         .unwrap()

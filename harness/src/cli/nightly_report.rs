@@ -186,6 +186,16 @@ fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
                 if t.buckets.is_empty() {
                     md.push_str("No crash, timeout or OOM artifacts.\n");
                 } else {
+                    // How to replay an artifact as its own target ran it.
+                    let env = dispatch_fuzz::fuzz::target(&r.target)
+                        .map(|t| t.repro_env())
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        md,
+                        "Replay an example as this target runs it: `{env}cargo run -p dispatch-fuzz -- \
+                         fmt <example>` (then `fmt --json` and `run --progress` on the program file; \
+                         a timeout or out-of-memory example hangs or grows in-process).\n"
+                    );
                     md.push_str("| status | count | signature | case / example |\n| --- | ---: | --- | --- |\n");
                     for b in &t.buckets {
                         let case = b.case.clone().unwrap_or_else(|| b.example.clone());

@@ -31,6 +31,7 @@ impl Args {
             name: self.name,
             root_cause: self.root_cause,
             dir: self.dir,
+            backends: config::get().backends,
         };
         let done = promote(request, config::get().policy())?;
         let m = &done.minimized;

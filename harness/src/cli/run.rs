@@ -20,15 +20,27 @@ pub struct Args {
     /// Print one JSON object instead of the listing.
     #[arg(long)]
     json: bool,
+    /// Print a line to stderr as the program starts and as each step starts, for a parent
+    /// that kills a run past libFuzzer's limits and names the step it was in.
+    #[arg(long)]
+    progress: bool,
 }
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
-        main(&self.file, self.json)
+        if self.progress {
+            dispatch_fuzz::interpreter::install_progress(|step| {
+                eprintln!(
+                    "{}{step}",
+                    dispatch_fuzz::regressions::limited::PROGRESS_PREFIX
+                );
+            });
+        }
+        main(&self.file, self.json, self.progress)
     }
 }
 
-fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
+fn main(path: &Path, as_json: bool, progress: bool) -> Result<ExitCode> {
     let file = match ProgramFile::load(path) {
         Ok(file) => file,
         Err(error) => {
@@ -37,6 +49,9 @@ fn main(path: &Path, as_json: bool) -> Result<ExitCode> {
         }
     };
     let program = file.program();
+    if progress {
+        eprintln!("{}", dispatch_fuzz::regressions::limited::START_LINE);
+    }
     let verdict = check(&program)?;
     if as_json {
         println!("{}", to_json(&program, &verdict));

@@ -9,7 +9,9 @@
 //! `root_cause` (a paragraph), `upstream` (what Burn's newest sources and tracker say) and, for a
 //! case that runs on wgpu, `adapters`: the adapter classes it was checked to hold on (e.g.
 //! `[{"backend": "vulkan", "driver": "llvmpipe", "device_type": "cpu"}]`; the suite ignores the
-//! case on any other). Steps are fixed up on load, so a hand-edited file still runs.
+//! case on any other); for a `timeout` or `out-of-memory` case, `limits`: the libFuzzer limits it
+//! exceeds (`{"timeout_s": 10, "rss_limit_mb": 2560}`), under which it is run again in a
+//! process of its own. Steps are fixed up on load, so a hand-edited file still runs.
 
 use std::path::Path;
 
@@ -48,8 +50,22 @@ pub struct ProgramFile {
     /// those of these adapters, and another class is not judged against them.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub adapters: Vec<AdapterClass>,
+    /// The limits a `timeout` or `out-of-memory` case exceeds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub limits: Option<RunLimits>,
     /// The steps.
     pub steps: Vec<Step>,
+}
+
+/// The limits libFuzzer runs a target's inputs under (its `fuzz/<target>.options`): an input
+/// that runs past `timeout_s` seconds is a `timeout`, one whose process grows past
+/// `rss_limit_mb` MiB an `out-of-memory`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RunLimits {
+    /// libFuzzer's `-timeout`, seconds.
+    pub timeout_s: u64,
+    /// libFuzzer's `-rss_limit_mb`, MiB.
+    pub rss_limit_mb: u64,
 }
 
 /// What a user can get wrong when handing the harness a program file.

@@ -13,32 +13,23 @@ use std::process::Command;
 
 use anyhow::{Context, Result};
 
-use crate::config::{known_classes, CRASH_ON_VAR};
+use crate::config::{BACKENDS_VAR, CRASH_ON_VAR};
 use crate::hash::fnv1a;
 use crate::minimize::{Minimized, Minimizer};
-use crate::oracles::{Policy, KNOWN};
+use crate::oracles::Policy;
 use crate::program::{Program, ProgramFile};
 
 /// What a new `dispatch-fuzz run` of the file says: `None` when it gives `signature`, else what
 /// it gives instead.
 fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Option<String>> {
     let exe = std::env::current_exe().context("cannot find the dispatch-fuzz binary")?;
-    // The policy the minimizer used, as the switch gives it (a class the catalogue lacks, such
-    // as `unknown`, is a finding under any policy and cannot be named there).
-    let known = known_classes();
-    let mut crash_on: Vec<&str> = policy
-        .crash_on
-        .iter()
-        .filter(|c| known.contains(c))
-        .map(String::as_str)
-        .collect();
-    if policy.known_are_findings {
-        crash_on.push(KNOWN);
-    }
+    // The policy the minimizer used, and the backends it ran on (wgpu may be on without the
+    // switch: triage turns it on for the wgpu target's artifacts).
     let output = Command::new(&exe)
         .args(["run", "--json"])
         .arg(path)
-        .env(CRASH_ON_VAR, crash_on.join(","))
+        .env(CRASH_ON_VAR, super::limited::crash_on(policy))
+        .env(BACKENDS_VAR, super::limited::backends_here())
         .output()
         .with_context(|| format!("cannot run {} run {}", exe.display(), path.display()))?;
     let verdict: serde_json::Value = serde_json::from_slice(&output.stdout).with_context(|| {

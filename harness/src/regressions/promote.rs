@@ -7,7 +7,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 
 use super::Case;
-use crate::config;
 use crate::minimize::{minimize_finding, Minimized, Minimizer, Reproduction};
 use crate::oracles::catalogue::catalogue;
 use crate::oracles::Policy;
@@ -24,6 +23,9 @@ pub struct Promotion {
     pub root_cause: Option<String>,
     /// The store.
     pub dir: PathBuf,
+    /// The backends a libFuzzer artifact decodes for: its target's (a program file names its
+    /// devices itself).
+    pub backends: crate::program::Backends,
 }
 
 /// A stored case.
@@ -62,7 +64,7 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
     if !cfg!(debug_assertions) {
         bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
     }
-    let input = Input::load(&options.input, config::get().backends)?;
+    let input = Input::load(&options.input, options.backends)?;
     let policy = crate::minimize::policy_for(&input, policy);
     let origin = input.origin;
     let original = input.program.clone();
@@ -108,6 +110,7 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
         root_cause: Some(root_cause),
         upstream: None,
         adapters: Vec::new(),
+        limits: None,
         steps: minimized.program.steps.clone(),
     };
     // A wgpu case holds on the adapter class it was minimized on: the suite judges it there.
@@ -140,6 +143,93 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
     })
 }
 
+/// Predicate runs a limited minimization may make: each run of a candidate that still hangs
+/// costs the whole time limit.
+const LIMITED_ATTEMPTS: usize = 300;
+
+/// Minimizes a `timeout` or `out-of-memory` finding (`program`, whose run in a process of its own
+/// under `limits` gives `signature`) with every candidate run the same way, and stores it in
+/// `dir` as `name` with its limits and snapshot. Must run in the `dispatch-fuzz` binary.
+pub fn promote_limited(
+    program: &crate::program::Program,
+    signature: &str,
+    limits: crate::program::RunLimits,
+    dir: &Path,
+    name: &str,
+    root_cause: &str,
+    backends: crate::program::Backends,
+) -> Result<PathBuf> {
+    use super::limited::run_limited;
+    let exe = std::env::current_exe()?;
+    let class = signature
+        .split(" | ")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let policy = Policy::default();
+    let ending = run_limited(&exe, program, limits, &policy)?;
+    if ending.signature(program).as_deref() != Some(signature) {
+        bail!(
+            "the program does not give `{signature}` again: {}",
+            ending.describe(limits)
+        );
+    }
+    let step = match ending {
+        super::limited::Ending::TimedOut(step) | super::limited::Ending::OutOfMemory(step, _) => {
+            step
+        }
+        _ => None,
+    };
+    let same = |p: &crate::program::Program| -> Result<bool> {
+        let ending = run_limited(&exe, p, limits, &policy)?;
+        Ok(ending.signature(p).as_deref() == Some(signature))
+    };
+    let minimized = Minimizer::new()
+        .attempts(LIMITED_ATTEMPTS)
+        .run(program.clone(), step, same)?;
+    let path = dir.join(format!("{name}.json"));
+    let snapshot = dir.join("snapshots").join(format!("{name}.snap"));
+    if path.exists() || snapshot.exists() {
+        bail!("{} exists: choose another name", path.display());
+    }
+    let mut file =
+        ProgramFile {
+            name: Some(name.to_string()),
+            signature: Some(signature.to_string()),
+            class: Some(class),
+            origin: Some(format!(
+            "libFuzzer artifact of a target on {}, {} -> {} steps in {} runs of a process of its \
+             own under the same limits, minimized by dispatch-fuzz triage",
+            if backends.wgpu { "flex, capture and wgpu" } else { "flex and capture" },
+            minimized.steps_before,
+            minimized.steps_after,
+            minimized.attempts
+        )),
+            found: Some(today()),
+            root_cause: Some(root_cause.to_string()),
+            upstream: None,
+            adapters: Vec::new(),
+            limits: Some(limits),
+            steps: minimized.program.steps.clone(),
+        };
+    let mut case = Case {
+        name: name.to_string(),
+        path: path.clone(),
+        file: file.clone(),
+    };
+    if case.uses_wgpu() {
+        let adapter = crate::interpreter::wgpu::adapter()
+            .map_err(|reason| anyhow::anyhow!("a wgpu case needs its adapter: {reason}"))?;
+        file.adapters = vec![adapter.class];
+        case.file = file.clone();
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::write(&path, file.to_text())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    write_snapshot(&case, &dir.canonicalize()?.join("snapshots"))?;
+    Ok(path)
+}
+
 /// Today's date as `YYYY-MM-DD` (UTC), from the civil-from-days algorithm.
 fn today() -> String {
     let days = SystemTime::now()
@@ -167,7 +257,10 @@ fn valid_name(name: &str) -> bool {
 /// Writes the case's snapshot through insta itself, so the file is exactly what the suite
 /// compares against.
 fn write_snapshot(case: &Case, dir: &Path) -> Result<()> {
-    let text = case.snapshot_text()?;
+    let text = match case.file.limits {
+        Some(_) => case.limited_snapshot_text(&std::env::current_exe()?)?,
+        None => case.snapshot_text()?,
+    };
     // Read by insta at its first assertion in this process: accept this one snapshot.
     std::env::set_var("INSTA_UPDATE", "always");
     std::env::set_var("INSTA_OUTPUT", "none");
