@@ -20,7 +20,9 @@ for f in corpus/"$target"/*; do
   [ -f "$f" ] && inputs+=("$f")
 done
 echo "replaying ${#inputs[@]} corpus inputs"
-cargo fuzz run -s none "$target" "${inputs[@]}"
+# The target's own libFuzzer settings (fuzz/<target>.options).
+read -r -a flags <<<"$(ci/libfuzzer-flags.sh "$target")"
+cargo fuzz run -s none "$target" "${inputs[@]}" -- "${flags[@]}"
 
 # The regression seeds (every stored program, `dispatch-fuzz seed-corpus`): each stored bug is a
 # known finding (its reviewed case's signature is compiled in), counted and passed, so none may
@@ -30,10 +32,10 @@ for f in corpus/"$target"/regressions/*; do
   [ -f "$f" ] && seeds+=("$f")
 done
 echo "replaying ${#seeds[@]} regression seeds"
-cargo fuzz run -s none "$target" "${seeds[@]}"
+cargo fuzz run -s none "$target" "${seeds[@]}" -- "${flags[@]}"
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 cp corpus/"$target"/* "$scratch"/ 2>/dev/null || true
 cargo fuzz run -s none "$target" "$scratch" -- -seed="$seed" -runs="$runs" -max_total_time=300 \
-  -dict=fuzz/"$target".dict
+  "${flags[@]}"

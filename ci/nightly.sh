@@ -4,7 +4,7 @@
 # per new bucket into regressions/pending/, measure line coverage, and write a report.
 #
 # Usage: ci/nightly.sh [--duration SECONDS] [--jobs N] [--targets "a b"] [--out DIR]
-#                      [--no-coverage] [--no-merge]
+#                      [--no-coverage] [--no-merge] [--options-dir DIR] [--features LIST]
 #
 #   --duration  seconds of fuzzing per target          (default 600; $NIGHTLY_DURATION)
 #   --jobs      parallel fuzzing workers                (default: all cores; $NIGHTLY_JOBS)
@@ -14,6 +14,17 @@
 #                                                       (default nightly-out; $NIGHTLY_OUT)
 #   --no-coverage  skip `cargo fuzz coverage` + llvm-cov (saves a coverage build)
 #   --no-merge     leave corpus/ untouched (the merged corpus stays under OUT/merged/)
+#   --options-dir  where each target's <target>.options (libFuzzer's dictionary and limits, read
+#                  through ci/libfuzzer-flags.sh) is read from (default fuzz/; the end-to-end
+#                  check passes copies with a shorter timeout)
+#   --features     extra cargo features for every build, comma-separated (ci/nightly-e2e.sh:
+#                  planted-faults)
+#   --store        the regression store triage compares with and promotes into (its pending/)
+#                  (default regressions)
+#
+# Each target starts from the shared seeds (corpus/dispatch_ops: the class seeds, every stored
+# program under regressions/, the plain target's last merge; both targets read one byte format)
+# and from its own last merge, corpus/<target>/nightly, which the merge phase rewrites.
 #
 # Exit status: 0 nothing new, 1 new finding(s) (a bucket no stored case has), 2 the job failed.
 # Nothing under OUT/artifacts is ever deleted: an artifact is either promoted (minimized into
@@ -27,6 +38,9 @@ targets=""
 out="${NIGHTLY_OUT:-nightly-out}"
 coverage=1
 merge=1
+options_dir=fuzz
+extra_features=""
+store=regressions
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration="$2"; shift 2 ;;
@@ -35,7 +49,10 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --no-coverage) coverage=0; shift ;;
     --no-merge) merge=0; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --options-dir) options_dir="$2"; shift 2 ;;
+    --features) extra_features="$2"; shift 2 ;;
+    --store) store="$2"; shift 2 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "nightly: unknown flag $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -60,8 +77,20 @@ rotate() { local f="$1" n=1; [ -e "$f" ] || return 0; while [ -e "$f.$n" ]; do n
 # MiB a minute on llvmpipe, the 4,096 MiB limit after about ten minutes), so it is started again
 # after `wgpu_process_s` seconds, before libFuzzer would end it with an oom artifact.
 wgpu_process_s=480
+# The features a target's build takes: its own (ci/target-features.sh) and the extra ones.
+features_of() {
+  local own
+  own="$(ci/target-features.sh "$1")"
+  echo "${own}${own:+${extra_features:+,}}${extra_features}"
+}
+# The corpus folders a target reads (never writes): the shared seeds and its own last merge.
+seed_dirs() {
+  echo corpus/dispatch_ops
+  [ "$1" = dispatch_ops ] || echo "corpus/$1/nightly"
+}
 worker() {
-  local bin="$1" target="$2" end="$3" log="$4" start left line run
+  local bin="$1" target="$2" end="$3" log="$4" start left line run flags
+  flags="$(ci/libfuzzer-flags.sh "$target" "$options_dir")" || return 2
   rotate "$log"
   start=$EPOCHSECONDS
   while left=$(( end - EPOCHSECONDS )); [ "$left" -gt 0 ]; do
@@ -69,8 +98,9 @@ worker() {
     if [ "$target" = dispatch_ops_wgpu ] && [ "$run" -gt "$wgpu_process_s" ]; then
       run="$wgpu_process_s"
     fi
-    "$bin" "$out/corpus/$target" corpus/"$target" -max_total_time="$run" -timeout=30 \
-      -rss_limit_mb=4096 -artifact_prefix="$out/artifacts/$target/" -print_final_stats=1 2>&1 \
+    # shellcheck disable=SC2046,SC2086 # the seed folders and flags are words
+    "$bin" "$out/corpus/$target" $(seed_dirs "$target") -max_total_time="$run" $flags \
+      -artifact_prefix="$out/artifacts/$target/" -print_final_stats=1 2>&1 \
       | while IFS= read -r line; do printf '%d\t%s\n' $(( EPOCHSECONDS - start )) "$line"; done
   done >"$log"
 }
@@ -96,21 +126,23 @@ rotate "$out/logs/build.log"
 # build of the CLI: promote records snapshots as `cargo test` sees them (debug assertions on).
 # Each target with only the features it needs (ci/target-features.sh).
 for target in $targets; do
-  features="$(ci/target-features.sh "$target")"
+  ci/libfuzzer-flags.sh "$target" "$options_dir" >/dev/null || fail "no options for $target in $options_dir"
+  features="$(features_of "$target")"
   cargo fuzz build -s none ${features:+--features "$features"} "$target" >>"$out/logs/build.log" 2>&1 \
     || fail "fuzz build of $target failed (see $out/logs/build.log)"
 done
-cargo build -p dispatch-fuzz >>"$out/logs/build.log" 2>&1 || fail "CLI build failed (see $out/logs/build.log)"
+cargo build -p dispatch-fuzz ${extra_features:+--features "$extra_features"} >>"$out/logs/build.log" 2>&1 \
+  || fail "CLI build failed (see $out/logs/build.log)"
 cli=target/debug/dispatch-fuzz
 phase_end build
 
 status=0
 for target in $targets; do
-  mkdir -p "$out/corpus/$target" "$out/artifacts/$target" corpus/"$target"
+  mkdir -p "$out/corpus/$target" "$out/artifacts/$target" corpus/"$target"/nightly
   phase "fuzz $target (${duration}s, $jobs workers)"
   # $jobs independent libFuzzer processes on one shared corpus folder (ours, under OUT: new
   # inputs land there and each worker reloads the others' every second); the checked-in corpus
-  # (with its regressions/ seeds and the last merge) is read, never written. Not fork mode: its
+  # (the shared seeds and this target's last merge) is read, never written. Not fork mode: its
   # jobs live min(300, n) seconds each, restart from sqrt(corpus) seeds and merge through a
   # third process, and ran at 36% of one process per job on 2 cores. A worker stopped by a new
   # finding (its artifact is kept) starts again for the time left, as fork mode's
@@ -139,8 +171,10 @@ for target in $targets; do
   [ -f "$out/state/merge-$target.ctl" ] || { rm -rf "$fresh"; mkdir -p "$fresh"; }
   bin="target/$host/release/$target"
   rotate "$out/logs/merge-$target.log"
-  if "$bin" -merge=1 -merge_control_file="$out/state/merge-$target.ctl" -timeout=30 \
-      -rss_limit_mb=4096 -artifact_prefix="$out/artifacts/$target/" \
+  flags="$(ci/libfuzzer-flags.sh "$target" "$options_dir")"
+  # shellcheck disable=SC2086 # the flags are words
+  if "$bin" -merge=1 -merge_control_file="$out/state/merge-$target.ctl" $flags \
+      -artifact_prefix="$out/artifacts/$target/" \
       "$fresh" "$dest" "$out/corpus/$target" >"$out/logs/merge-$target.log" 2>&1; then
     rm -f "$out/state/merge-$target.ctl"
     if [ "$merge" = 1 ]; then
@@ -154,9 +188,12 @@ for target in $targets; do
   phase_end "merge $target"
 
   phase "triage $target"
+  # Each artifact is decoded and run with its target's own backends (the wgpu target's with
+  # wgpu), a timeout or out-of-memory one again under the target's limits.
   "$cli" triage --target "$target" --artifacts "$out/artifacts/$target" \
-    --corpus corpus/"$target" --corpus "$out/corpus/$target" \
-    --regressions regressions --out "$out/triage-$target.json" --promote \
+    --options "$options_dir/$target.options" \
+    --corpus corpus/"$target"/nightly --corpus "$out/corpus/$target" \
+    --regressions "$store" --out "$out/triage-$target.json" --promote \
     >>"$out/logs/triage-$target.log" 2>&1
   case $? in
     0) ;;
@@ -170,11 +207,14 @@ for target in $targets; do
     phase "coverage $target"
     rotate "$out/logs/coverage-$target.log"
     # cargo fuzz coverage reads each folder's files, not its subfolders: name them all.
-    cov_dirs=(corpus/"$target")
-    for d in corpus/"$target"/*/; do [ -d "$d" ] && cov_dirs+=("${d%/}"); done
+    cov_dirs=()
+    for d in $(seed_dirs "$target"); do
+      cov_dirs+=("$d")
+      for sub in "$d"/*/; do [ -d "$sub" ] && cov_dirs+=("${sub%/}"); done
+    done
     # Findings in the corpus (tonight's crashes may be in it) print instead of aborting: an
     # aborted run writes no profile and cargo fuzz coverage gives up.
-    features="$(ci/target-features.sh "$target")"
+    features="$(features_of "$target")"
     if DISPATCH_FUZZ_NO_ABORT=1 cargo fuzz coverage -s none ${features:+--features "$features"} \
         "$target" "${cov_dirs[@]}" \
         >"$out/logs/coverage-$target.log" 2>&1; then
