@@ -12,7 +12,11 @@ if [ "${minor:-0}" -lt 95 ]; then
 fi
 host="$(rustc -vV | sed -n 's/^host: //p')"
 target_dir="$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)"
-for target in $(cargo fuzz list); do
+# An assignment, so a failing `cargo fuzz list` fails the build (a loop over its output would
+# just build nothing).
+targets="$(cargo fuzz list)"
+[ -n "$targets" ] || { echo "cargo fuzz list names no target" >&2; exit 1; }
+for target in $targets; do
   # Each target with only the features it needs: dispatch_ops links no wgpu, cubecl or naga
   # (a smaller, faster sanitizer build), dispatch_ops_wgpu gets `--features wgpu`.
   features="$(ci/target-features.sh "$target")"

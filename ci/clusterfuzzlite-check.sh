@@ -8,8 +8,12 @@
 # every argument, and copies the debug build where cargo fuzz's release build would be). Then
 # it checks that $OUT holds every target, its options, the dictionary and its seed corpus.
 #
-# Usage: ci/clusterfuzzlite-check.sh [--sanitizer address|coverage] ...
-#   (default: both; CI runs coverage, where the shipped build.sh used to fail)
+# Usage: ci/clusterfuzzlite-check.sh [--sanitizer address|coverage] ... [--plan]
+#   --sanitizer  the modes to run (default: both)
+#   --plan       cargo plans each build (`--unit-graph`: the units, binaries included, that the
+#                same arguments would build) instead of compiling it, and the binaries it plans
+#                are written as empty files where the build would put them: build.sh's own
+#                steps run for real, in seconds instead of two nightly builds (what CI runs)
 # Each sanitizer builds in its own target folder (target/cflite-<sanitizer>), so the nightly
 # toolchain and its RUSTFLAGS never invalidate the stable builds.
 set -euo pipefail
@@ -17,15 +21,21 @@ cd "$(dirname "$0")/.."
 repo="$PWD"
 
 sanitizers=()
+plan=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitizer) sanitizers+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --plan) plan=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "clusterfuzzlite-check: unknown flag $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [ ${#sanitizers[@]} -gt 0 ] || sanitizers=(address coverage)
 command -v jq >/dev/null || { echo "clusterfuzzlite-check: needs jq (the image has it)" >&2; exit 2; }
+
+# The targets every mode must put in $OUT, named here so that a build.sh which finds none fails.
+targets="$(cargo fuzz list)" || { echo "clusterfuzzlite-check: needs cargo-fuzz" >&2; exit 2; }
+[ -n "$targets" ] || { echo "FAIL: cargo fuzz list names no target" >&2; exit 1; }
 
 dockerfile=.clusterfuzzlite/Dockerfile
 nightly="$(sed -n 's/^ARG NIGHTLY=//p' "$dockerfile")"
@@ -69,6 +79,22 @@ if [ "\$SANITIZER" = coverage ] && [ "\${1:-}" = fuzz ] && [ "\${2:-}" = build ]
   )
   exit 0
 fi
+if [ "\${1:-}" = build ] && [ "\${PLAN:-0}" = 1 ]; then
+  # Plan mode: the units these very arguments would build, and an empty file for each binary
+  # where cargo would write it (target folder, triple, profile).
+  dir="\$("$real_cargo" metadata --format-version 1 --no-deps | jq -r .target_directory)"
+  "$real_cargo" "\$@" -Z unstable-options --unit-graph \
+    | jq -r --arg dir "\$dir" '.units[] | select(.mode == "build" and (.target.kind | index("bin")))
+             | [\$dir, (.platform // empty),
+                (if .profile.name == "dev" then "debug" else .profile.name end), .target.name]
+             | join("/")' \
+    | while read -r bin; do
+        mkdir -p "\${bin%/*}"
+        : >"\$bin"
+        echo "planned \$bin" >&2
+      done
+  exit "\${PIPESTATUS[0]}"
+fi
 exec "$real_cargo" "\$@"
 WRAPPER
 chmod +x "$work/bin/cargo"
@@ -89,6 +115,7 @@ for sanitizer in "${sanitizers[@]}"; do
   if ! (
     export SRC="$src" OUT="$out" SANITIZER="$sanitizer" RUSTFLAGS="$flags"
     export RUSTUP_TOOLCHAIN="$nightly" CARGO_TARGET_DIR="$repo/target/cflite-$sanitizer"
+    export PLAN="$plan"
     export PATH="$work/bin:$PATH"
     cd "$src/dispatch-fuzz" && bash -eu "$src/build.sh"
   ); then
@@ -96,11 +123,15 @@ for sanitizer in "${sanitizers[@]}"; do
     status=1
     continue
   fi
-  for target in $(cargo fuzz list); do
+  for target in $targets; do
     for f in "$target" "$target.options" dispatch_ops.dict "${target}_seed_corpus.zip"; do
-      [ -s "$out/$f" ] || { echo "FAIL: \$OUT/$f missing after SANITIZER=$sanitizer"; status=1; }
+      [ -e "$out/$f" ] || { echo "FAIL: \$OUT/$f missing after SANITIZER=$sanitizer"; status=1; }
     done
-    "$out/$target" -help=1 >/dev/null 2>&1 || { echo "FAIL: $target does not run"; status=1; }
+    # A planned binary is an empty file: only a built one runs.
+    if [ "$plan" = 0 ] && ! "$out/$target" -help=1 >/dev/null 2>&1; then
+      echo "FAIL: $target does not run"
+      status=1
+    fi
   done
   ls -l "$out"
 done

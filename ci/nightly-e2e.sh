@@ -10,7 +10,8 @@
 #     the wgpu one where its run met it), run again and minimized in processes of their own
 #     under the target's time limit.
 #
-# The store is a scratch copy of regressions/ and the corpus is left as it is (--no-merge);
+# Each target also reads a seed of the bug it must meet (--seeds), so neither rests on a short
+# run's mutations. The store is a scratch copy of regressions/ and the corpus is left as it is (--no-merge);
 # the targets run under copies of their options with shorter timeouts (5 s for dispatch_ops,
 # 15 s for dispatch_ops_wgpu, whose first attention kernel compiles for about 5 s on llvmpipe),
 # so a hang costs seconds, not the nightly's 10-30. At exit the CLI and the targets are rebuilt without the
@@ -46,6 +47,24 @@ sed 's/^timeout = .*/timeout = 15/' fuzz/dispatch_ops_wgpu.options \
   >"$out/options/dispatch_ops_wgpu.options"
 cp fuzz/*.dict "$out/options/"
 
+# One seed per planted bug, for the target that must meet it: a short run on a slow machine
+# need not mutate its way to them (CI's first try at this check met no wgpu exp in 90 s). Each
+# target runs only its own: a seed that fails stops its worker at every start.
+planted="$out/planted"
+program() { # file, unary op
+  printf '{"steps":[%s,%s]}\n' \
+    '{"create":{"out":0,"kind":"float","shape":[4],"fill":"arange","device":"flex"}}' \
+    "{\"op\":{\"out\":1,\"op\":{\"unary\":{\"op\":\"$2\",\"src\":0}}}}" >"$1"
+}
+mkdir -p "$out/programs/dispatch_ops" "$out/programs/dispatch_ops_wgpu"
+program "$out/programs/dispatch_ops/flex-cos.json" cos
+program "$out/programs/dispatch_ops_wgpu/flex-exp.json" exp
+for target in dispatch_ops dispatch_ops_wgpu; do
+  cargo run -q -p dispatch-fuzz -- seed-corpus --regressions "$out/programs/$target" \
+    --out "$planted/$target" --dict "$out/programs/$target.dict" >/dev/null \
+    || { echo "nightly-e2e: cannot encode the planted seeds" >&2; exit 2; }
+done
+
 unplant() {
   echo "== nightly-e2e: rebuilding without the planted bugs"
   cargo build -p dispatch-fuzz >/dev/null 2>&1
@@ -58,7 +77,8 @@ trap unplant EXIT
 
 echo "== nightly-e2e: ci/nightly.sh, both targets, ${duration} s each, planted bugs in"
 ci/nightly.sh --duration "$duration" --targets "dispatch_ops dispatch_ops_wgpu" --out "$out/night" \
-  --no-coverage --no-merge --options-dir "$out/options" --features planted-faults --store "$store"
+  --no-coverage --no-merge --options-dir "$out/options" --features planted-faults --store "$store" \
+  --seeds "$planted"
 status=$?
 echo "== nightly-e2e: ci/nightly.sh exited $status"
 

@@ -5,6 +5,7 @@
 #
 # Usage: ci/nightly.sh [--duration SECONDS] [--jobs N] [--targets "a b"] [--out DIR]
 #                      [--no-coverage] [--no-merge] [--options-dir DIR] [--features LIST]
+#                      [--store DIR] [--seeds DIR]
 #
 #   --duration  seconds of fuzzing per target          (default 600; $NIGHTLY_DURATION)
 #   --jobs      parallel fuzzing workers                (default: all cores; $NIGHTLY_JOBS)
@@ -21,6 +22,9 @@
 #                  planted-faults)
 #   --store        the regression store triage compares with and promotes into (its pending/)
 #                  (default regressions)
+#   --seeds        a folder of more seeds, read, never written: DIR/<target> for each target
+#                  that has one (ci/nightly-e2e.sh: a program for each planted bug, so a short
+#                  run meets it at its first input, however the mutations go)
 #
 # Each target starts from the shared seeds (corpus/dispatch_ops: the class seeds, every stored
 # program under regressions/, the plain target's last merge; both targets read one byte format)
@@ -41,6 +45,7 @@ merge=1
 options_dir=fuzz
 extra_features=""
 store=regressions
+extra_seeds=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration="$2"; shift 2 ;;
@@ -52,6 +57,7 @@ while [ $# -gt 0 ]; do
     --options-dir) options_dir="$2"; shift 2 ;;
     --features) extra_features="$2"; shift 2 ;;
     --store) store="$2"; shift 2 ;;
+    --seeds) extra_seeds="$2"; shift 2 ;;
     -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "nightly: unknown flag $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -87,6 +93,7 @@ features_of() {
 seed_dirs() {
   echo corpus/dispatch_ops
   [ "$1" = dispatch_ops ] || echo "corpus/$1/nightly"
+  [ -z "$extra_seeds" ] || [ ! -d "$extra_seeds/$1" ] || echo "$extra_seeds/$1"
 }
 worker() {
   local bin="$1" target="$2" end="$3" log="$4" start left line run flags
