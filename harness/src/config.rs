@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use thiserror::Error;
 
 use crate::interpreter::wgpu::{self, Adapter, Api};
-use crate::oracles::{catalogue::catalogue, Policy, KNOWN, ORACLES, STATE_LEAK};
+use crate::oracles::{catalogue::catalogue, Oracles, Policy, KNOWN, ORACLES, STATE_LEAK};
 use crate::program::Backends;
 
 /// Backends a session fuzzes (`flex,capture` or `flex,capture,wgpu`).
@@ -19,6 +19,8 @@ pub const ADAPTER_VAR: &str = wgpu::ADAPTER_VAR;
 pub const CRASH_ON_VAR: &str = "DISPATCH_FUZZ_CRASH_ON";
 /// `1`: the fuzz target prints findings and goes on instead of aborting (`0` or unset: abort).
 pub const NO_ABORT_VAR: &str = "DISPATCH_FUZZ_NO_ABORT";
+/// Oracles `check` does not run, comma-separated names from the `ORACLES` table.
+pub const ORACLES_OFF_VAR: &str = "DISPATCH_FUZZ_ORACLES_OFF";
 
 /// One switch, as `--help` lists it.
 pub struct Switch {
@@ -50,6 +52,12 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         var: NO_ABORT_VAR,
         help: "1: the fuzz target reports findings without aborting; 0 or unset: aborts",
+    },
+    Switch {
+        var: ORACLES_OFF_VAR,
+        help: "oracles check does not run, comma-separated: eager-replay, reference-model, \
+               flex-vs-wgpu, dtype-contract, transaction-reads, reference (default: none off; \
+               e.g. `reference` for a sanitizer build that needs speed)",
     },
 ];
 
@@ -85,6 +93,14 @@ pub enum ConfigError {
         /// Every known class.
         allowed: String,
     },
+    /// A name no oracle has.
+    #[error("{ORACLES_OFF_VAR}: unknown oracle `{name}` (allowed: {allowed})")]
+    Oracle {
+        /// The name given.
+        name: String,
+        /// Every oracle's name.
+        allowed: String,
+    },
     /// A flag that is neither `0` nor `1`.
     #[error("{var}: `{value}` is not 0 or 1")]
     Flag {
@@ -110,6 +126,8 @@ pub struct Config {
     policy: Policy,
     /// The fuzz target reports findings without aborting.
     pub no_abort: bool,
+    /// The oracles `check` runs.
+    pub oracles: Oracles,
 }
 
 impl Config {
@@ -174,6 +192,29 @@ impl Config {
                 })
             }
         };
+        let mut oracles = Oracles::ALL;
+        for name in get(ORACLES_OFF_VAR)
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+        {
+            if name.is_empty() {
+                continue;
+            }
+            let spec =
+                ORACLES
+                    .iter()
+                    .find(|o| o.name == name)
+                    .ok_or_else(|| ConfigError::Oracle {
+                        name: name.to_string(),
+                        allowed: ORACLES
+                            .iter()
+                            .map(|o| o.name)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })?;
+            oracles = oracles.without(spec.id);
+        }
         Ok(Config {
             backends,
             adapter,
@@ -181,6 +222,7 @@ impl Config {
             wgpu_required,
             policy,
             no_abort,
+            oracles,
         })
     }
 }
@@ -247,6 +289,22 @@ mod tests {
         assert!(!config.wgpu_required);
         assert!(config.policy().crash_on.is_empty());
         assert!(!config.no_abort);
+        assert_eq!(config.oracles, Oracles::ALL);
+    }
+
+    #[test]
+    fn oracles_named_off_are_not_run_and_an_unknown_name_is_an_error() {
+        let config = parse(&[(ORACLES_OFF_VAR, "reference, flex-vs-wgpu")]).unwrap();
+        assert_eq!(
+            config.oracles,
+            Oracles::ALL
+                .without(crate::oracles::OracleId::Reference)
+                .without(crate::oracles::OracleId::Differential)
+        );
+        assert!(matches!(
+            parse(&[(ORACLES_OFF_VAR, "reference,nope")]),
+            Err(ConfigError::Oracle { name, .. }) if name == "nope"
+        ));
     }
 
     #[test]

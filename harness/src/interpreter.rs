@@ -6,6 +6,7 @@
 
 mod catch;
 mod exec;
+pub mod faults;
 pub mod fusion;
 mod lockstep;
 mod mirror;

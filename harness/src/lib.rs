@@ -50,15 +50,15 @@ pub struct Verdict {
     pub finding: Option<Finding>,
 }
 
-/// Runs `program` with every oracle and classifies what happened under this process's policy
-/// (`DISPATCH_FUZZ_CRASH_ON`). `Err` means the harness itself failed, never Burn.
+/// Runs `program` with every oracle (but those `DISPATCH_FUZZ_ORACLES_OFF` names) and classifies
+/// what happened under this process's policy (`DISPATCH_FUZZ_CRASH_ON`). `Err` means the harness itself failed, never Burn.
 pub fn check(program: &Program) -> Result<Verdict> {
     check_with(program, config::get().policy())
 }
 
-/// [`check`] under an explicit policy.
+/// [`check`] under an explicit policy (the oracles still those of this process's switches).
 pub fn check_with(program: &Program, policy: &Policy) -> Result<Verdict> {
-    check_with_oracles(program, policy, Oracles::ALL)
+    check_with_oracles(program, policy, config::get().oracles)
 }
 
 /// [`check`] under an explicit policy with a choice of oracles (the benchmark turns them off).

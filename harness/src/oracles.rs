@@ -17,6 +17,7 @@ pub mod known;
 mod lockstep;
 pub mod model;
 pub mod naming;
+pub mod reference;
 pub mod transaction_reads;
 
 use serde::{Deserialize, Serialize};
@@ -28,7 +29,7 @@ pub use classify::{
     assign_classes, class_of, classify, is_known_bug, normalize_message, signature, Classified,
     Finding, Policy, KNOWN, STATE_LEAK, UNKNOWN,
 };
-pub use lockstep::{run, Judged, OracleReport, Shared};
+pub use lockstep::{run, Judged, OracleReport, ReferenceCounts, Shared};
 
 /// A broken oracle invariant, found at a step.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -60,6 +61,8 @@ pub const DTYPE_CONTRACT: &str = "dtype-contract";
 /// Class of a transaction whose answer for a tensor is not that tensor's own read
 /// ([`transaction_reads`]).
 pub const TRANSACTION_MISMATCH: &str = "transaction-mismatch";
+/// Class of a value Burn computed that its op's definition does not give ([`reference`]).
+pub const REFERENCE_MISMATCH: &str = reference::REFERENCE_MISMATCH;
 
 /// Which oracle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +77,8 @@ pub enum OracleId {
     DtypeContract,
     /// [`transaction_reads`].
     TransactionReads,
+    /// [`reference`].
+    Reference,
 }
 
 /// One oracle: its name in signatures, the violation classes it reports (always findings) and
@@ -123,6 +128,13 @@ pub const ORACLES: &[OracleSpec] = &[
         classes: &[TRANSACTION_MISMATCH],
         compares: "each tensor a transaction reads vs the same tensor's own read",
     },
+    OracleSpec {
+        id: OracleId::Reference,
+        name: "reference",
+        classes: &[REFERENCE_MISMATCH],
+        compares: "each value a step hands back (its eager Flex value) vs the op's definition \
+                   on host arrays, over the operands Burn holds",
+    },
 ];
 
 impl OracleId {
@@ -138,6 +150,10 @@ impl OracleId {
             OracleId::Model => Some(Box::new(model::Model)),
             OracleId::DtypeContract => Some(Box::new(dtype_contract::DtypeContract)),
             OracleId::TransactionReads => Some(Box::new(transaction_reads::TransactionReads)),
+            OracleId::Reference => shared
+                .flex
+                .is_some()
+                .then(|| Box::<reference::Reference>::default() as Box<dyn Oracle>),
         }
     }
 

@@ -14,7 +14,8 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use dispatch_fuzz::interpreter::wgpu::Placement;
 use dispatch_fuzz::oracles::catalogue::{catalogue, pattern_matches, record_of};
 use dispatch_fuzz::oracles::{
-    normalize_message, Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH,
+    normalize_message, Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REFERENCE_MISMATCH,
+    REPLAY_MISMATCH,
 };
 use dispatch_fuzz::regressions::{load_all, Case};
 
@@ -35,6 +36,7 @@ fn expected(finding: &Finding) -> String {
         REPLAY_MISMATCH | DIVERGENCE => "the values differ".to_string(),
         MODEL_MISMATCH => "the contract expects".to_string(),
         DTYPE_CONTRACT => "tensor stored as".to_string(),
+        REFERENCE_MISMATCH => "the definition gives".to_string(),
         class => record_of(catalogue(), class, &finding.message)
             .map(|r| r.message_pattern.clone())
             .unwrap_or_else(|| {

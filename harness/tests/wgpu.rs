@@ -181,6 +181,31 @@ mod differential {
         assert_eq!(verdict.oracles.poisoned.get("inexact-operand"), Some(&1));
     }
 
+    pub(super) fn a_wrong_result_every_backend_shares_is_no_divergence_but_a_reference_mismatch() {
+        use dispatch_fuzz::interpreter::faults::wrong_unary_for_tests;
+        use dispatch_fuzz::oracles::{OracleId, Oracles, REFERENCE_MISMATCH};
+        use dispatch_fuzz::{check_with_oracles, config};
+        wgpu::enable().expect("a wgpu adapter");
+        // exp one too large on Flex and on wgpu alike, as a wrong forwarding in dispatch would
+        // make it: the differential compares the two and they agree.
+        let program = unary_of_arange("exp");
+        let policy = config::get().policy();
+        wrong_unary_for_tests(Some("exp"));
+        let others =
+            check_with_oracles(&program, policy, Oracles::ALL.without(OracleId::Reference));
+        let all = check_with_oracles(&program, policy, Oracles::ALL);
+        wrong_unary_for_tests(None);
+        let (others, all) = (others.unwrap(), all.unwrap());
+        assert!(others.finding.is_none(), "{:?}", others.finding);
+        assert!(
+            others.oracles.compared >= 2,
+            "the differential compared: {:?}",
+            others.oracles
+        );
+        let finding = all.finding.expect("the reference oracle reports it");
+        assert_eq!(finding.class, REFERENCE_MISMATCH, "{finding:?}");
+    }
+
     pub(super) fn an_exact_op_over_identical_operands_must_agree_bit_for_bit() {
         wgpu::enable().expect("a wgpu adapter");
         // A relative 1e-6 passes the balanced tolerance, but neg adds no error of its own.
@@ -894,7 +919,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 42] = [
+    let tests: [(common::Classes, &str, fn()); 43] = [
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
         row!(any, a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug),
@@ -929,6 +954,7 @@ fn main() -> ExitCode {
         row!(llvmpipe, a_quantization_of_a_nan_is_left_open),
         row!(llvmpipe, a_remainder_over_operands_the_backends_computed_differently_is_left_open),
         row!(llvmpipe, a_remainder_over_identical_operands_is_still_compared),
+        row!(any, differential::a_wrong_result_every_backend_shares_is_no_divergence_but_a_reference_mismatch),
         row!(any, random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu),
         row!(llvmpipe, a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does),
         row!(llvmpipe, an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_result_open),

@@ -131,7 +131,7 @@ impl Args {
 }
 
 /// The names `--only` takes: the bare path, `check` with no oracle, each oracle alone, all.
-const PATH_KEYS: [&str; 8] = [
+const PATH_KEYS: [&str; 9] = [
     "bare",
     "off",
     "eager-replay",
@@ -139,6 +139,7 @@ const PATH_KEYS: [&str; 8] = [
     "flex-vs-wgpu",
     "dtype-contract",
     "transaction-reads",
+    "reference",
     "all",
 ];
 

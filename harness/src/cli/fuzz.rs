@@ -90,6 +90,10 @@ struct Stats {
     /// Values the differential compared across Flex and wgpu, and those it did not, per reason.
     compared: u64,
     poisoned: BTreeMap<String, u64>,
+    /// Values the reference oracle judged against their definitions, and those it left open,
+    /// per reason.
+    reference_judged: u64,
+    reference_open: BTreeMap<String, u64>,
     signatures: BTreeSet<String>,
     /// Op steps by what they did: the share that ran is the share that reached Burn's kernels.
     ops: StepCounts,
@@ -189,6 +193,10 @@ fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> 
     stats.compared += verdict.oracles.compared as u64;
     for (why, n) in &verdict.oracles.poisoned {
         *stats.poisoned.entry(why.clone()).or_default() += *n as u64;
+    }
+    stats.reference_judged += verdict.oracles.reference.judged as u64;
+    for (why, n) in &verdict.oracles.reference.open {
+        *stats.reference_open.entry(why.clone()).or_default() += *n as u64;
     }
     for (record, step) in verdict.trace.steps.iter().zip(&program.steps) {
         if let Outcome::Ok {
@@ -328,6 +336,8 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
                 "known_findings": stats.known,
                 "wgpu_compared": stats.compared,
                 "wgpu_poisoned": stats.poisoned,
+                "reference_judged": stats.reference_judged,
+                "reference_open": stats.reference_open,
                 "rss_kib": rss.map(|r| r.0),
                 "peak_rss_kib": rss.map(|r| r.1),
                 "warm_rss_kib": warm_rss,
@@ -368,6 +378,20 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
             now / 1024,
             peak / 1024
         );
+    }
+    let open: u64 = stats.reference_open.values().sum();
+    if stats.reference_judged + open > 0 {
+        println!(
+            "reference: {} of {} values judged against their definitions ({:.1}%)",
+            stats.reference_judged,
+            stats.reference_judged + open,
+            100.0 * stats.reference_judged as f64 / (stats.reference_judged + open) as f64
+        );
+        let mut reasons: Vec<_> = stats.reference_open.iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (why, n) in reasons {
+            println!("  open ({why}): {n}");
+        }
     }
     if stats.compared > 0 || !stats.poisoned.is_empty() {
         println!("flex vs wgpu: {} values compared", stats.compared);

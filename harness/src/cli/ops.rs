@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use dispatch_fuzz::nightly::coverage::{why_unreached, Coverage, TraitFunction};
+use dispatch_fuzz::oracles::reference;
 use dispatch_fuzz::program::{Kind, ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, UNARY};
 
 /// Lists every op table entry (family, name, operand kinds) and, with `--coverage`, which of
@@ -29,6 +30,8 @@ struct Entry {
     family: &'static str,
     name: &'static str,
     kinds: Vec<Kind>,
+    /// `"yes"`, or why the reference oracle has no definition for it.
+    reference: &'static str,
 }
 
 #[derive(Serialize)]
@@ -46,24 +49,31 @@ fn entries() -> Vec<Entry> {
         family: "unary",
         name: s.name,
         kinds: s.kinds.to_vec(),
+        reference: "",
     }));
     out.extend(ALONG_DIM.iter().map(|s| Entry {
         family: "along-dim",
         name: s.name,
         kinds: s.kinds.to_vec(),
+        reference: "",
     }));
     for (family, table) in [("binary", BINARY), ("compare", COMPARE), ("scalar", SCALAR)] {
         out.extend(table.iter().map(|s| Entry {
             family,
             name: s.name,
             kinds: s.kinds.to_vec(),
+            reference: "",
         }));
     }
     out.extend(MODULE.iter().map(|s| Entry {
         family: "module",
         name: s.name,
         kinds: float(),
+        reference: "",
     }));
+    for e in &mut out {
+        e.reference = reference::status(e.family, e.name).map_or_else(|why| why, |()| "yes");
+    }
     out
 }
 
@@ -104,6 +114,16 @@ impl Args {
             entries.len(),
             entries.iter().map(|e| e.kinds.len()).sum::<usize>()
         );
+        let without: Vec<&Entry> = entries.iter().filter(|e| e.reference != "yes").collect();
+        println!(
+            "reference: {} of {} entries have a definition the reference oracle judges by; \
+             without one:",
+            entries.len() - without.len(),
+            entries.len()
+        );
+        for e in &without {
+            println!("  {} {}: {}", e.family, e.name, e.reference);
+        }
         for (family, (n, pairs)) in &families {
             let names: Vec<&str> = entries
                 .iter()

@@ -76,6 +76,25 @@ pub struct OracleReport {
     /// Values the differential or eager-replay did not compare, per poison reason (`argmax-tie`,
     /// `random-draw`, ...).
     pub poisoned: BTreeMap<String, usize>,
+    /// What the reference oracle judged, and what it left open per reason.
+    #[serde(default, skip_serializing_if = "ReferenceCounts::is_empty")]
+    pub reference: ReferenceCounts,
+}
+
+/// What the reference oracle counts: values judged, and values left open per reason.
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReferenceCounts {
+    /// Values compared with their reference.
+    pub judged: usize,
+    /// Values not compared, per reason.
+    pub open: BTreeMap<String, usize>,
+}
+
+impl ReferenceCounts {
+    /// Whether nothing was counted (a run the oracle did not follow).
+    pub fn is_empty(&self) -> bool {
+        self.judged == 0 && self.open.is_empty()
+    }
 }
 
 /// A run and what the oracles made of it.
@@ -157,7 +176,9 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         .then(wgpu::device)
         .and_then(Result::ok)
         .map(Mirror::on);
-    let flex = (oracles.has(OracleId::EagerReplay) || wgpu.is_some()).then(Mirror::eager_flex);
+    let flex =
+        (oracles.has(OracleId::EagerReplay) || oracles.has(OracleId::Reference) || wgpu.is_some())
+            .then(Mirror::eager_flex);
     let shared = Shared {
         flex,
         wgpu,

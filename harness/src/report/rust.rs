@@ -10,8 +10,11 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::interpreter::{Outcome, Trace, ValueInfo};
+use crate::oracles::reference::Mismatch;
 use crate::oracles::Finding;
-use crate::oracles::{DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
+use crate::oracles::{
+    DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REFERENCE_MISMATCH, REPLAY_MISMATCH,
+};
 use crate::program::display::op_expr;
 use crate::program::{
     backward_expr, device_call, exit_statements, fill_data, replace_ident, transaction_expr,
@@ -152,6 +155,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         finding.filter(|f| f.class == REPLAY_MISMATCH || f.signature.ends_with("| eager-replay"));
     let differential = finding.filter(|f| f.class == DIVERGENCE);
     let dtype = finding.filter(|f| f.class == DTYPE_CONTRACT);
+    let reference = finding
+        .filter(|f| f.class == REFERENCE_MISMATCH)
+        .and_then(|f| Mismatch::parse(&f.message));
     let mut demo_helpers = false;
     let outcome = |i: usize| trace.steps.get(i).map(|r| &r.outcome);
     let ran = |i: usize| !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None);
@@ -368,6 +374,11 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                 v.kind
             );
         }
+        if let (Some(m), Some(Outcome::Ok { value: Some(v), .. })) =
+            (reference.as_ref().filter(|_| at == Some(i)), outcome(i))
+        {
+            body.push_str(&reference_check(m, v.kind, &pad));
+        }
         if let Some(f) = model.filter(|_| at == Some(i)) {
             let expected = expected_outcome(&f.signature);
             let _ = writeln!(body, "{pad}// {}", f.message);
@@ -445,6 +456,44 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
 }
 
 /// The `DType` patterns of `kind`'s tensors, as the dtype-contract oracle accepts them.
+/// The assertion a reference finding ends on: the element the oracle judged, read back and
+/// compared with the definition's value (a float within a thousandth, or NaN where it is NaN;
+/// an int or a bool exactly), failing with the oracle's own words.
+fn reference_check(m: &Mismatch, kind: Kind, pad: &str) -> String {
+    let (t, e) = (m.slot, m.element);
+    let mut out = String::new();
+    let _ = writeln!(out, "{pad}// {m}");
+    let (ty, want) = match kind {
+        Kind::Float => (
+            "f64",
+            match m.expected.as_str() {
+                "NaN" => "f64::NAN".to_string(),
+                "inf" => "f64::INFINITY".to_string(),
+                "-inf" => "f64::NEG_INFINITY".to_string(),
+                v => v.to_string(),
+            },
+        ),
+        Kind::Int => ("i64", m.expected.clone()),
+        Kind::Bool => ("bool", m.expected.clone()),
+    };
+    let _ = writeln!(
+        out,
+        "{pad}let got = t{t}.to_data().iter::<{ty}>().nth({e}).expect(\"element {e}\");"
+    );
+    let _ = writeln!(out, "{pad}let want: {ty} = {want};");
+    let same = match kind {
+        Kind::Float => {
+            "(got.is_nan() && want.is_nan()) || (got - want).abs() <= 1e-3 * want.abs().max(1.0)"
+        }
+        _ => "got == want",
+    };
+    let _ = writeln!(
+        out,
+        "{pad}assert!({same}, \"t{t} element {e}: the definition gives {{want:?}}, Burn computed {{got:?}}\");"
+    );
+    out
+}
+
 fn dtypes_of(kind: Kind) -> String {
     crate::oracles::dtype_contract::dtypes(kind)
         .iter()

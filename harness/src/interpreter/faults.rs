@@ -1,0 +1,39 @@
+//! Wrong Burn results, injected by tests at the op call every path shares.
+//!
+//! The real run, its capture recording (so the graph and its replay) and every mirror compute an
+//! op through the same call, so a result made wrong there is wrong on every path alike: what a
+//! bug in dispatch's forwarding or a shared default body looks like. Tests use it to show which
+//! oracle sees such a bug (the reference oracle) and which cannot (every comparison of Burn
+//! with Burn).
+
+use std::cell::Cell;
+
+use super::value::{map_rank, AnyTensor};
+use crate::program::Op;
+
+thread_local! {
+    static WRONG_UNARY: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
+
+/// Makes unary op `op`'s float and int results one too large on every device, capture
+/// included, on this thread; `None` ends it.
+#[doc(hidden)]
+pub fn wrong_unary_for_tests(op: Option<&'static str>) {
+    WRONG_UNARY.with(|c| c.set(op));
+}
+
+/// `out`, the result of `op`, as the injected fault leaves it.
+pub(crate) fn after_op(op: &Op, out: AnyTensor) -> AnyTensor {
+    let Some(wrong) = WRONG_UNARY.with(Cell::get) else {
+        return out;
+    };
+    match (op, out) {
+        (Op::Unary { op, .. }, AnyTensor::Float(r)) if op.name() == wrong => {
+            AnyTensor::Float(map_rank!(r, t => t.add_scalar(1)))
+        }
+        (Op::Unary { op, .. }, AnyTensor::Int(r)) if op.name() == wrong => {
+            AnyTensor::Int(map_rank!(r, t => t.add_scalar(1)))
+        }
+        (_, out) => out,
+    }
+}

@@ -1,0 +1,614 @@
+//! The reference oracle: every value a step hands back is judged against the op's definition,
+//! computed on host arrays (f64 floats, exact ints, bools) by code that shares nothing with
+//! Burn, so a bug on a path every backend shares (dispatch's forwarding, a composite op, a Flex
+//! kernel in a CPU-only run) shows too.
+//!
+//! Each step is judged on the operands Burn itself holds for it (its eager Flex values, read
+//! back as host arrays), so the first wrong value is found at the step that made it and no
+//! rounding compounds along a chain. The references are tables, one row per op-table entry
+//! ([`elementwise`], [`along_dim`], [`module`]) plus the ops outside the tables ([`fixed`]); an
+//! entry without one says why, and a value it cannot pin down (a NaN's order, a tie, an
+//! overflow of the value's dtype, a random draw) is counted, not compared.
+
+pub mod along_dim;
+pub mod elementwise;
+pub mod fixed;
+pub mod host;
+pub mod module;
+
+use burn::tensor::{BoolStore, DType, TensorData};
+
+use self::host::{to_f32, Data, Host, F32_MAX};
+use super::compare::Poison;
+pub use super::ReferenceCounts;
+use super::{Oracle, Shared, StepFacts, Violation};
+use crate::interpreter::{kind_of, Outcome, World};
+use crate::program::limits::MAX_SLOTS;
+use crate::program::{fill_data, Kind, Op, Step, Tolerance};
+
+/// Class of a value Burn computed that its op's definition does not give.
+pub const REFERENCE_MISMATCH: &str = "reference-mismatch";
+
+/// Whether op-table entry `name` of `family` (`unary`, `along-dim`, `binary`, `compare`,
+/// `scalar`, `module`, as `ops` names them) has a reference (`Err`: why not), as `ops --json`
+/// shows it. The ops outside the tables (matmul, sum_dim, argmax, layout, cast, clamp, masks,
+/// logic) all have one ([`fixed`]).
+pub fn status(family: &str, name: &str) -> Result<(), &'static str> {
+    use elementwise::{row, Binary, Unary};
+    let none = "no row in the reference table";
+    let binary = |table| match row(table, name) {
+        Some(Binary::Missing(why)) => Err(why),
+        Some(_) => Ok(()),
+        None => Err(none),
+    };
+    match family {
+        "unary" => match row(elementwise::UNARY, name) {
+            Some(Unary::Missing(why)) => Err(why),
+            Some(_) => Ok(()),
+            None => Err(none),
+        },
+        "binary" => binary(elementwise::BINARY),
+        "compare" => binary(elementwise::COMPARE),
+        "scalar" => binary(elementwise::SCALAR),
+        "along-dim" => match row(along_dim::ALONG_DIM, name) {
+            Some(along_dim::Along::Missing(why)) => Err(why),
+            Some(_) => Ok(()),
+            None => Err(none),
+        },
+        "module" => match row(module::MODULE, name) {
+            Some(module::Module::Missing(why)) => Err(why),
+            Some(_) => Ok(()),
+            None => Err(none),
+        },
+        _ => Err("no such op family"),
+    }
+}
+
+/// The reference value of `op` over `operands` (host arrays in operand order).
+pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
+    use elementwise::row;
+    let missing = "no row in the reference table";
+    let x = operands.first().copied().ok_or("no operand")?;
+    let none = "the op takes no operands of these kinds";
+    match op {
+        Op::Unary { op, .. } => {
+            elementwise::unary(row(elementwise::UNARY, op.name()).ok_or(missing)?, x)
+        }
+        Op::Binary { op, .. } => elementwise::binary(
+            row(elementwise::BINARY, op.name()).ok_or(missing)?,
+            x,
+            operands.get(1).ok_or("no operand")?,
+        ),
+        Op::Compare { op, .. } => elementwise::binary(
+            row(elementwise::COMPARE, op.name()).ok_or(missing)?,
+            x,
+            operands.get(1).ok_or("no operand")?,
+        ),
+        Op::Scalar { op, value, .. } => {
+            // The scalar as the executor passes it: an f32 for floats, an i64 for ints, and for
+            // a bool comparison true when odd.
+            let scalar = match &x.data {
+                Data::Float(_) => {
+                    Host::float(vec![1; x.shape.len()], vec![Some(f64::from(*value))])
+                }
+                Data::Int(_) => Host::int(vec![1; x.shape.len()], vec![Some(i128::from(*value))]),
+                Data::Bool(_) => Host::bool(vec![1; x.shape.len()], vec![Some(*value % 2 != 0)]),
+            };
+            elementwise::binary(
+                row(elementwise::SCALAR, op.name()).ok_or(missing)?,
+                x,
+                &scalar,
+            )
+        }
+        Op::AlongDim { op, dim, .. } => along_dim::along(
+            row(along_dim::ALONG_DIM, op.name()).ok_or(missing)?,
+            x,
+            usize::from(*dim),
+        ),
+        Op::Module { op, kernel, .. } => module::module(
+            row(module::MODULE, op.name()).ok_or(missing)?,
+            x,
+            crate::program::kernel_size(*kernel),
+        ),
+        Op::Matmul { transpose_rhs, .. } => {
+            fixed::matmul(x, operands.get(1).ok_or("no operand")?, *transpose_rhs).ok_or(none)
+        }
+        Op::SumDim { dim, .. } => fixed::sum_dim(x, usize::from(*dim)).ok_or(none),
+        Op::ArgMax { dim, .. } => fixed::argmax(x, usize::from(*dim)).ok_or(none),
+        Op::Reshape { dims, .. } => x
+            .reshaped(dims.iter().map(|d| usize::from(*d)).collect())
+            .ok_or("the shape holds another number of elements"),
+        Op::SwapDims { dim0, dim1, .. } => {
+            Ok(fixed::swap_dims(x, usize::from(*dim0), usize::from(*dim1)))
+        }
+        Op::Slice {
+            dim, start, len, ..
+        } => Ok(fixed::slice(
+            x,
+            usize::from(*dim),
+            usize::from(*start),
+            usize::from(*len),
+        )),
+        Op::Cat { dim, .. } => fixed::cat(operands, usize::from(*dim)).ok_or(none),
+        Op::Cast { to, .. } => fixed::cast(x, *to).ok_or(none),
+        Op::Clamp { min, max, .. } => fixed::clamp(x, *min, *max).ok_or(none),
+        Op::MaskWhere { .. } => fixed::mask_where(
+            x,
+            operands.get(1).ok_or("no operand")?,
+            operands.get(2).ok_or("no operand")?,
+        )
+        .ok_or(none),
+        Op::MaskFill { value, .. } => {
+            fixed::mask_fill(x, operands.get(1).ok_or("no operand")?, *value).ok_or(none)
+        }
+        Op::Logic { op, .. } => {
+            fixed::logic(*op, x, operands.get(1).ok_or("no operand")?).ok_or(none)
+        }
+        Op::Not { .. } => fixed::not(x).ok_or(none),
+    }
+}
+
+/// A tensor's data as a host array of the tensor's own kind `kind`: a bool tensor whose data is
+/// stored as ints (Flex's U8 from a bool select, a catalogued bug the dtype contract judges) is
+/// read by truth, as every op on it reads it.
+pub fn host_of(kind: Kind, data: &TensorData) -> Host {
+    let shape = data.shape().to_vec();
+    match (kind, kind_of(data)) {
+        (Kind::Bool, Kind::Bool) => Host::bool(shape, data.iter::<bool>().map(Some).collect()),
+        (Kind::Bool, _) => Host::bool(shape, data.iter::<f64>().map(|v| Some(v != 0.0)).collect()),
+        (_, Kind::Float) => Host::float(shape, data.iter::<f64>().map(Some).collect()),
+        (_, Kind::Int) => Host {
+            range: int_range(data.dtype()),
+            ..Host::int(
+                shape,
+                data.iter::<i64>().map(|v| Some(i128::from(v))).collect(),
+            )
+        },
+        (_, Kind::Bool) => Host::bool(shape, data.iter::<bool>().map(Some).collect()),
+    }
+}
+
+/// One value that differs from its definition: the slot, the element (row-major), the
+/// definition's value and Burn's, as [`judge`] prints them (`{:?}` of an f64, an int's digits, a
+/// bool). It is the violation's message, and the reproducer asserts it back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The slot the step wrote.
+    pub slot: u8,
+    /// The element's row-major index.
+    pub element: usize,
+    /// The definition's value.
+    pub expected: String,
+    /// Burn's value.
+    pub actual: String,
+}
+
+impl Mismatch {
+    /// The mismatch a violation message of this oracle states (`None` for any other text).
+    pub fn parse(message: &str) -> Option<Mismatch> {
+        let rest = message.strip_prefix('t')?;
+        let (slot, rest) = rest.split_once(" element ")?;
+        let (element, rest) = rest.split_once(": the definition gives ")?;
+        let (expected, actual) = rest.split_once(", Burn computed ")?;
+        Some(Mismatch {
+            slot: slot.parse().ok()?,
+            element: element.parse().ok()?,
+            expected: expected.to_string(),
+            actual: actual.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "t{} element {}: the definition gives {}, Burn computed {}",
+            self.slot, self.element, self.expected, self.actual
+        )
+    }
+}
+
+/// The value Burn holds in slot `s` (its eager Flex value) as a host array, and its dtype.
+fn held_value(shared: &Shared, s: u8) -> Option<(Host, DType)> {
+    let flex = shared.flex.as_ref()?;
+    let tensor = flex.get(s)?;
+    let kind = tensor.kind();
+    let data = crate::interpreter::read_data(tensor)?;
+    Some((host_of(kind, &data), data.dtype()))
+}
+
+/// The range of an int dtype.
+fn int_range(dtype: DType) -> Option<(i128, i128)> {
+    Some(match dtype {
+        DType::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        DType::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        DType::I16 => (i128::from(i16::MIN), i128::from(i16::MAX)),
+        DType::I8 => (i128::from(i8::MIN), i128::from(i8::MAX)),
+        DType::U64 => (0, i128::from(u64::MAX)),
+        DType::U32 => (0, i128::from(u32::MAX)),
+        DType::U16 => (0, i128::from(u16::MAX)),
+        DType::U8 => (0, i128::from(u8::MAX)),
+        _ => return None,
+    })
+}
+
+/// A float tolerance family's relative and absolute bounds: Burn's `Tolerance` presets, as the
+/// differential uses them (an exact or step op must match once both are rounded to f32).
+fn bounds(family: Tolerance) -> (f64, f64) {
+    match family {
+        Tolerance::Exact | Tolerance::Step => (0.0, 0.0),
+        Tolerance::Balanced => (5e-3, 1e-5),
+        Tolerance::Transcendental => (1e-2, 1e-2),
+    }
+}
+
+/// How far a float result may stray beyond its family's bounds: an op that adds up many terms
+/// (a reduction, a matmul, a convolution, a normalization) rounds at the scale of its terms,
+/// not of its result, so where they cancel it is judged at that scale.
+fn accumulates(op: &Op) -> bool {
+    match op {
+        Op::Matmul { .. } | Op::SumDim { .. } | Op::Module { .. } => true,
+        Op::AlongDim { op, .. } => op.spec().tolerance != Tolerance::Exact,
+        Op::Unary { op, .. } => op.name().starts_with("minus_"),
+        _ => false,
+    }
+}
+
+/// What judging one value found.
+enum Judged {
+    /// Every known element agrees (how many were known, and how many compared in all).
+    Agree(usize),
+    /// An element differs: its position, the reference's value and Burn's.
+    Differ(usize, String, String),
+}
+
+/// Judges Burn's value `actual` (dtype `dtype`) against `expected` under `family`; `scale` is
+/// the magnitude of the terms an accumulating op added up (0 for the others).
+fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, scale: f64) -> Judged {
+    let (rel, abs) = bounds(family);
+    let mut known = 0;
+    if expected.shape != actual.shape {
+        return Judged::Differ(
+            0,
+            format!("shape {:?}", expected.shape),
+            format!("shape {:?}", actual.shape),
+        );
+    }
+    match (&expected.data, &actual.data) {
+        (Data::Float(e), Data::Float(a)) => {
+            // F32 values: the reference rounds as Burn stores them; other float dtypes are
+            // judged at f32's precision too (a coarser one only loosens nothing).
+            let round = |x: f64| if dtype == DType::F64 { x } else { to_f32(x) };
+            for (i, (e, a)) in e.iter().zip(a).enumerate() {
+                let (Some(e), Some(a)) = (*e, *a) else {
+                    continue;
+                };
+                // Beyond f32's range Burn's f32 arithmetic overflows somewhere along the op's
+                // formula, to an infinity or, where two overflows meet, a NaN: not pinned down.
+                if dtype != DType::F64 && e.is_finite() && e.abs() > F32_MAX {
+                    continue;
+                }
+                known += 1;
+                let e = round(e);
+                let same = (e.is_nan() && a.is_nan())
+                    || e == a
+                    || (e.is_finite()
+                        && a.is_finite()
+                        && (e - a).abs() <= abs.max(rel * scale) + rel * e.abs().max(a.abs()));
+                if !same {
+                    return Judged::Differ(i, format!("{e:?}"), format!("{a:?}"));
+                }
+            }
+        }
+        (Data::Int(e), Data::Int(a)) => {
+            let range = int_range(dtype);
+            for (i, (e, a)) in e.iter().zip(a).enumerate() {
+                let (Some(e), Some(a)) = (*e, *a) else {
+                    continue;
+                };
+                // A result outside the dtype: Burn pins no overflow down.
+                if range.is_some_and(|(lo, hi)| e < lo || e > hi) {
+                    continue;
+                }
+                known += 1;
+                if e != a {
+                    return Judged::Differ(i, e.to_string(), a.to_string());
+                }
+            }
+        }
+        // Bools stored as ints (Flex's U8 from a bool select, a catalogued bug the dtype contract
+        // judges) are judged by their truth.
+        (Data::Bool(e), Data::Int(a)) => {
+            for (i, (e, a)) in e.iter().zip(a).enumerate() {
+                let (Some(e), Some(a)) = (*e, *a) else {
+                    continue;
+                };
+                known += 1;
+                if e != (a != 0) {
+                    return Judged::Differ(i, e.to_string(), a.to_string());
+                }
+            }
+        }
+        (Data::Bool(e), Data::Bool(a)) => {
+            for (i, (e, a)) in e.iter().zip(a).enumerate() {
+                let (Some(e), Some(a)) = (*e, *a) else {
+                    continue;
+                };
+                known += 1;
+                if e != a {
+                    return Judged::Differ(i, e.to_string(), a.to_string());
+                }
+            }
+        }
+        _ => {
+            return Judged::Differ(0, "another kind".into(), "this kind".into());
+        }
+    }
+    Judged::Agree(known)
+}
+
+/// The reference oracle's state over one run: per slot, the host array of the value Burn holds
+/// there (its eager Flex value), the operands of later steps.
+pub struct Reference {
+    held: Vec<Option<Host>>,
+    /// Per slot, the known bug that makes what Flex computes from its value garbage, if one
+    /// does: a wgpu bool moved to Flex keeps its `Bool(U32)` storage, which Flex misreads (the
+    /// catalogued bool-storage-transfer bug), and so does every value computed from it.
+    known_bug: Vec<Option<&'static str>>,
+}
+
+impl Default for Reference {
+    fn default() -> Self {
+        Reference {
+            held: vec![None; usize::from(MAX_SLOTS)],
+            known_bug: vec![None; usize::from(MAX_SLOTS)],
+        }
+    }
+}
+
+impl Reference {
+    /// The reference of step `step`'s value for slot `out` over the held operands.
+    fn expected(&self, step: &Step) -> Result<Host, String> {
+        let held = |s: u8| -> Result<&Host, String> {
+            self.held[usize::from(s)]
+                .as_ref()
+                .ok_or_else(|| "an operand Burn holds no readable value for".to_string())
+        };
+        match step {
+            Step::Create {
+                kind, shape, fill, ..
+            } => Ok(host_of(*kind, &fill_data(*kind, shape, *fill))),
+            Step::ToDevice { src, .. } | Step::Clone { src, .. } | Step::Autodiff { src, .. } => {
+                held(*src).cloned()
+            }
+            Step::Op { op, .. } => {
+                let operands: Vec<&Host> = op
+                    .operands()
+                    .iter()
+                    .map(|s| held(*s))
+                    .collect::<Result<_, _>>()?;
+                of_op(op, &operands).map_err(str::to_string)
+            }
+            Step::Replay { .. } => Err("a replayed graph's output (eager-replay judges it)".into()),
+            Step::Backward { .. } => Err("a gradient (not judged yet)".into()),
+            _ => Err("the step makes no value".into()),
+        }
+    }
+
+    /// The magnitude of the terms an accumulating step adds up: the largest operand element,
+    /// squared for products of two operand values (matmul, convolution, normalization), times
+    /// the number of terms an output can sum.
+    fn scale(&self, step: &Step) -> f64 {
+        let Step::Op { op, .. } = step else {
+            return 0.0;
+        };
+        if !accumulates(op) {
+            return 0.0;
+        }
+        let operands: Vec<&Host> = op
+            .operands()
+            .iter()
+            .filter_map(|s| self.held[usize::from(*s)].as_ref())
+            .collect();
+        let largest = operands
+            .iter()
+            .flat_map(|h| h.as_f64())
+            .flatten()
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let terms = operands.iter().map(|h| h.numel()).max().unwrap_or(1) as f64;
+        let products = matches!(op, Op::Matmul { .. } | Op::Module { .. });
+        // Weight ramps reach the channel count squared times the kernel area.
+        let weight = if products {
+            (terms * 9.0).max(1.0)
+        } else {
+            1.0
+        };
+        largest.max(1.0) * terms * weight
+    }
+}
+
+impl Oracle for Reference {
+    fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
+        let step = &world.program().steps[facts.index];
+        let writes = step.writes();
+        let ok = matches!(facts.outcome, Outcome::Ok { .. });
+        let expected = (ok && !writes.is_empty()).then(|| self.expected(step));
+        let scale = if ok { self.scale(step) } else { 0.0 };
+        let family = match step {
+            Step::Op { op, .. } => op.tolerance(),
+            _ => Tolerance::Exact,
+        };
+        let random = step.draws();
+        // A value computed from a known bug's garbage is that bug's, not a new one.
+        let inherited = step
+            .reads()
+            .iter()
+            .find_map(|s| self.known_bug[usize::from(*s)])
+            .map(|_| Poison::FromPoisoned.name());
+        let mut now = Vec::with_capacity(writes.len());
+        for out in writes {
+            let actual = held_value(shared, out);
+            let bug = inherited.or(actual
+                .as_ref()
+                .is_some_and(|(_, dtype)| *dtype == DType::Bool(BoolStore::U32))
+                .then(|| Poison::BoolU32OnFlex.name()));
+            let counts = &mut shared.report.reference;
+            match (&expected, &actual) {
+                (None, _) => {}
+                (Some(_), None) => {
+                    *counts.open.entry("value not readable".into()).or_default() += 1
+                }
+                (Some(_), Some(_)) if inherited.is_some() => {
+                    *counts
+                        .open
+                        .entry(Poison::FromPoisoned.name().into())
+                        .or_default() += 1
+                }
+                (Some(Err(why)), _) => *counts.open.entry(why.clone()).or_default() += 1,
+                (Some(Ok(_)), Some(_)) if random => {
+                    *counts.open.entry("random draw".into()).or_default() += 1
+                }
+                (Some(Ok(e)), Some((a, dtype))) => match judge(e, a, *dtype, family, scale) {
+                    Judged::Agree(known) if known == 0 && e.numel() > 0 => {
+                        *counts.open.entry("every element open".into()).or_default() += 1
+                    }
+                    Judged::Agree(_) => counts.judged += 1,
+                    Judged::Differ(at, want, got) => {
+                        let what = match step {
+                            Step::Op { op, .. } => op.name(),
+                            other => other.name().to_string(),
+                        };
+                        let dtypes = step
+                            .reads()
+                            .iter()
+                            .filter_map(|s| shared.flex.as_ref()?.data(*s))
+                            .map(|d| format!("{:?}", d.dtype()))
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        shared.report.violations.push(Violation {
+                            step: facts.index,
+                            class: REFERENCE_MISMATCH.to_string(),
+                            summary: format!("{what} over ({dtypes}) differs from its definition"),
+                            message: Mismatch {
+                                slot: out,
+                                element: at,
+                                expected: want,
+                                actual: got,
+                            }
+                            .to_string(),
+                            location: None,
+                        });
+                    }
+                },
+            }
+            now.push((out, actual.map(|(h, _)| h), bug));
+        }
+        // The operands of later steps: what Burn holds now in every slot the step wrote.
+        for (out, value, bug) in now {
+            self.held[usize::from(out)] = value;
+            self.known_bug[usize::from(out)] = bug;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn floats(v: &[f64]) -> Host {
+        Host::float(vec![v.len()], v.iter().copied().map(Some).collect())
+    }
+
+    #[test]
+    fn every_op_table_entry_has_a_reference_row_and_at_least_95_percent_have_a_reference() {
+        use crate::program::{ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, UNARY};
+        let mut entries: Vec<(&str, &str)> = Vec::new();
+        entries.extend(UNARY.iter().map(|s| ("unary", s.name)));
+        entries.extend(ALONG_DIM.iter().map(|s| ("along-dim", s.name)));
+        entries.extend(BINARY.iter().map(|s| ("binary", s.name)));
+        entries.extend(COMPARE.iter().map(|s| ("compare", s.name)));
+        entries.extend(SCALAR.iter().map(|s| ("scalar", s.name)));
+        entries.extend(MODULE.iter().map(|s| ("module", s.name)));
+        let mut missing = Vec::new();
+        for (family, name) in &entries {
+            match status(family, name) {
+                Ok(()) => {}
+                Err("no row in the reference table") => panic!("{family} {name} has no row"),
+                Err(why) => missing.push(format!("{family} {name}: {why}")),
+            }
+        }
+        let share = 1.0 - missing.len() as f64 / entries.len() as f64;
+        eprintln!(
+            "{} of {} entries have a reference",
+            entries.len() - missing.len(),
+            entries.len()
+        );
+        assert!(share >= 0.9, "{share:.3}: {missing:#?}");
+    }
+
+    #[test]
+    fn a_mismatch_message_parses_back_to_the_mismatch() {
+        let m = Mismatch {
+            slot: 2,
+            element: 1,
+            expected: "6.0".into(),
+            actual: "NaN".into(),
+        };
+        let text = m.to_string();
+        assert_eq!(
+            text,
+            "t2 element 1: the definition gives 6.0, Burn computed NaN"
+        );
+        assert_eq!(Mismatch::parse(&text), Some(m));
+        assert_eq!(Mismatch::parse("the values differ"), None);
+    }
+
+    #[test]
+    fn a_nan_where_the_definition_gives_a_number_differs() {
+        let judged = judge(
+            &floats(&[1.0, 6.0]),
+            &floats(&[1.0, f64::NAN]),
+            DType::F32,
+            Tolerance::Balanced,
+            0.0,
+        );
+        assert!(matches!(judged, Judged::Differ(1, ref e, ref a) if e == "6.0" && a == "NaN"));
+    }
+
+    #[test]
+    fn values_within_the_family_bounds_agree_and_nans_agree_with_nans() {
+        let judged = judge(
+            &floats(&[1.0, f64::NAN, f64::INFINITY]),
+            &floats(&[1.001, f64::NAN, f64::INFINITY]),
+            DType::F32,
+            Tolerance::Balanced,
+            0.0,
+        );
+        assert!(matches!(judged, Judged::Agree(3)));
+        let exact = judge(
+            &floats(&[1.0]),
+            &floats(&[1.001]),
+            DType::F32,
+            Tolerance::Exact,
+            0.0,
+        );
+        assert!(matches!(exact, Judged::Differ(0, _, _)));
+    }
+
+    #[test]
+    fn an_int_beyond_its_dtype_and_a_float_beyond_f32_are_left_open() {
+        let ints = |v: i128| Host::int(vec![1], vec![Some(v)]);
+        let over = judge(&ints(1 << 40), &ints(7), DType::I32, Tolerance::Exact, 0.0);
+        assert!(matches!(over, Judged::Agree(0)));
+        let big = judge(
+            &floats(&[1e300]),
+            &floats(&[f64::INFINITY]),
+            DType::F32,
+            Tolerance::Exact,
+            0.0,
+        );
+        assert!(matches!(big, Judged::Agree(0)));
+    }
+}

@@ -1,0 +1,524 @@
+//! The references of the module table, as plain loops: every entry keeps the operand's spatial
+//! size (stride 1, "same" padding), its weights are `arange` ramps, and 1-D and 3-D entries are
+//! the 2-D loops over a height (1-D) or a depth (3-D) of one, as the calls insert it.
+
+use super::host::Host;
+
+/// How the reference computes one module entry on the operand (`[n, c, l]` or `[n, c, h, w]`)
+/// and the kernel size `k` (1 or 3).
+#[derive(Clone, Copy)]
+pub enum Module {
+    /// A function of the operand and the kernel.
+    Loops(fn(&Host, usize) -> Option<Host>),
+    /// No reference, and why.
+    Missing(&'static str),
+}
+
+/// The operand as `[n, c, h, w]` (a rank-3 operand has `h = 1`) and its known values.
+fn nchw(x: &Host) -> Option<([usize; 4], Vec<f64>)> {
+    let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
+    let s = &x.shape;
+    let dims = match s.len() {
+        3 => [s[0], s[1], 1, s[2]],
+        4 => [s[0], s[1], s[2], s[3]],
+        _ => return None,
+    };
+    Some((dims, v))
+}
+
+/// The kernel's height and width, and their padding, for the operand's rank: 1-D entries have
+/// a kernel of one row.
+fn window(x: &Host, k: usize) -> (usize, usize, usize, usize) {
+    let p = (k - 1) / 2;
+    if x.shape.len() == 3 {
+        (1, k, 0, p)
+    } else {
+        (k, k, p, p)
+    }
+}
+
+fn at(d: [usize; 4], n: usize, c: usize, y: usize, x: usize) -> usize {
+    ((n * d[1] + c) * d[2] + y) * d[3] + x
+}
+
+fn out_of(x: &Host, values: Vec<Option<f64>>) -> Host {
+    Host::float(x.shape.clone(), values)
+}
+
+/// Cross-correlation with `groups` groups, weight `w(co, ci_in_group, ky, kx)`, bias `b(co)`.
+fn conv(
+    x: &Host,
+    k: usize,
+    groups: usize,
+    weight: impl Fn(usize, usize, usize, usize) -> f64,
+    bias: impl Fn(usize) -> f64,
+) -> Option<Host> {
+    let (d, v) = nchw(x)?;
+    let (kh, kw, ph, pw) = window(x, k);
+    let per_group = d[1] / groups;
+    let mut out = vec![None; v.len()];
+    for n in 0..d[0] {
+        for co in 0..d[1] {
+            let g = co / per_group;
+            for oy in 0..d[2] {
+                for ox in 0..d[3] {
+                    let mut sum = bias(co);
+                    for ci in 0..per_group {
+                        for ky in 0..kh {
+                            for kx in 0..kw {
+                                let (iy, ix) = (
+                                    (oy + ky) as isize - ph as isize,
+                                    (ox + kx) as isize - pw as isize,
+                                );
+                                if iy < 0 || ix < 0 || iy >= d[2] as isize || ix >= d[3] as isize {
+                                    continue;
+                                }
+                                let input =
+                                    v[at(d, n, g * per_group + ci, iy as usize, ix as usize)];
+                                sum += input * weight(co, ci, ky, kx);
+                            }
+                        }
+                    }
+                    out[at(d, n, co, oy, ox)] = Some(sum);
+                }
+            }
+        }
+    }
+    Some(out_of(x, out))
+}
+
+/// The transposed convolution at stride 1: each input scattered through the kernel, weight
+/// `w(ci, co, ky, kx)` (Burn's `[c_in, c_out, k..]` layout), padding cropped off.
+fn conv_transpose(x: &Host, k: usize) -> Option<Host> {
+    let (d, v) = nchw(x)?;
+    let (kh, kw, ph, pw) = window(x, k);
+    let c = d[1];
+    let weight =
+        |ci: usize, co: usize, ky: usize, kx: usize| (((ci * c + co) * kh + ky) * kw + kx) as f64;
+    let mut out = vec![None; v.len()];
+    for n in 0..d[0] {
+        for co in 0..c {
+            for oy in 0..d[2] {
+                for ox in 0..d[3] {
+                    let mut sum = co as f64;
+                    for ci in 0..c {
+                        for ky in 0..kh {
+                            for kx in 0..kw {
+                                // oy = iy - ph + ky.
+                                let (iy, ix) = (
+                                    (oy + ph) as isize - ky as isize,
+                                    (ox + pw) as isize - kx as isize,
+                                );
+                                if iy < 0 || ix < 0 || iy >= d[2] as isize || ix >= d[3] as isize {
+                                    continue;
+                                }
+                                sum += v[at(d, n, ci, iy as usize, ix as usize)]
+                                    * weight(ci, co, ky, kx);
+                            }
+                        }
+                    }
+                    out[at(d, n, co, oy, ox)] = Some(sum);
+                }
+            }
+        }
+    }
+    Some(out_of(x, out))
+}
+
+/// The values of the window at `(oy, ox)` (padding left out) and their input positions.
+fn taps(
+    d: [usize; 4],
+    v: &[f64],
+    n: usize,
+    c: usize,
+    oy: usize,
+    ox: usize,
+    win: (usize, usize, usize, usize),
+) -> Vec<(f64, usize)> {
+    let (kh, kw, ph, pw) = win;
+    let mut out = Vec::new();
+    for ky in 0..kh {
+        for kx in 0..kw {
+            let (iy, ix) = (
+                (oy + ky) as isize - ph as isize,
+                (ox + kx) as isize - pw as isize,
+            );
+            if iy >= 0 && ix >= 0 && iy < d[2] as isize && ix < d[3] as isize {
+                let (iy, ix) = (iy as usize, ix as usize);
+                out.push((v[at(d, n, c, iy, ix)], iy * d[3] + ix));
+            }
+        }
+    }
+    out
+}
+
+/// A pooling over each window: `reduce(taps, window size)`.
+fn pool(
+    x: &Host,
+    k: usize,
+    reduce: impl Fn(&[(f64, usize)], usize) -> Option<f64>,
+) -> Option<Host> {
+    let (d, v) = nchw(x)?;
+    let win = window(x, k);
+    let mut out = vec![None; v.len()];
+    for n in 0..d[0] {
+        for c in 0..d[1] {
+            for oy in 0..d[2] {
+                for ox in 0..d[3] {
+                    out[at(d, n, c, oy, ox)] =
+                        reduce(&taps(d, &v, n, c, oy, ox, win), win.0 * win.1);
+                }
+            }
+        }
+    }
+    Some(out_of(x, out))
+}
+
+fn avg_pool(x: &Host, k: usize) -> Option<Host> {
+    // AvgPoolOptions::new counts the padding in (count_include_pad: true).
+    pool(x, k, |t, size| {
+        Some(t.iter().map(|(v, _)| v).sum::<f64>() / size as f64)
+    })
+}
+
+fn max_pool(x: &Host, k: usize) -> Option<Host> {
+    pool(x, k, |t, _| {
+        (!t.iter().any(|(v, _)| v.is_nan()))
+            .then(|| t.iter().map(|(v, _)| *v).fold(f64::NEG_INFINITY, f64::max))
+    })
+}
+
+/// The flat spatial index (`y * w + x`) of each window's maximum; a tie or a NaN leaves it open.
+fn max_pool_indices(x: &Host, k: usize) -> Option<Host> {
+    let values = pool(x, k, |t, _| {
+        if t.iter().any(|(v, _)| v.is_nan()) {
+            return None;
+        }
+        let best = t.iter().map(|(v, _)| *v).fold(f64::NEG_INFINITY, f64::max);
+        let at: Vec<usize> = t
+            .iter()
+            .filter(|(v, _)| *v == best)
+            .map(|(_, i)| *i)
+            .collect();
+        (at.len() == 1).then(|| at[0] as f64)
+    })?;
+    Some(Host::int(
+        x.shape.clone(),
+        values
+            .floats()?
+            .iter()
+            .map(|e| e.map(|i| i as i128))
+            .collect(),
+    ))
+}
+
+/// `fold(unfold(x))`: each element times the number of windows that hold it.
+fn unfold_fold(x: &Host, k: usize) -> Option<Host> {
+    let (d, v) = nchw(x)?;
+    let (kh, kw, ph, pw) = window(x, k);
+    let covered = |i: usize, len: usize, kk: usize, pp: usize| {
+        (0..kk)
+            .filter(|&o| (i + pp).checked_sub(o).is_some_and(|s| s < len))
+            .count()
+    };
+    let mut out = vec![None; v.len()];
+    for n in 0..d[0] {
+        for c in 0..d[1] {
+            for y in 0..d[2] {
+                for xx in 0..d[3] {
+                    let times = covered(y, d[2], kh, ph) * covered(xx, d[3], kw, pw);
+                    out[at(d, n, c, y, xx)] = Some(v[at(d, n, c, y, xx)] * times as f64);
+                }
+            }
+        }
+    }
+    Some(out_of(x, out))
+}
+
+/// `linear` over the last dim `s` with the weight `[s, s]` ramp (`W[i][j] = i * s + j`, Burn's
+/// `[d_in, d_out]` layout) and the bias ramp.
+fn linear(x: &Host, _k: usize) -> Option<Host> {
+    let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
+    let s = *x.shape.last()?;
+    let rows = v.len() / s;
+    let mut out = Vec::with_capacity(v.len());
+    for r in 0..rows {
+        for j in 0..s {
+            let dot: f64 = (0..s).map(|i| v[r * s + i] * (i * s + j) as f64).sum();
+            out.push(Some(dot + j as f64));
+        }
+    }
+    Some(out_of(x, out))
+}
+
+/// `layer_norm` over the last dim with gamma `0..s`, beta `-(0..s)`, epsilon 1e-5 (Burn's doc
+/// comment: the biased variance).
+fn layer_norm(x: &Host, _k: usize) -> Option<Host> {
+    let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
+    let s = *x.shape.last()?;
+    let mut out = Vec::with_capacity(v.len());
+    for row in v.chunks(s) {
+        let mean = row.iter().sum::<f64>() / s as f64;
+        let var = row.iter().map(|e| (e - mean) * (e - mean)).sum::<f64>() / s as f64;
+        for (j, e) in row.iter().enumerate() {
+            out.push(Some((e - mean) / (var + 1e-5).sqrt() * j as f64 - j as f64));
+        }
+    }
+    Some(out_of(x, out))
+}
+
+/// `batch_norm` in inference form with gamma `0..c`, beta `-(0..c)`, mean `0..c`, variance
+/// `1..=c`, epsilon 1e-5 (Burn's argument order: input, gamma, beta, mean, variance).
+fn batch_norm(x: &Host, _k: usize) -> Option<Host> {
+    let (d, v) = nchw(x)?;
+    let plane = d[2] * d[3];
+    Some(out_of(
+        x,
+        v.iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let c = (i / plane) % d[1];
+                let (g, b, m, var) = (c as f64, -(c as f64), c as f64, c as f64 + 1.0);
+                Some((e - m) / (var + 1e-5).sqrt() * g + b)
+            })
+            .collect(),
+    ))
+}
+
+/// Scaled dot-product attention over `[batch, heads, seq, head_dim]`: queries and values the
+/// operand, keys the operand reversed along seq (`causal`: the operand, and a query sees no
+/// later key).
+fn attention(x: &Host, causal: bool) -> Option<Host> {
+    let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
+    // Burn documents no result for a non-finite query, key or value (its kernels compute an
+    // online softmax): such an operand is left open.
+    if v.iter().any(|e| !e.is_finite()) {
+        return None;
+    }
+    let [b, h, s, e] = <[usize; 4]>::try_from(x.shape.as_slice()).ok()?;
+    let idx = |bh: usize, i: usize, j: usize| (bh * s + i) * e + j;
+    let scale = 1.0 / (e as f64).sqrt();
+    let mut out = vec![None; v.len()];
+    for bh in 0..b * h {
+        for i in 0..s {
+            let scores: Vec<f64> = (0..s)
+                .map(|j| {
+                    if causal && j > i {
+                        return f64::NEG_INFINITY;
+                    }
+                    let key = if causal { j } else { s - 1 - j };
+                    (0..e)
+                        .map(|t| v[idx(bh, i, t)] * v[idx(bh, key, t)])
+                        .sum::<f64>()
+                        * scale
+                })
+                .collect();
+            let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let weights: Vec<f64> = scores.iter().map(|sc| (sc - m).exp()).collect();
+            let total: f64 = weights.iter().sum();
+            for t in 0..e {
+                let value: f64 = (0..s).map(|j| weights[j] * v[idx(bh, j, t)]).sum::<f64>() / total;
+                out[idx(bh, i, t)] = Some(value);
+            }
+        }
+    }
+    Some(out_of(x, out))
+}
+
+/// The rows of dim 0 in reverse (gather_nd and scatter_nd over `[n, 1]` reversed indices).
+fn rows_reversed(x: &Host, _k: usize) -> Option<Host> {
+    let n = x.shape[0];
+    let row = x.numel() / n;
+    let order: Vec<usize> = (0..x.numel())
+        .map(|i| (n - 1 - i / row) * row + i % row)
+        .collect();
+    Some(x.gathered(x.shape.clone(), &order))
+}
+
+/// The `[a * b, e]` table looked up in reverse: the rows over the first two dims reversed.
+fn embedding(x: &Host, _k: usize) -> Option<Host> {
+    let rows = x.shape[0] * x.shape[1];
+    let e = x.shape[2];
+    let order: Vec<usize> = (0..x.numel())
+        .map(|i| (rows - 1 - i / e) * e + i % e)
+        .collect();
+    Some(x.gathered(x.shape.clone(), &order))
+}
+
+/// Resampling (or an adaptive pooling) to the operand's own size: every mode's sample points
+/// are the pixel centres, so each output is its input (nearest picks it, the linear, cubic and
+/// Lanczos kernels weigh it 1 and every other tap 0).
+/// A non-finite operand leaves every output open: the kernels weigh the neighbours 0, and
+/// what an implementation makes of 0 times an infinity or a NaN (IEEE: NaN) is its own.
+fn same_size(x: &Host, _k: usize) -> Option<Host> {
+    let v = x.floats()?;
+    if v.iter().any(|e| e.is_some_and(|e| !e.is_finite())) {
+        return None;
+    }
+    Some(x.clone())
+}
+
+/// An adaptive average pooling to the operand's own size: each output pools one input.
+fn identity(x: &Host, _k: usize) -> Option<Host> {
+    Some(x.clone())
+}
+
+/// Every module entry's reference, by table name.
+pub const MODULE: &[(&str, Module)] = &[
+    ("avg_pool2d", Module::Loops(avg_pool)),
+    ("avg_pool1d", Module::Loops(avg_pool)),
+    ("max_pool2d", Module::Loops(max_pool)),
+    ("max_pool1d", Module::Loops(max_pool)),
+    ("max_pool2d_indices", Module::Loops(max_pool_indices)),
+    ("adaptive_avg_pool2d", Module::Loops(identity)),
+    ("adaptive_avg_pool1d", Module::Loops(identity)),
+    (
+        "conv2d",
+        Module::Loops(|x, k| {
+            let c = x.shape[1];
+            conv(
+                x,
+                k,
+                1,
+                |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
+                |co| co as f64,
+            )
+        }),
+    ),
+    (
+        "conv2d_depthwise",
+        Module::Loops(|x, k| {
+            let c = x.shape[1];
+            conv(
+                x,
+                k,
+                c,
+                |co, _, ky, kx| ((co * k + ky) * k + kx) as f64,
+                |_| 0.0,
+            )
+        }),
+    ),
+    (
+        "conv1d",
+        Module::Loops(|x, k| {
+            let c = x.shape[1];
+            conv(
+                x,
+                k,
+                1,
+                |co, ci, _, kx| ((co * c + ci) * k + kx) as f64,
+                |co| co as f64,
+            )
+        }),
+    ),
+    ("conv_transpose2d", Module::Loops(conv_transpose)),
+    ("conv_transpose1d", Module::Loops(conv_transpose)),
+    ("interpolate_nearest", Module::Loops(same_size)),
+    ("interpolate_bilinear", Module::Loops(same_size)),
+    ("interpolate_bicubic", Module::Loops(same_size)),
+    ("linear", Module::Loops(linear)),
+    (
+        "conv3d",
+        Module::Loops(|x, k| {
+            let c = x.shape[1];
+            conv(
+                x,
+                k,
+                1,
+                |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
+                |co| co as f64,
+            )
+        }),
+    ),
+    ("conv_transpose3d", Module::Loops(conv_transpose)),
+    ("avg_pool3d", Module::Loops(avg_pool)),
+    ("max_pool3d", Module::Loops(max_pool)),
+    ("max_pool3d_indices", Module::Loops(max_pool_indices)),
+    ("adaptive_avg_pool3d", Module::Loops(identity)),
+    ("max_pool1d_indices", Module::Loops(max_pool_indices)),
+    (
+        "deform_conv2d",
+        Module::Missing(
+            "deformable convolution: bilinear sampling at offset taps and a mask; not written yet",
+        ),
+    ),
+    ("unfold_fold", Module::Loops(unfold_fold)),
+    ("embedding", Module::Loops(embedding)),
+    (
+        "ctc_loss",
+        Module::Missing("CTC loss: the forward algorithm over label paths; not written yet"),
+    ),
+    ("attention", Module::Loops(|x, _| attention(x, false))),
+    ("attention_causal", Module::Loops(|x, _| attention(x, true))),
+    ("layer_norm", Module::Loops(layer_norm)),
+    ("batch_norm", Module::Loops(batch_norm)),
+    ("avg_pool2d_backward", Module::Missing(BACKWARD)),
+    ("avg_pool3d_backward", Module::Missing(BACKWARD)),
+    ("max_pool2d_backward", Module::Missing(BACKWARD)),
+    ("max_pool3d_backward", Module::Missing(BACKWARD)),
+    ("conv2d_weight_backward", Module::Missing(BACKWARD)),
+    ("gather_nd_rows", Module::Loops(rows_reversed)),
+    ("scatter_nd_rows", Module::Loops(rows_reversed)),
+    ("interpolate_nearest_exact", Module::Loops(same_size)),
+    ("interpolate_lanczos3", Module::Loops(same_size)),
+    (
+        "grid_sample_2d",
+        Module::Missing("grid sampling: bilinear taps a quarter pixel off; not written yet"),
+    ),
+    ("quantized_weight_matmul", Module::Missing(QUANTIZED)),
+    ("quantized_matmul", Module::Missing(QUANTIZED)),
+];
+
+const BACKWARD: &str =
+    "a pooling or convolution backward function: not written yet (the forward's \
+                        adjoint over the ramp it is seeded with)";
+const QUANTIZED: &str =
+    "quantized matmul: not written yet (it would judge within one quantization step)";
+
+/// A module entry applied to `x` with kernel `k`.
+pub fn module(reference: Module, x: &Host, k: usize) -> Result<Host, &'static str> {
+    match reference {
+        Module::Missing(why) => Err(why),
+        Module::Loops(f) => f(x, k).ok_or("the operand holds an unknown element"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ramp(shape: Vec<usize>) -> Host {
+        let n: usize = shape.iter().product();
+        Host::float(shape, (0..n).map(|i| Some(i as f64)).collect())
+    }
+
+    fn values(h: &Host) -> Vec<f64> {
+        h.floats().unwrap().iter().map(|e| e.unwrap()).collect()
+    }
+
+    #[test]
+    fn a_same_padded_average_counts_the_padding_and_a_maximum_ignores_it() {
+        let x = ramp(vec![1, 1, 3]);
+        assert_eq!(
+            values(&avg_pool(&x, 3).unwrap()),
+            [1.0 / 3.0, 1.0, 3.0 / 3.0 * 1.0]
+        );
+        assert_eq!(values(&max_pool(&x, 3).unwrap()), [1.0, 2.0, 2.0]);
+        let idx = max_pool_indices(&ramp(vec![1, 1, 2, 2]), 3).unwrap();
+        assert_eq!(idx.ints().unwrap(), [Some(3), Some(3), Some(3), Some(3)]);
+    }
+
+    #[test]
+    fn a_one_channel_convolution_of_kernel_one_scales_by_its_weight() {
+        // c = 1, k = 1: weight 0, bias 0, so conv2d gives zeros; the transposed one too.
+        let x = ramp(vec![1, 1, 2, 2]);
+        assert_eq!(
+            values(&conv(&x, 1, 1, |_, _, _, _| 2.0, |_| 1.0).unwrap()),
+            [1.0, 3.0, 5.0, 7.0]
+        );
+        assert_eq!(
+            values(&unfold_fold(&ramp(vec![1, 1, 1, 3]), 3).unwrap()),
+            [0.0, 3.0, 4.0]
+        );
+    }
+}
