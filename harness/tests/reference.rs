@@ -95,3 +95,42 @@ fn a_rounding_op_wrong_on_every_path_is_seen_by_the_reference_oracle_alone() {
     // The issue's round-half mutant: round is exact, so a wrong one is wrong at every half.
     only_the_reference_sees("float", "round");
 }
+
+#[test]
+fn a_wrong_backward_formula_is_seen_by_the_reference_oracle_alone() {
+    // exp's gradient is exp: finite differences over the reference forward give it.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [3], "fill": "arange", "device": "flex_autodiff"}},
+            {"autodiff": {"out": 1, "src": 0, "mode": "require_grad"}},
+            {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
+            {"backward": {"out": 3, "loss": 2, "param": 1}}]"#,
+    );
+    let policy = config::get().policy();
+    let clean = check_with_oracles(&program, policy, Oracles::ALL).unwrap();
+    assert!(clean.finding.is_none(), "{:?}", clean.finding);
+    assert!(
+        !clean
+            .oracles
+            .reference
+            .open
+            .keys()
+            .any(|k| k.starts_with("a gradient")),
+        "{:?}",
+        clean.oracles.reference
+    );
+
+    dispatch_fuzz::interpreter::faults::wrong_gradient_for_tests(true);
+    let others = check_with_oracles(&program, policy, Oracles::ALL.without(OracleId::Reference));
+    let all = check_with_oracles(&program, policy, Oracles::ALL);
+    dispatch_fuzz::interpreter::faults::wrong_gradient_for_tests(false);
+    let (others, all) = (others.unwrap(), all.unwrap());
+    assert!(others.finding.is_none(), "{:?}", others.finding);
+    let finding = all
+        .finding
+        .expect("the reference oracle reports the wrong gradient");
+    assert_eq!(finding.class, REFERENCE_MISMATCH, "{finding:?}");
+    assert!(
+        finding.signature.contains("backward of unary exp over"),
+        "{finding:?}"
+    );
+}

@@ -131,7 +131,7 @@ impl Args {
 }
 
 /// The names `--only` takes: the bare path, `check` with no oracle, each oracle alone, all.
-const PATH_KEYS: [&str; 9] = [
+const PATH_KEYS: [&str; 10] = [
     "bare",
     "off",
     "eager-replay",
@@ -140,6 +140,7 @@ const PATH_KEYS: [&str; 9] = [
     "dtype-contract",
     "transaction-reads",
     "reference",
+    "all-but-reference",
     "all",
 ];
 
@@ -176,6 +177,13 @@ fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCo
         }
         paths.push(check(spec.name, name, Oracles::only(spec.id)));
     }
+    // What the reference oracle adds to all the others (the one that computes every value
+    // again on host arrays).
+    paths.push(check(
+        "all-but-reference",
+        "check, all oracles but reference".into(),
+        Oracles::ALL.without(OracleId::Reference),
+    ));
     paths.push(check("all", "check, all oracles".into(), Oracles::ALL));
     paths.retain(|p| only.is_empty() || only.iter().any(|o| o == p.key));
     measure(&set, Duration::from_secs(seconds), &mut paths)?;

@@ -93,6 +93,7 @@ struct Stats {
     /// Values the reference oracle judged against their definitions, and those it left open,
     /// per reason.
     reference_judged: u64,
+    reference_gradients: u64,
     reference_open: BTreeMap<String, u64>,
     signatures: BTreeSet<String>,
     /// Op steps by what they did: the share that ran is the share that reached Burn's kernels.
@@ -195,6 +196,7 @@ fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> 
         *stats.poisoned.entry(why.clone()).or_default() += *n as u64;
     }
     stats.reference_judged += verdict.oracles.reference.judged as u64;
+    stats.reference_gradients += verdict.oracles.reference.gradients as u64;
     for (why, n) in &verdict.oracles.reference.open {
         *stats.reference_open.entry(why.clone()).or_default() += *n as u64;
     }
@@ -337,6 +339,7 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
                 "wgpu_compared": stats.compared,
                 "wgpu_poisoned": stats.poisoned,
                 "reference_judged": stats.reference_judged,
+                "reference_gradients_judged": stats.reference_gradients,
                 "reference_open": stats.reference_open,
                 "rss_kib": rss.map(|r| r.0),
                 "peak_rss_kib": rss.map(|r| r.1),
@@ -386,6 +389,10 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
             stats.reference_judged,
             stats.reference_judged + open,
             100.0 * stats.reference_judged as f64 / (stats.reference_judged + open) as f64
+        );
+        println!(
+            "  gradients judged against finite differences: {}",
+            stats.reference_gradients
         );
         let mut reasons: Vec<_> = stats.reference_open.iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));

@@ -13,6 +13,24 @@ use crate::program::Op;
 
 thread_local! {
     static WRONG_UNARY: Cell<Option<&'static str>> = const { Cell::new(None) };
+    static WRONG_GRADIENT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes every gradient one too large on every device on this thread (a wrong backward
+/// formula, which Flex and wgpu share through burn-autodiff); `false` ends it.
+#[doc(hidden)]
+pub fn wrong_gradient_for_tests(on: bool) {
+    WRONG_GRADIENT.with(|c| c.set(on));
+}
+
+/// A gradient as the injected fault leaves it.
+pub(crate) fn after_gradient(grad: AnyTensor) -> AnyTensor {
+    match grad {
+        AnyTensor::Float(r) if WRONG_GRADIENT.with(Cell::get) => {
+            AnyTensor::Float(map_rank!(r, t => t.add_scalar(1)))
+        }
+        other => other,
+    }
 }
 
 /// Makes unary op `op`'s float and int results one too large on every device, capture

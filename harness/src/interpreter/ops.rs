@@ -404,11 +404,13 @@ pub fn gradient(loss: AnyTensor, param: &AnyTensor) -> Result<Option<AnyTensor>,
         return Err(NotFloat);
     };
     let grads = on_rank!(loss, t => t.sum().backward());
+    // Tests inject a wrong backward formula here, where every path takes its gradient.
     Ok(match param {
         Ranked::R1(p) => p.grad(&grads).map(Ranked::R1),
         Ranked::R2(p) => p.grad(&grads).map(Ranked::R2),
         Ranked::R3(p) => p.grad(&grads).map(Ranked::R3),
         Ranked::R4(p) => p.grad(&grads).map(Ranked::R4),
     }
-    .map(AnyTensor::Float))
+    .map(AnyTensor::Float)
+    .map(super::faults::after_gradient))
 }

@@ -86,6 +86,9 @@ pub struct OracleReport {
 pub struct ReferenceCounts {
     /// Values compared with their reference.
     pub judged: usize,
+    /// Of those, gradients (judged against finite differences).
+    #[serde(default)]
+    pub gradients: usize,
     /// Values not compared, per reason.
     pub open: BTreeMap<String, usize>,
 }

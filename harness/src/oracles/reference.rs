@@ -13,6 +13,7 @@
 pub mod along_dim;
 pub mod elementwise;
 pub mod fixed;
+pub mod gradient;
 pub mod host;
 pub mod module;
 
@@ -22,7 +23,7 @@ use self::host::{to_f32, Data, Host, F32_MAX};
 use super::compare::Poison;
 pub use super::ReferenceCounts;
 use super::{Oracle, Shared, StepFacts, Violation};
-use crate::interpreter::{kind_of, Outcome, World};
+use crate::interpreter::{kind_of, AnyTensor, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{fill_data, Kind, Op, Step, Tolerance};
 
@@ -156,7 +157,11 @@ pub fn host_of(kind: Kind, data: &TensorData) -> Host {
     match (kind, kind_of(data)) {
         (Kind::Bool, Kind::Bool) => Host::bool(shape, data.iter::<bool>().map(Some).collect()),
         (Kind::Bool, _) => Host::bool(shape, data.iter::<f64>().map(|v| Some(v != 0.0)).collect()),
-        (_, Kind::Float) => Host::float(shape, data.iter::<f64>().map(Some).collect()),
+        // F32, most values: read as a slice, not converted element by element.
+        (_, Kind::Float) => match data.as_slice::<f32>() {
+            Ok(v) => Host::float(shape, v.iter().map(|x| Some(f64::from(*x))).collect()),
+            Err(_) => Host::float(shape, data.iter::<f64>().map(Some).collect()),
+        },
         (_, Kind::Int) => Host {
             range: int_range(data.dtype()),
             ..Host::int(
@@ -211,8 +216,11 @@ impl std::fmt::Display for Mismatch {
 
 /// The value Burn holds in slot `s` (its eager Flex value) as a host array, and its dtype.
 fn held_value(shared: &Shared, s: u8) -> Option<(Host, DType)> {
-    let flex = shared.flex.as_ref()?;
-    let tensor = flex.get(s)?;
+    value_of(shared.flex.as_ref()?.get(s)?)
+}
+
+/// A tensor's value as a host array, and its dtype.
+fn value_of(tensor: AnyTensor) -> Option<(Host, DType)> {
     let kind = tensor.kind();
     let data = crate::interpreter::read_data(tensor)?;
     Some((host_of(kind, &data), data.dtype()))
@@ -352,17 +360,33 @@ fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, scale:
 /// there (its eager Flex value), the operands of later steps.
 pub struct Reference {
     held: Vec<Option<Host>>,
+    /// Per slot, Burn's value there when it is not read yet: a value the oracle leaves open is
+    /// read only when a later step takes it as an operand (reading is most of the oracle's
+    /// cost, and most open values are never an operand). The handle is kept, not the slot, as
+    /// the step that reads it may write that slot too.
+    unread: Vec<Option<AnyTensor>>,
     /// Per slot, the known bug that makes what Flex computes from its value garbage, if one
     /// does: a wgpu bool moved to Flex keeps its `Bool(U32)` storage, which Flex misreads (the
     /// catalogued bool-storage-transfer bug), and so does every value computed from it.
     known_bug: Vec<Option<&'static str>>,
+    /// Every value the run made, for the gradients' finite differences ([`gradient`]); kept
+    /// only in a program with a `backward` step (decided at its first step).
+    tape: Option<Vec<gradient::Node>>,
+    /// Whether the tape was decided on.
+    taped: bool,
+    /// Per slot, its current value's node on the tape.
+    node: Vec<Option<usize>>,
 }
 
 impl Default for Reference {
     fn default() -> Self {
         Reference {
             held: vec![None; usize::from(MAX_SLOTS)],
+            unread: vec![None; usize::from(MAX_SLOTS)],
             known_bug: vec![None; usize::from(MAX_SLOTS)],
+            tape: None,
+            taped: false,
+            node: vec![None; usize::from(MAX_SLOTS)],
         }
     }
 }
@@ -391,7 +415,7 @@ impl Reference {
                 of_op(op, &operands).map_err(str::to_string)
             }
             Step::Replay { .. } => Err("a replayed graph's output (eager-replay judges it)".into()),
-            Step::Backward { .. } => Err("a gradient (not judged yet)".into()),
+            Step::Backward { .. } => Err("a gradient (in a run without a tape)".into()),
             _ => Err("the step makes no value".into()),
         }
     }
@@ -429,15 +453,63 @@ impl Reference {
     }
 }
 
+/// Whether a value Burn holds is wgpu's bool storage on Flex, which Flex misreads (see
+/// [`Reference::known_bug`]).
+fn misread_bools(dtype: DType) -> Option<&'static str> {
+    (dtype == DType::Bool(BoolStore::U32)).then(|| Poison::BoolU32OnFlex.name())
+}
+
+impl Reference {
+    /// Reads the values of `slots` left unread, now that a step takes them as operands.
+    fn read_operands(&mut self, slots: &[u8]) {
+        for &s in slots {
+            let i = usize::from(s);
+            if let Some(tensor) = self.unread[i].take() {
+                let value = value_of(tensor);
+                if let Some((_, dtype)) = &value {
+                    self.known_bug[i] = self.known_bug[i].or(misread_bools(*dtype));
+                }
+                self.held[i] = value.map(|(h, _)| h);
+            }
+        }
+    }
+}
+
 impl Oracle for Reference {
     fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
         let step = &world.program().steps[facts.index];
         let writes = step.writes();
+        if !std::mem::replace(&mut self.taped, true) {
+            let backward = world
+                .program()
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::Backward { .. }));
+            self.tape = backward.then(Vec::new);
+        }
+        self.read_operands(&step.reads());
         let ok = matches!(facts.outcome, Outcome::Ok { .. });
-        let expected = (ok && !writes.is_empty()).then(|| self.expected(step));
+        let expected = (ok && !writes.is_empty()).then(|| match (step, &self.tape) {
+            // A gradient against finite differences over the reference forward of the loss.
+            (Step::Backward { loss, param, .. }, Some(tape)) => {
+                let at = |s: &u8| self.node[usize::from(*s)].ok_or("an operand not on the tape");
+                let grads = at(param)
+                    .and_then(|p| Ok((p, at(loss)?)))
+                    .and_then(|(p, l)| gradient::gradient(tape, p, l))
+                    .map_err(|why| format!("a gradient: {why}"))?;
+                let shape = tape[self.node[usize::from(*param)].unwrap_or_default()]
+                    .value()
+                    .map(|v| v.shape.clone())
+                    .unwrap_or_default();
+                Ok(Host::float(shape, grads))
+            }
+            _ => self.expected(step),
+        });
         let scale = if ok { self.scale(step) } else { 0.0 };
         let family = match step {
             Step::Op { op, .. } => op.tolerance(),
+            // Burn's f32 chain rule against f64 differences.
+            Step::Backward { .. } => Tolerance::Transcendental,
             _ => Tolerance::Exact,
         };
         let random = step.draws();
@@ -449,35 +521,46 @@ impl Oracle for Reference {
             .map(|_| Poison::FromPoisoned.name());
         let mut now = Vec::with_capacity(writes.len());
         for out in writes {
+            // Only a value to judge is read now; the others when an operand (see `unread`).
+            let open = match &expected {
+                None => None,
+                Some(_) if inherited.is_some() => Some(Poison::FromPoisoned.name().to_string()),
+                Some(Err(why)) => Some(why.clone()),
+                Some(Ok(_)) if random => Some("random draw".to_string()),
+                Some(Ok(_)) => None,
+            };
+            let counts = &mut shared.report.reference;
+            if let Some(why) = open {
+                *counts.open.entry(why).or_default() += 1;
+            }
+            let judged = matches!(expected, Some(Ok(_))) && inherited.is_none() && !random;
+            if !judged {
+                let handle = shared.flex.as_ref().and_then(|f| f.get(out));
+                now.push((out, None, inherited, handle));
+                continue;
+            }
             let actual = held_value(shared, out);
-            let bug = inherited.or(actual
-                .as_ref()
-                .is_some_and(|(_, dtype)| *dtype == DType::Bool(BoolStore::U32))
-                .then(|| Poison::BoolU32OnFlex.name()));
+            let bug = inherited.or(actual.as_ref().and_then(|(_, dtype)| misread_bools(*dtype)));
             let counts = &mut shared.report.reference;
             match (&expected, &actual) {
-                (None, _) => {}
-                (Some(_), None) => {
-                    *counts.open.entry("value not readable".into()).or_default() += 1
-                }
-                (Some(_), Some(_)) if inherited.is_some() => {
-                    *counts
-                        .open
-                        .entry(Poison::FromPoisoned.name().into())
-                        .or_default() += 1
-                }
-                (Some(Err(why)), _) => *counts.open.entry(why.clone()).or_default() += 1,
-                (Some(Ok(_)), Some(_)) if random => {
-                    *counts.open.entry("random draw".into()).or_default() += 1
-                }
+                (_, None) => *counts.open.entry("value not readable".into()).or_default() += 1,
                 (Some(Ok(e)), Some((a, dtype))) => match judge(e, a, *dtype, family, scale) {
                     Judged::Agree(known) if known == 0 && e.numel() > 0 => {
                         *counts.open.entry("every element open".into()).or_default() += 1
                     }
-                    Judged::Agree(_) => counts.judged += 1,
+                    Judged::Agree(_) => {
+                        counts.judged += 1;
+                        counts.gradients += usize::from(matches!(step, Step::Backward { .. }));
+                    }
                     Judged::Differ(at, want, got) => {
                         let what = match step {
                             Step::Op { op, .. } => op.name(),
+                            // A gradient is signed with the op that made the loss.
+                            Step::Backward { loss, .. } => {
+                                let op = self.tape.as_ref().zip(self.node[usize::from(*loss)]);
+                                let op = op.and_then(|(t, i)| gradient::op_name(t, i));
+                                format!("backward of {}", op.as_deref().unwrap_or("a non-op"))
+                            }
                             other => other.name().to_string(),
                         };
                         let dtypes = step
@@ -502,13 +585,40 @@ impl Oracle for Reference {
                         });
                     }
                 },
+                (_, Some(_)) => {}
             }
-            now.push((out, actual.map(|(h, _)| h), bug));
+            now.push((out, actual.map(|(h, _)| h), bug, None));
         }
+        let inputs: Vec<Option<usize>> = step
+            .reads()
+            .iter()
+            .map(|s| self.node[usize::from(*s)])
+            .collect();
         // The operands of later steps: what Burn holds now in every slot the step wrote.
-        for (out, value, bug) in now {
-            self.held[usize::from(out)] = value;
-            self.known_bug[usize::from(out)] = bug;
+        for (out, value, bug, unread) in now {
+            let o = usize::from(out);
+            if let Some(tape) = &mut self.tape {
+                // The tape keeps every value's tensor, read again only where a gradient's path
+                // needs it (a handle costs less than a copy of the host array): the finite
+                // differences take each value off the parameter's path as Burn held it.
+                let complete = inputs.iter().all(Option::is_some);
+                let inputs = inputs.iter().flatten().copied().collect();
+                let handle = unread
+                    .clone()
+                    .or_else(|| shared.flex.as_ref().and_then(|f| f.get(out)));
+                let node = gradient::Node::new(step, inputs, None, handle, tape);
+                // A node with an operand off the tape cannot be evaluated again: an `Other`.
+                let node = if complete {
+                    node
+                } else {
+                    gradient::Node::other(node)
+                };
+                self.node[o] = Some(tape.len());
+                tape.push(node);
+            }
+            self.held[o] = value;
+            self.known_bug[o] = bug;
+            self.unread[o] = unread;
         }
     }
 }

@@ -267,6 +267,31 @@ fn prelu(x: &Host, _d: usize) -> Option<Host> {
     ))
 }
 
+/// A running extreme of a float lane from `start` (`pick`: max or min): from a NaN on, the
+/// running value is the implementation's accident, so open.
+fn running_f(v: &[f64], start: f64, pick: fn(f64, f64) -> f64) -> Vec<Option<f64>> {
+    v.iter()
+        .scan(start, |s, x| {
+            if x.is_nan() || s.is_nan() {
+                *s = f64::NAN;
+                return Some(None);
+            }
+            *s = pick(*s, *x);
+            Some(Some(*s))
+        })
+        .collect()
+}
+
+/// A running extreme of an int lane from `start`.
+fn running_i(v: &[i128], start: i128, pick: fn(i128, i128) -> i128) -> Vec<Option<i128>> {
+    v.iter()
+        .scan(start, |s, x| {
+            *s = pick(*s, *x);
+            Some(Some(*s))
+        })
+        .collect()
+}
+
 /// Every along-dim entry's reference, by table name.
 pub const ALONG_DIM: &[(&str, Along)] = &[
     (
@@ -346,52 +371,15 @@ pub const ALONG_DIM: &[(&str, Along)] = &[
     (
         "cummax",
         Along::Scan(
-            |v| {
-                v.iter()
-                    .scan(f64::NEG_INFINITY, |s, x| {
-                        // From a NaN on, the running maximum is the implementation's accident.
-                        if x.is_nan() || s.is_nan() {
-                            *s = f64::NAN;
-                            return Some(None);
-                        }
-                        *s = s.max(*x);
-                        Some(Some(*s))
-                    })
-                    .collect()
-            },
-            |v| {
-                v.iter()
-                    .scan(i128::MIN, |s, x| {
-                        *s = (*s).max(*x);
-                        Some(Some(*s))
-                    })
-                    .collect()
-            },
+            |v| running_f(v, f64::NEG_INFINITY, f64::max),
+            |v| running_i(v, i128::MIN, std::cmp::max),
         ),
     ),
     (
         "cummin",
         Along::Scan(
-            |v| {
-                v.iter()
-                    .scan(f64::INFINITY, |s, x| {
-                        if x.is_nan() || s.is_nan() {
-                            *s = f64::NAN;
-                            return Some(None);
-                        }
-                        *s = s.min(*x);
-                        Some(Some(*s))
-                    })
-                    .collect()
-            },
-            |v| {
-                v.iter()
-                    .scan(i128::MAX, |s, x| {
-                        *s = (*s).min(*x);
-                        Some(Some(*s))
-                    })
-                    .collect()
-            },
+            |v| running_f(v, f64::INFINITY, f64::min),
+            |v| running_i(v, i128::MAX, std::cmp::min),
         ),
     ),
     (

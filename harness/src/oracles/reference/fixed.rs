@@ -9,9 +9,18 @@ use crate::program::{Kind, LogicOp};
 pub fn matmul(lhs: &Host, rhs: &Host, transpose_rhs: bool) -> Option<Host> {
     let (a, b) = (lhs.floats()?, rhs.floats()?);
     let rank = lhs.shape.len();
+    // Burn's matmul of rank-1 tensors, or of unequal ranks: no definition written here.
+    if rank < 2 || rhs.shape.len() != rank {
+        return None;
+    }
     let (m, k) = (lhs.shape[rank - 2], lhs.shape[rank - 1]);
     let (rk, rn) = (rhs.shape[rank - 2], rhs.shape[rank - 1]);
     let n = if transpose_rhs { rk } else { rn };
+    // Operands Burn broadcasts or rejects: not written here.
+    if (if transpose_rhs { rn } else { rk }) != k || lhs.shape[..rank - 2] != rhs.shape[..rank - 2]
+    {
+        return None;
+    }
     let batch: usize = lhs.shape[..rank - 2].iter().product();
     let mut shape = lhs.shape.clone();
     shape[rank - 1] = n;
@@ -41,6 +50,9 @@ pub fn matmul(lhs: &Host, rhs: &Host, transpose_rhs: bool) -> Option<Host> {
 
 /// `sum_dim(dim)`: floats in f64, ints exact.
 pub fn sum_dim(x: &Host, dim: usize) -> Option<Host> {
+    if dim >= x.shape.len() {
+        return None;
+    }
     let mut shape = x.shape.clone();
     shape[dim] = 1;
     let ln = lanes(&x.shape, dim);
@@ -65,6 +77,9 @@ pub fn sum_dim(x: &Host, dim: usize) -> Option<Host> {
 /// `argmax(dim)`: the index of each lane's maximum, open at a tie or a NaN (Burn documents
 /// neither).
 pub fn argmax(x: &Host, dim: usize) -> Option<Host> {
+    if dim >= x.shape.len() {
+        return None;
+    }
     let mut shape = x.shape.clone();
     shape[dim] = 1;
     let all = x.as_f64();

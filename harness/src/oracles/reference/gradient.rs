@@ -1,0 +1,325 @@
+//! Gradients independent of burn-autodiff: central finite differences in f64 over the
+//! reference forward of the loss, as JAX's `check_grads` and PyTorch's `gradcheck` do.
+//!
+//! The run's values form a tape (one node per value a step made). For a `backward` step the
+//! nodes that depend on the parameter, up to the loss, are evaluated again on host arrays with
+//! one parameter element moved by ±h, every other node taken as the value Burn held; the sum
+//! of the loss gives the derivative. A node that is not an op or a clone on that path (a move,
+//! an autodiff step, a replay) leaves the gradient open: Burn's tape may or may not pass it.
+
+use std::cell::OnceCell;
+
+use super::host::Host;
+use super::{of_op, value_of};
+use crate::interpreter::AnyTensor;
+use crate::program::{AutodiffMode, Kind, Op, Step};
+
+/// The largest parameter whose gradient is computed (each element costs four forward passes
+/// along the path, and one more for the whole).
+pub const MAX_ELEMENTS: usize = 64;
+
+/// One value a step made.
+pub struct Node {
+    what: What,
+    /// The nodes of its operands, in operand order.
+    inputs: Vec<usize>,
+    /// Burn's value (its eager Flex value), where it could be read: read from `handle` the
+    /// first time a gradient needs it (most values are never on a gradient's path).
+    value: OnceCell<Option<Host>>,
+    handle: Option<AnyTensor>,
+}
+
+enum What {
+    /// A float tensor made a gradient leaf (`require_grad`).
+    Leaf,
+    /// An op over its inputs.
+    Op(Op),
+    /// A clone: the same value, on the same tape.
+    Clone,
+    /// Anything else (created data, a move, an autodiff step, a replay, a gradient).
+    Other,
+}
+
+impl Node {
+    /// The node of the value `step` wrote, its operands' nodes `inputs` on `tape`: Burn's value
+    /// `value` where it was read, else its tensor `handle`, read when needed.
+    pub fn new(
+        step: &Step,
+        inputs: Vec<usize>,
+        value: Option<Host>,
+        handle: Option<AnyTensor>,
+        tape: &[Node],
+    ) -> Node {
+        let float = value.as_ref().map_or_else(
+            || handle.as_ref().is_some_and(|h| h.kind() == Kind::Float),
+            |v| v.floats().is_some(),
+        );
+        // Burn's `require_grad` marks the node its operand holds: of a leaf, that leaf; of a
+        // value an earlier `require_grad` made a leaf (a clone shares its node), that leaf too.
+        let mut inputs = inputs;
+        let same_leaf = match (step, inputs.first()) {
+            (
+                Step::Autodiff {
+                    mode: AutodiffMode::RequireGrad,
+                    ..
+                },
+                Some(&i),
+            ) => {
+                let src = root(tape, i);
+                if is_leaf(tape, src) {
+                    Some(src)
+                } else {
+                    tape.iter().position(|n| {
+                        matches!(n.what, What::Leaf)
+                            && n.inputs.first().is_some_and(|k| root(tape, *k) == src)
+                    })
+                }
+            }
+            _ => None,
+        };
+        if let Some(leaf) = same_leaf {
+            inputs = vec![leaf];
+        }
+        let what = match step {
+            _ if same_leaf.is_some() => What::Clone,
+            Step::Autodiff {
+                mode: AutodiffMode::RequireGrad,
+                ..
+            } if float => What::Leaf,
+            Step::Op { op, .. } if !step.draws() => What::Op(op.clone()),
+            Step::Clone { .. } => What::Clone,
+            _ => What::Other,
+        };
+        let cell = OnceCell::new();
+        if let Some(v) = value {
+            let _ = cell.set(Some(v));
+        }
+        Node {
+            what,
+            inputs,
+            value: cell,
+            handle,
+        }
+    }
+
+    /// Burn's value, read now if it was not yet.
+    pub fn value(&self) -> Option<&Host> {
+        self.value
+            .get_or_init(|| self.handle.clone().and_then(value_of).map(|(h, _)| h))
+            .as_ref()
+    }
+
+    /// `node` as a value the tape cannot compute again (an operand of it is off the tape).
+    pub fn other(node: Node) -> Node {
+        Node {
+            what: What::Other,
+            ..node
+        }
+    }
+}
+
+/// The op that made node `i` (through clones), for a gradient's signature.
+pub fn op_name(tape: &[Node], i: usize) -> Option<String> {
+    match &tape.get(root(tape, i))?.what {
+        What::Op(op) => Some(op.name().to_string()),
+        _ => None,
+    }
+}
+
+/// The node `i` is a clone of (itself if it is not a clone).
+fn root(tape: &[Node], i: usize) -> usize {
+    match tape.get(i) {
+        Some(Node {
+            what: What::Clone,
+            inputs,
+            ..
+        }) => inputs
+            .first()
+            .filter(|j| **j < i)
+            .map_or(i, |j| root(tape, *j)),
+        _ => i,
+    }
+}
+
+/// Whether node `i` is a gradient leaf, or a clone of one.
+fn is_leaf(tape: &[Node], i: usize) -> bool {
+    match tape.get(i).map(|n| &n.what) {
+        Some(What::Leaf) => true,
+        Some(What::Clone) => tape[i]
+            .inputs
+            .first()
+            .is_some_and(|j| *j < i && is_leaf(tape, *j)),
+        _ => false,
+    }
+}
+
+/// The step size for element `x` and why: the reference is f64, so a difference of width h
+/// has a rounding error near 1e-16 / h relative to the loss and a central difference a
+/// truncation error near h² times the third derivative. h = 1e-6 (relative to |x| past 1)
+/// keeps both near 1e-10, far inside the f32 tolerance Burn's gradient is judged with, and the
+/// one-sided differences of a smooth loss within h times its curvature of each other, so a
+/// kink (where they differ by the jump in slope) stands out.
+fn step_size(x: f64) -> f64 {
+    1e-6 * x.abs().max(1.0)
+}
+
+/// What the finite differences give for the gradient of `sum(loss)` with respect to `param`:
+/// per element, the central difference, or `None` where the derivative is not pinned down (the
+/// one-sided differences disagree, or the central one changes with h: a kink, a tie, a jump
+/// within h, as at `abs`, `relu` and `max` at ties, `floor`, `sign`, a comparison or a mask's
+/// edge). `Err`: why no element can be judged.
+pub fn gradient(
+    tape: &[Node],
+    param: usize,
+    loss: usize,
+) -> Result<Vec<Option<f64>>, &'static str> {
+    // The parameter's own leaf: a clone of a leaf is the leaf.
+    let mut param = param;
+    while let Some(Node {
+        what: What::Clone,
+        inputs,
+        ..
+    }) = tape.get(param)
+    {
+        param = *inputs.first().ok_or("no parameter")?;
+    }
+    let leaf = tape.get(param).ok_or("no parameter")?;
+    if !matches!(leaf.what, What::Leaf) {
+        return Err("the parameter is not a float leaf");
+    }
+    let x = leaf.value().ok_or("the parameter is not readable")?;
+    let xs = x.floats().ok_or("the parameter is not a float")?;
+    if xs.len() > MAX_ELEMENTS {
+        return Err("a parameter of more than 64 elements");
+    }
+    if loss < param {
+        return Err("the loss does not depend on the parameter");
+    }
+    let is_param = |i: usize| i == param;
+    // The nodes on the path: those that depend on the parameter.
+    let mut depends = vec![false; loss + 1];
+    depends[param] = true;
+    for n in param + 1..=loss {
+        depends[n] = tape[n]
+            .inputs
+            .iter()
+            .any(|i| is_param(*i) || (*i < depends.len() && depends[*i]));
+        if depends[n] && !matches!(tape[n].what, What::Op(_) | What::Clone) {
+            return Err("a move or an autodiff step between the parameter and the loss");
+        }
+    }
+    if !depends[loss] {
+        return Err("the loss does not depend on the parameter");
+    }
+    let forward = |moved: &Host| -> Option<f64> {
+        let mut values: Vec<Option<Host>> = vec![None; loss + 1];
+        values[param] = Some(moved.clone());
+        for n in param + 1..=loss {
+            if !depends[n] {
+                continue;
+            }
+            let operands: Vec<&Host> = tape[n]
+                .inputs
+                .iter()
+                .map(|i| {
+                    if is_param(*i) {
+                        Some(moved)
+                    } else if *i < depends.len() && depends[*i] {
+                        values[*i].as_ref()
+                    } else {
+                        tape[*i].value()
+                    }
+                })
+                .collect::<Option<_>>()?;
+            values[n] = Some(match &tape[n].what {
+                What::Op(op) => of_op(op, &operands).ok()?,
+                _ => (*operands.first()?).clone(),
+            });
+        }
+        let out = values[loss].take()?;
+        let sum: Option<f64> = out.floats()?.iter().copied().sum();
+        sum.filter(|s| s.is_finite())
+    };
+    let here = forward(x);
+    let mut grads = Vec::with_capacity(xs.len());
+    for (i, xi) in xs.iter().enumerate() {
+        let Some(xi) = xi.filter(|v| v.is_finite()) else {
+            grads.push(None);
+            continue;
+        };
+        let moved = |d: f64| {
+            let mut v = xs.to_vec();
+            v[i] = Some(xi + d);
+            Host::float(x.shape.clone(), v)
+        };
+        let h = step_size(xi);
+        let (Some(up), Some(here), Some(down)) = (forward(&moved(h)), here, forward(&moved(-h)))
+        else {
+            grads.push(None);
+            continue;
+        };
+        let (ahead, behind, central) =
+            ((up - here) / h, (here - down) / h, (up - down) / (2.0 * h));
+        // A jump (sign at 0, a step's edge) has equal one-sided differences that grow as h
+        // shrinks: the central difference at a quarter of h must agree too.
+        let narrow = match (forward(&moved(h / 4.0)), forward(&moved(-h / 4.0))) {
+            (Some(u), Some(d)) => (u - d) / (h / 2.0),
+            _ => f64::NAN,
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * a.abs().max(b.abs()).max(1.0);
+        grads.push((close(ahead, behind) && close(central, narrow)).then_some(central));
+    }
+    Ok(grads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::Step;
+
+    fn program_steps(json: &str) -> Vec<Step> {
+        crate::program::ProgramFile::parse(&format!("{{\"steps\": {json}}}"), "<test>")
+            .unwrap()
+            .program()
+            .steps
+    }
+
+    #[test]
+    fn the_finite_difference_of_a_square_is_twice_the_value_and_a_kink_is_open() {
+        let steps = program_steps(
+            r#"[{"create": {"out": 0, "kind": "float", "shape": [3], "fill": "arange", "device": "flex_autodiff"}},
+                {"autodiff": {"out": 1, "src": 0, "mode": "require_grad"}},
+                {"op": {"out": 2, "op": {"unary": {"op": "square", "src": 1}}}},
+                {"op": {"out": 3, "op": {"unary": {"op": "abs", "src": 1}}}}]"#,
+        );
+        let x = Host::float(vec![3], vec![Some(0.0), Some(1.0), Some(2.0)]);
+        let square = of_op(
+            match &steps[2] {
+                Step::Op { op, .. } => op,
+                _ => unreachable!(),
+            },
+            &[&x],
+        )
+        .unwrap();
+        let mut tape: Vec<Node> = Vec::new();
+        for (step, inputs, value) in [
+            (&steps[0], vec![], Some(x.clone())),
+            (&steps[1], vec![0], Some(x.clone())),
+            (&steps[2], vec![1], Some(square)),
+            (&steps[3], vec![1], None),
+        ] {
+            let node = Node::new(step, inputs, value, None, &tape);
+            tape.push(node);
+        }
+        let g = gradient(&tape, 1, 2).unwrap();
+        for (g, want) in g.iter().zip([0.0, 2.0, 4.0]) {
+            assert!((g.unwrap() - want).abs() < 1e-6, "{g:?} vs {want}");
+        }
+        // |x| has a kink at 0: that element is open, the others are the sign.
+        let g = gradient(&tape, 1, 3).unwrap();
+        assert_eq!(g[0], None);
+        assert!((g[1].unwrap() - 1.0).abs() < 1e-6 && (g[2].unwrap() - 1.0).abs() < 1e-6);
+        // A created tensor is not a leaf.
+        assert!(gradient(&tape, 0, 2).is_err());
+    }
+}
