@@ -487,7 +487,8 @@ impl Oracle for Reference {
                 .any(|s| matches!(s, Step::Backward { .. }));
             self.tape = backward.then(Vec::new);
         }
-        self.read_operands(&step.reads());
+        let reads = step.reads();
+        self.read_operands(&reads);
         let ok = matches!(facts.outcome, Outcome::Ok { .. });
         let expected = (ok && !writes.is_empty()).then(|| match (step, &self.tape) {
             // A gradient against finite differences over the reference forward of the loss.
@@ -514,8 +515,7 @@ impl Oracle for Reference {
         };
         let random = step.draws();
         // A value computed from a known bug's garbage is that bug's, not a new one.
-        let inherited = step
-            .reads()
+        let inherited = reads
             .iter()
             .find_map(|s| self.known_bug[usize::from(*s)])
             .map(|_| Poison::FromPoisoned.name());
@@ -563,8 +563,7 @@ impl Oracle for Reference {
                             }
                             other => other.name().to_string(),
                         };
-                        let dtypes = step
-                            .reads()
+                        let dtypes = reads
                             .iter()
                             .filter_map(|s| shared.flex.as_ref()?.data(*s))
                             .map(|d| format!("{:?}", d.dtype()))
@@ -589,11 +588,7 @@ impl Oracle for Reference {
             }
             now.push((out, actual.map(|(h, _)| h), bug, None));
         }
-        let inputs: Vec<Option<usize>> = step
-            .reads()
-            .iter()
-            .map(|s| self.node[usize::from(*s)])
-            .collect();
+        let inputs: Vec<Option<usize>> = reads.iter().map(|s| self.node[usize::from(*s)]).collect();
         // The operands of later steps: what Burn holds now in every slot the step wrote.
         for (out, value, bug, unread) in now {
             let o = usize::from(out);
@@ -632,7 +627,7 @@ mod tests {
     }
 
     #[test]
-    fn every_op_table_entry_has_a_reference_row_and_at_least_95_percent_have_a_reference() {
+    fn every_op_table_entry_has_a_reference_row_and_at_least_90_percent_have_a_reference() {
         use crate::program::{ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, UNARY};
         let mut entries: Vec<(&str, &str)> = Vec::new();
         entries.extend(UNARY.iter().map(|s| ("unary", s.name)));
