@@ -4,7 +4,8 @@
 //! The roles, each in its own module: [`program`] generates test cases and imports nothing
 //! above it, [`interpreter`] runs them on the real crates and judges nothing, [`oracles`] decide
 //! what is a bug, [`minimize`] shrinks findings, [`regressions`] stores them, [`report`] prints
-//! everything a person reads. The fuzz target ([`fuzz`]), the CLI and `cargo test` all go
+//! everything a person reads, and [`guide`] steers the in-process session toward what the oracles
+//! have judged least. The fuzz target ([`fuzz`]), the CLI and `cargo test` all go
 //! through [`check`], so they can never drift apart.
 
 #![warn(missing_docs)]
@@ -16,6 +17,7 @@ extern crate self as dispatch_fuzz;
 pub mod checkout;
 pub mod config;
 pub mod fuzz;
+pub mod guide;
 pub mod hash;
 pub mod interpreter;
 pub mod minimize;

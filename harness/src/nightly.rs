@@ -83,6 +83,50 @@ pub struct Triage {
     pub classes: BTreeMap<String, usize>,
     /// Corpus inputs counted.
     pub corpus_inputs: usize,
+    /// What each oracle judged over the corpus, per (entry, kind) pair (the fuzz summary's
+    /// table, over the night's corpus).
+    #[serde(default)]
+    pub judged: Vec<JudgedView>,
+}
+
+/// One oracle's line of the judged table, over a night's corpus.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct JudgedView {
+    /// The oracle (and context).
+    pub name: String,
+    /// The (entry, kind) pairs it can judge.
+    pub pairs: usize,
+    /// Pairs judged at least [`JUDGED_ENOUGH`] times.
+    pub judged_enough: usize,
+    /// Pairs judged at least once.
+    pub judged_once: usize,
+    /// The least judged pairs, as `entry kind count`.
+    pub least: Vec<String>,
+}
+
+/// A pair judged this often counts as judged in the nightly table (as in the fuzz summary).
+pub const JUDGED_ENOUGH: u64 = 10;
+
+impl JudgedView {
+    /// Every view of `tally` (the differential's only where it judged anything).
+    pub fn of(tally: &crate::guide::Tally) -> Vec<JudgedView> {
+        crate::guide::tally::VIEWS
+            .iter()
+            .map(|(oracle, contexts)| tally.view(*oracle, contexts, JUDGED_ENOUGH))
+            .filter(|v| v.judged_once > 0 || !v.name.starts_with("flex-vs-wgpu"))
+            .map(|v| JudgedView {
+                name: v.name,
+                pairs: v.pairs,
+                judged_enough: v.judged_enough,
+                judged_once: v.judged_once,
+                least: v
+                    .least
+                    .iter()
+                    .map(|l| format!("{} {:?} {}", l.entry, l.kind, l.count).to_lowercase())
+                    .collect(),
+            })
+            .collect()
+    }
 }
 
 /// `dispatch-fuzz triage`'s arguments.
@@ -379,17 +423,21 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     for dir in &options.corpus {
         files_under(dir, &mut inputs);
     }
+    let mut tally = crate::guide::Tally::default();
     for input in &inputs {
         let Ok(bytes) = std::fs::read(input) else {
             continue;
         };
         let program = Program::from_fuzz_bytes(&bytes, target.backends);
         let classes: std::collections::BTreeSet<_> = match crate::check(&program) {
-            Ok(verdict) => verdict
-                .trace
-                .panics()
-                .map(|(_, p)| p.class.clone())
-                .collect(),
+            Ok(verdict) => {
+                tally.add(&program, &verdict.oracles.judgements, 0.0);
+                verdict
+                    .trace
+                    .panics()
+                    .map(|(_, p)| p.class.clone())
+                    .collect()
+            }
             Err(_) => [HARNESS_ERROR.to_string()].into(),
         };
         for class in classes {
@@ -397,6 +445,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         }
         triage.corpus_inputs += 1;
     }
+    triage.judged = JudgedView::of(&tally);
     let text = serde_json::to_string_pretty(&triage)?;
     std::fs::write(&options.out, text + "\n")
         .with_context(|| format!("cannot write {}", options.out.display()))?;

@@ -13,6 +13,7 @@ pub mod differential;
 pub mod dtype_contract;
 pub mod eager_replay;
 pub mod faults;
+pub mod judgement;
 pub mod known;
 mod lockstep;
 pub mod model;
@@ -29,6 +30,7 @@ pub use classify::{
     assign_classes, class_of, classify, is_known_bug, normalize_message, signature, Classified,
     Finding, Policy, KNOWN, STATE_LEAK, UNKNOWN,
 };
+pub use judgement::{Context, Judgement};
 pub use lockstep::{run, Judged, OracleReport, ReferenceCounts, Shared};
 
 /// A broken oracle invariant, found at a step.
@@ -65,7 +67,7 @@ pub const TRANSACTION_MISMATCH: &str = "transaction-mismatch";
 pub const REFERENCE_MISMATCH: &str = reference::REFERENCE_MISMATCH;
 
 /// Which oracle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OracleId {
     /// [`eager_replay`].
     EagerReplay,

@@ -1,9 +1,10 @@
 //! `dispatch-fuzz fuzz`: an in-process session on the stable toolchain.
 //!
-//! Random bytes from a seeded SplitMix64 are decoded exactly as the libFuzzer target decodes
-//! its inputs, then checked. There is no coverage feedback here (that is what `cargo fuzz` adds);
-//! the session is for machines without nightly, for CI smoke runs, and for collecting
-//! reproducers of chosen classes with `DISPATCH_FUZZ_CRASH_ON`.
+//! Programs come from a [`Guide`]: random bytes from a seeded SplitMix64 decoded exactly as the
+//! libFuzzer target decodes its inputs, mixed with corpus programs mutated toward the (entry,
+//! kind, context) triples the oracles have judged least (`--blind` turns that off). The summary
+//! says what each oracle judged per entry. The session is for machines without nightly, for CI
+//! smoke runs, and for collecting reproducers of chosen classes with `DISPATCH_FUZZ_CRASH_ON`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
@@ -15,15 +16,15 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use dispatch_fuzz::config;
+use dispatch_fuzz::guide::{tally, Guide, Origin, Tally};
 use dispatch_fuzz::hash::fnv1a;
 use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::program::ProgramFile;
 use dispatch_fuzz::program::{Backends, Program, Step};
-use dispatch_fuzz::rng::SplitMix64;
 use dispatch_fuzz::{check, Verdict};
 
-/// Longest random input. Past about 2 KiB a decoded program hits `MAX_STEPS` anyway.
-const MAX_INPUT_LEN: u64 = 4096;
+/// A pair judged this often by an oracle counts as judged in the summary.
+const ENOUGH: u64 = 10;
 
 /// In-process fuzz session on the stable toolchain: seeded random bytes -> program -> check.
 #[derive(clap::Args, Debug)]
@@ -51,6 +52,9 @@ pub struct Args {
     #[arg(long, env = config::BACKENDS_VAR, default_value = "flex,capture",
           value_parser = parse_backends)]
     backends: Backends,
+    /// Random programs only: no corpus, no steering toward what the oracles judged least.
+    #[arg(long)]
+    blind: bool,
 }
 
 fn parse_backends(list: &str) -> Result<Backends, String> {
@@ -102,6 +106,8 @@ struct Stats {
     /// eager-replay oracle hands to burn-router's `TensorInterpreter`.
     graphs: u64,
     graph_operations: u64,
+    /// Programs the guide mutated from its corpus (the rest are random).
+    mutated: u64,
 }
 
 /// Op steps that returned, panicked (a guard or a bug) and never ran (a scope that did not
@@ -118,33 +124,35 @@ fn main(options: Args) -> Result<ExitCode> {
     let backends = start_backends(chosen)?;
     let start = Instant::now();
     let deadline = start + Duration::from_secs(options.seconds);
-    let mut rng = SplitMix64::new(options.seed);
+    let mut guide = Guide::new(options.seed, chosen, !options.blind);
     let mut stats = Stats::default();
     let mut last_report = start;
     let mut warm_rss = None;
     let interactive = std::io::stderr().is_terminal();
     eprintln!(
-        "dispatch-fuzz: backends {backends}, seed {}, {} s, findings -> {}",
+        "dispatch-fuzz: backends {backends}, seed {}, {} s, {}, findings -> {}",
         options.seed,
         options.seconds,
+        if guide.guided() { "guided" } else { "blind" },
         options.out.display()
     );
     while Instant::now() < deadline && (options.runs == 0 || stats.execs < options.runs) {
-        let len = rng.below(MAX_INPUT_LEN + 1) as usize;
-        let bytes = rng.bytes(len);
-        let program = Program::from_fuzz_bytes(&bytes, chosen);
+        let (program, origin) = guide.next_program();
+        // A mutated program's bytes are its encoding, which decodes to it.
+        let bytes = match &origin {
+            Origin::Random(bytes) => bytes.clone(),
+            Origin::Mutated { .. } => program.to_fuzz_bytes().unwrap_or_default(),
+        };
         let verdict = match check(&program) {
             Ok(verdict) => verdict,
             // The harness failed, not Burn: keep the program, or the fault cannot be debugged.
-            Err(error) => return Err(harness_fault(&options, &program, &bytes, error)),
+            Err(error) => return Err(harness_fault(&options, &program, &origin, &bytes, error)),
         };
         stats.execs += 1;
-        let new_classes = record(
-            &mut stats,
-            &program,
-            &verdict,
-            start.elapsed().as_secs_f64(),
-        );
+        let now = start.elapsed().as_secs_f64();
+        guide.observe(&program, &verdict, now);
+        stats.mutated += u64::from(matches!(origin, Origin::Mutated { .. }));
+        let new_classes = record(&mut stats, &program, &verdict, now);
         if let Some(dir) = &options.corpus_out {
             for class in new_classes {
                 std::fs::create_dir_all(dir)
@@ -156,7 +164,7 @@ fn main(options: Args) -> Result<ExitCode> {
         }
         if let Some(finding) = &verdict.finding {
             if stats.signatures.insert(finding.signature.clone()) {
-                let path = save(&options, &program, &verdict, &bytes, stats.execs)?;
+                let path = save(&options, &program, &verdict, &origin, &bytes, stats.execs)?;
                 eprintln!(
                     "\nnew finding: {}\n  saved to {}",
                     finding.signature,
@@ -172,12 +180,12 @@ fn main(options: Args) -> Result<ExitCode> {
             if warm_rss.is_none() && start.elapsed() >= Duration::from_secs(5) {
                 warm_rss = crate::cli::rss_kib().map(|(rss, _)| rss);
             }
-            progress(&stats, start.elapsed(), interactive);
+            progress(&stats, &guide, start.elapsed(), interactive);
         }
     }
     let seconds = start.elapsed().as_secs_f64();
     eprintln!();
-    summary(&stats, seconds, warm_rss, options.json);
+    summary(&stats, &guide, seconds, warm_rss, &options);
     Ok(if stats.findings.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -226,7 +234,7 @@ fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> 
     new
 }
 
-fn progress(stats: &Stats, elapsed: Duration, interactive: bool) {
+fn progress(stats: &Stats, guide: &Guide, elapsed: Duration, interactive: bool) {
     let rate = stats.execs as f64 / elapsed.as_secs_f64().max(1e-9);
     let classes: Vec<String> = stats
         .classes
@@ -236,10 +244,11 @@ fn progress(stats: &Stats, elapsed: Duration, interactive: bool) {
     let rss =
         crate::cli::rss_kib().map_or(String::new(), |(rss, _)| format!(" rss {} MiB", rss / 1024));
     let line = format!(
-        "#{} {:.0} execs/s findings {}{rss} | {}",
+        "#{} {:.0} execs/s findings {} corpus {}{rss} | {}",
         stats.execs,
         rate,
         stats.findings.len(),
+        guide.corpus_len(),
         classes.join(" ")
     );
     if interactive {
@@ -254,6 +263,7 @@ fn save(
     options: &Args,
     program: &Program,
     verdict: &Verdict,
+    origin: &Origin,
     bytes: &[u8],
     exec: u64,
 ) -> Result<PathBuf> {
@@ -263,8 +273,10 @@ fn save(
         signature: Some(finding.signature.clone()),
         class: Some(finding.class.clone()),
         origin: Some(format!(
-            "dispatch-fuzz fuzz --seed {}, input #{exec} ({} bytes, fnv1a {:016x})",
+            "dispatch-fuzz fuzz --seed {}{}, input #{exec} ({}, {} bytes, fnv1a {:016x})",
             options.seed,
+            if options.blind { " --blind" } else { "" },
+            describe(origin),
             bytes.len(),
             fnv1a(&[bytes])
         )),
@@ -283,14 +295,17 @@ fn save(
 fn harness_fault(
     options: &Args,
     program: &Program,
+    origin: &Origin,
     bytes: &[u8],
     error: anyhow::Error,
 ) -> anyhow::Error {
     let hash = fnv1a(&[bytes]);
     let file = ProgramFile {
         origin: Some(format!(
-            "dispatch-fuzz fuzz --seed {}: the harness failed on it ({} bytes, fnv1a {hash:016x})",
+            "dispatch-fuzz fuzz --seed {}: the harness failed on it ({}, {} bytes, fnv1a \
+             {hash:016x})",
             options.seed,
+            describe(origin),
             bytes.len(),
         )),
         steps: program.steps.clone(),
@@ -307,6 +322,52 @@ fn harness_fault(
     }
 }
 
+/// Per oracle: the share of (entry, kind) pairs judged at least [`ENOUGH`] times, the time to
+/// a pair's first judgement, and the least judged pairs.
+fn print_views(views: &[tally::View]) {
+    println!("judged per (entry, kind) pair, per oracle:");
+    for view in views {
+        let seconds = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{s:.2} s"));
+        println!(
+            "  {:<22} {:>4} of {:>3} pairs judged >= {} times ({:.1}%), {} at least once; \
+             first judgement median {}, max {}",
+            view.name,
+            view.judged_enough,
+            view.pairs,
+            view.enough,
+            100.0 * view.judged_enough as f64 / view.pairs.max(1) as f64,
+            view.judged_once,
+            seconds(view.first_median_s),
+            seconds(view.first_max_s),
+        );
+        let least: Vec<String> = view
+            .least
+            .iter()
+            .map(|l| format!("{} {:?} {}", l.entry, l.kind, l.count).to_lowercase())
+            .collect();
+        println!("    least judged: {}", least.join(", "));
+        for (why, n) in &view.unjudgeable {
+            println!("    never judgeable ({n} pairs): {why}");
+        }
+    }
+}
+
+/// Where a program came from, for a saved file's origin.
+fn describe(origin: &Origin) -> String {
+    match origin {
+        Origin::Random(_) => "random".to_string(),
+        Origin::Mutated {
+            target, mutations, ..
+        } => format!(
+            "mutated toward {} over {:?} {}: {}",
+            target.entry,
+            target.kind,
+            target.context.name(),
+            mutations.join(", ")
+        ),
+    }
+}
+
 /// Writes `file` as `name` in the session's findings folder, creating it.
 fn write_program(options: &Args, name: &str, file: &ProgramFile) -> Result<PathBuf> {
     std::fs::create_dir_all(&options.out)
@@ -317,9 +378,21 @@ fn write_program(options: &Args, name: &str, file: &ProgramFile) -> Result<PathB
     Ok(path)
 }
 
-fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
+/// The tally's views the summary reports: each oracle that judged anything (the differential
+/// only with wgpu on).
+fn views(tally: &Tally, wgpu: bool) -> Vec<tally::View> {
+    tally::VIEWS
+        .iter()
+        .filter(|(oracle, _)| wgpu || *oracle != dispatch_fuzz::oracles::OracleId::Differential)
+        .map(|(oracle, contexts)| tally.view(*oracle, contexts, ENOUGH))
+        .collect()
+}
+
+fn summary(stats: &Stats, guide: &Guide, seconds: f64, warm_rss: Option<u64>, options: &Args) {
+    let as_json = options.json;
     let rate = stats.execs as f64 / seconds.max(1e-9);
     let rss = crate::cli::rss_kib();
+    let views = views(guide.tally(), options.backends.wgpu);
     if as_json {
         let findings: Vec<_> = stats
             .findings
@@ -348,6 +421,13 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
                     "not_run": stats.ops.other},
                 "graphs": stats.graphs,
                 "graph_operations": stats.graph_operations,
+                "guided": guide.guided(),
+                "mutated": stats.mutated,
+                "corpus": guide.corpus_len(),
+                "judged": views,
+                "judgements": guide.tally().rows().into_iter()
+                    .map(|(key, count)| json!({"key": key, "count": count}))
+                    .collect::<Vec<_>>(),
             })
         );
         return;
@@ -367,6 +447,12 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
         per_exec(ops.other),
         per_exec(stats.graphs),
         per_exec(stats.graph_operations)
+    );
+    println!(
+        "programs: {} mutated toward what the oracles judged least, {} random; corpus {}",
+        stats.mutated,
+        stats.execs - stats.mutated,
+        guide.corpus_len()
     );
     for (class, count) in &stats.classes {
         println!(
@@ -406,6 +492,7 @@ fn summary(stats: &Stats, seconds: f64, warm_rss: Option<u64>, as_json: bool) {
             println!("  not compared ({why}): {n}");
         }
     }
+    print_views(&views);
     if !stats.known.is_empty() {
         println!("known findings (stored cases met again, not aborted on):");
         for (case, count) in &stats.known {

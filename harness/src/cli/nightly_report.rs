@@ -222,6 +222,27 @@ fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
                 for (class, n) in &t.classes {
                     let _ = writeln!(md, "| {class} | {n} |");
                 }
+                if !t.judged.is_empty() {
+                    let _ = writeln!(
+                        md,
+                        "\n### What the oracles judged over the corpus, per (entry, kind) pair\n"
+                    );
+                    md.push_str(
+                        "| oracle | pairs | judged >= 10 times | at least once | least judged |\n\
+                         | --- | ---: | ---: | ---: | --- |\n",
+                    );
+                    for v in &t.judged {
+                        let _ = writeln!(
+                            md,
+                            "| {} | {} | {} | {} | {} |",
+                            v.name,
+                            v.pairs,
+                            v.judged_enough,
+                            v.judged_once,
+                            cell(&v.least.join(", "))
+                        );
+                    }
+                }
             }
             None => md.push_str("No triage ran (the job stopped before it).\n"),
         }

@@ -9,9 +9,10 @@ use serde::Serialize;
 
 use dispatch_fuzz::nightly::coverage::{why_unreached, Coverage, TraitFunction};
 use dispatch_fuzz::oracles::reference;
-use dispatch_fuzz::program::{Kind, ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, UNARY};
+use dispatch_fuzz::program::{self, Kind};
 
-/// Lists every op table entry (family, name, operand kinds) and, with `--coverage`, which of
+/// Lists every op entry (family, name, operand kinds: the tables' and, as `fixed`, the ops
+/// outside them) and, with `--coverage`, which of
 /// the Backend trait functions (as burn-router implements them, through which capture records
 /// every op) a run reached, with why each other one is left out. The export comes from
 /// `ci/reach.sh` or the nightly job (`coverage/<target>.json`).
@@ -20,6 +21,10 @@ pub struct Args {
     /// An `llvm-cov export` JSON document of a run over burn-router's sources.
     #[arg(long)]
     coverage: Option<PathBuf>,
+    /// A session's judgement counts: the JSON summary `fuzz --json` prints. Each entry then
+    /// lists what each oracle judged of it, per operand kind and context.
+    #[arg(long)]
+    judged: Option<PathBuf>,
     /// JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -32,6 +37,9 @@ struct Entry {
     kinds: Vec<Kind>,
     /// `"yes"`, or why the reference oracle has no definition for it.
     reference: &'static str,
+    /// With `--judged`: per `oracle context kind`, how often the session judged it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    judged: BTreeMap<String, u64>,
 }
 
 #[derive(Serialize)]
@@ -43,43 +51,89 @@ struct Reach {
 }
 
 fn entries() -> Vec<Entry> {
-    let mut out = Vec::new();
-    let float = || vec![Kind::Float];
-    out.extend(UNARY.iter().map(|s| Entry {
-        family: "unary",
-        name: s.name,
-        kinds: s.kinds.to_vec(),
-        reference: "",
-    }));
-    out.extend(ALONG_DIM.iter().map(|s| Entry {
-        family: "along-dim",
-        name: s.name,
-        kinds: s.kinds.to_vec(),
-        reference: "",
-    }));
-    for (family, table) in [("binary", BINARY), ("compare", COMPARE), ("scalar", SCALAR)] {
-        out.extend(table.iter().map(|s| Entry {
-            family,
-            name: s.name,
-            kinds: s.kinds.to_vec(),
-            reference: "",
-        }));
+    program::entries()
+        .into_iter()
+        .map(|(e, kinds)| Entry {
+            family: e.family,
+            name: e.name,
+            kinds: kinds.to_vec(),
+            // The ops outside the tables are judged by `reference::fixed`.
+            reference: match e.family {
+                "fixed" => "yes",
+                family => reference::status(family, e.name).map_or_else(|why| why, |()| "yes"),
+            },
+            judged: BTreeMap::new(),
+        })
+        .collect()
+}
+
+/// One row of `fuzz --json`'s `judgements`.
+#[derive(serde::Deserialize)]
+struct Judged {
+    key: JudgedKey,
+    count: u64,
+}
+
+#[derive(serde::Deserialize)]
+struct JudgedKey {
+    entry: JudgedEntry,
+    kind: Kind,
+    oracle: String,
+    context: String,
+}
+
+#[derive(serde::Deserialize)]
+struct JudgedEntry {
+    family: String,
+    name: String,
+}
+
+/// Adds a session's judgement counts (`fuzz --json`'s summary line) to the entries; returns
+/// the rows that name no entry here (a summary from another version of the tables).
+fn add_judged(entries: &mut [Entry], path: &std::path::Path) -> Result<usize> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .with_context(|| format!("{} holds no JSON summary line", path.display()))?;
+    #[derive(serde::Deserialize)]
+    struct Summary {
+        judgements: Vec<Judged>,
     }
-    out.extend(MODULE.iter().map(|s| Entry {
-        family: "module",
-        name: s.name,
-        kinds: float(),
-        reference: "",
-    }));
-    for e in &mut out {
-        e.reference = reference::status(e.family, e.name).map_or_else(|why| why, |()| "yes");
+    let summary: Summary = serde_json::from_str(line).with_context(|| {
+        format!(
+            "{}: not a `fuzz --json` summary with judgements",
+            path.display()
+        )
+    })?;
+    let mut unknown = 0;
+    for row in summary.judgements {
+        let k = &row.key;
+        match entries
+            .iter_mut()
+            .find(|e| e.family == k.entry.family && e.name == k.entry.name)
+        {
+            Some(e) => {
+                let kind = format!("{:?}", k.kind).to_lowercase();
+                *e.judged
+                    .entry(format!("{} {} {kind}", k.oracle, k.context))
+                    .or_default() += row.count;
+            }
+            None => unknown += 1,
+        }
     }
-    out
+    Ok(unknown)
 }
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
-        let entries = entries();
+        let mut entries = entries();
+        let unknown = match &self.judged {
+            Some(path) => Some(add_judged(&mut entries, path)?),
+            None => None,
+        };
         let reach = match &self.coverage {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
@@ -110,8 +164,9 @@ impl Args {
             f.1 += e.kinds.len();
         }
         println!(
-            "op tables: {} entries, {} entry-kind pairs",
+            "op entries: {} ({} in the tables, the rest fixed ops), {} entry-kind pairs",
             entries.len(),
+            entries.iter().filter(|e| e.family != "fixed").count(),
             entries.iter().map(|e| e.kinds.len()).sum::<usize>()
         );
         let without: Vec<&Entry> = entries.iter().filter(|e| e.reference != "yes").collect();
@@ -123,6 +178,20 @@ impl Args {
         );
         for e in &without {
             println!("  {} {}: {}", e.family, e.name, e.reference);
+        }
+        if let Some(unknown) = unknown {
+            let never: Vec<String> = entries
+                .iter()
+                .filter(|e| e.judged.is_empty())
+                .map(|e| format!("{} {}", e.family, e.name))
+                .collect();
+            println!(
+                "judged in the session: {} of {} entries by some oracle ({unknown} rows named \
+                 no entry here); never judged: {}",
+                entries.len() - never.len(),
+                entries.len(),
+                never.join(", ")
+            );
         }
         for (family, (n, pairs)) in &families {
             let names: Vec<&str> = entries

@@ -7,7 +7,10 @@ use burn::tensor::TensorData;
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
 use super::naming::{replayed_on_wgpu, step_name};
-use super::{faults, is_known_bug, normalize_message, Oracle, Shared, StepFacts, Violation};
+use super::{
+    faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Shared,
+    StepFacts, Violation,
+};
 use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
 use crate::program::{Slot, Step, Tolerance};
 
@@ -294,7 +297,14 @@ fn judge(
                 .entry(why.name().to_string())
                 .or_default() += 1
         }
-        _ => shared.report.compared += 1,
+        _ => {
+            shared.report.compared += 1;
+            shared.report.judgements.push(Judgement {
+                step: index,
+                oracle: OracleId::Differential,
+                context: Context::Wgpu,
+            });
+        }
     }
     if let DiffEq::Differ(diff) = verdict {
         let both = format!(

@@ -6,8 +6,11 @@
 use burn::tensor::{DType, TensorData, Tolerance};
 
 use super::compare::{self, native_bools, DiffEq, Poison};
-use super::naming::{producer, replayed_on_wgpu};
-use super::{faults, is_known_bug, normalize_message, Oracle, Shared, StepFacts, Violation};
+use super::naming::{producer, producer_step, replayed_on_wgpu};
+use super::{
+    faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Shared,
+    StepFacts, Violation,
+};
 use crate::interpreter::{
     catch, note, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
 };
@@ -159,6 +162,13 @@ impl Oracle for EagerReplay {
                 continue;
             };
             shared.report.replay_compared += 1;
+            if let Some(step) = producer_step(world, *slot, exit) {
+                shared.report.judgements.push(Judgement {
+                    step,
+                    oracle: OracleId::EagerReplay,
+                    context: Context::Replayed,
+                });
+            }
             if let Some(diff) = difference(data, &eager) {
                 found.push(Differing {
                     slot: *slot,

@@ -79,6 +79,10 @@ pub struct OracleReport {
     /// What the reference oracle judged, and what it left open per reason.
     #[serde(default, skip_serializing_if = "ReferenceCounts::is_empty")]
     pub reference: ReferenceCounts,
+    /// Every value an oracle judged, by op step (what a session counts per entry; not part of
+    /// a verdict's text).
+    #[serde(skip)]
+    pub judgements: Vec<super::Judgement>,
 }
 
 /// What the reference oracle counts: values judged, and values left open per reason.

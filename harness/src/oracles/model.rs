@@ -164,6 +164,8 @@ pub struct ModelReport {
     pub known: Vec<String>,
     /// Steps the model predicted a definite outcome for.
     pub judged: usize,
+    /// The op steps among them, each eager or recorded in a scope.
+    pub judgements: Vec<super::Judgement>,
 }
 
 /// Where a tensor lives, as far as the lifecycle is concerned.
@@ -313,6 +315,7 @@ impl Oracle for Model {
         let report = check(program, trace);
         found.violations.extend(report.violations);
         found.known_divergences = report.known;
+        found.judgements.extend(report.judgements);
     }
 }
 
@@ -325,7 +328,14 @@ pub fn check(program: &Program, trace: &Trace) -> ModelReport {
     let mut report = ModelReport::default();
     // One buffer of each for the whole program: the model runs after every fuzz input.
     let (mut reads, mut operands) = (Vec::with_capacity(8), Vec::with_capacity(8));
+    let mut depth = 0usize;
     for (step, record) in program.steps.iter().zip(&trace.steps) {
+        let in_scope = depth > 0;
+        match step {
+            Step::EnterScope { .. } => depth += 1,
+            Step::ExitScope { .. } => depth = depth.saturating_sub(1),
+            _ => {}
+        }
         let actual = observed(&record.outcome);
         reads.clear();
         reads.extend(step.reads().iter().map(|s| state.slot(*s)));
@@ -336,6 +346,17 @@ pub fn check(program: &Program, trace: &Trace) -> ModelReport {
                 &actual,
             ) {
                 report.judged += 1;
+                if matches!(step, Step::Op { .. }) {
+                    report.judgements.push(super::Judgement {
+                        step: record.index,
+                        oracle: super::OracleId::Model,
+                        context: if in_scope {
+                            super::Context::Recorded
+                        } else {
+                            super::Context::Eager
+                        },
+                    });
+                }
                 let accepted = prediction.expect == *actual
                     || matches!(actual, Observed::Panic(c) if prediction.also.contains(&c.as_ref()));
                 if !accepted {

@@ -8,7 +8,16 @@ use crate::program::{Slot, Step};
 /// The name of the op that computed `slot`'s value before step `before` (`unary exp`, `cast`),
 /// looking through steps that only pass a value on (clone, `to_device`, autodiff conversions),
 /// so one bug reached through different hand-offs keeps one signature.
-pub fn producer(world: &World<'_>, mut slot: Slot, mut before: usize) -> String {
+pub fn producer(world: &World<'_>, slot: Slot, before: usize) -> String {
+    match producer_step(world, slot, before) {
+        Some(i) => step_name(&world.program().steps[i]),
+        None => "output".to_string(),
+    }
+}
+
+/// The index of the step that made the value `slot` holds before step `before`, looking
+/// through clones, moves and autodiff steps (the steps that succeeded), if one did.
+pub fn producer_step(world: &World<'_>, mut slot: Slot, mut before: usize) -> Option<usize> {
     let succeeded = |i: usize| matches!(world.outcome(i), Some(Outcome::Ok { .. }));
     loop {
         let found = world.program().steps[..before]
@@ -21,8 +30,8 @@ pub fn producer(world: &World<'_>, mut slot: Slot, mut before: usize) -> String 
                 i,
                 Step::Clone { src, .. } | Step::ToDevice { src, .. } | Step::Autodiff { src, .. },
             )) => (slot, before) = (*src, i),
-            Some((_, step)) => return step_name(step),
-            None => return "output".to_string(),
+            Some((i, _)) => return Some(i),
+            None => return None,
         }
     }
 }

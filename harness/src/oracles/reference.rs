@@ -21,8 +21,9 @@ use burn::tensor::{BoolStore, DType, TensorData};
 
 use self::host::{to_f32, Data, Host, F32_MAX};
 use super::compare::Poison;
+use super::naming::producer_step;
 pub use super::ReferenceCounts;
-use super::{Oracle, Shared, StepFacts, Violation};
+use super::{Context, Judgement, Oracle, OracleId, Shared, StepFacts, Violation};
 use crate::interpreter::{kind_of, AnyTensor, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{fill_data, Kind, Op, Step, Tolerance};
@@ -519,6 +520,21 @@ impl Oracle for Reference {
             .iter()
             .find_map(|s| self.known_bug[usize::from(*s)])
             .map(|_| Poison::FromPoisoned.name());
+        // A gradient is counted for the op that made the loss: its backward is what it judges.
+        let judgement = match step {
+            Step::Backward { loss, .. } => {
+                producer_step(world, *loss, facts.index).map(|step| Judgement {
+                    step,
+                    oracle: OracleId::Reference,
+                    context: Context::Gradient,
+                })
+            }
+            _ => Some(Judgement {
+                step: facts.index,
+                oracle: OracleId::Reference,
+                context: Context::Eager,
+            }),
+        };
         let mut now = Vec::with_capacity(writes.len());
         for out in writes {
             // Only a value to judge is read now; the others when an operand (see `unread`).
@@ -551,8 +567,10 @@ impl Oracle for Reference {
                     Judged::Agree(_) => {
                         counts.judged += 1;
                         counts.gradients += usize::from(matches!(step, Step::Backward { .. }));
+                        shared.report.judgements.extend(judgement);
                     }
                     Judged::Differ(at, want, got) => {
+                        shared.report.judgements.extend(judgement);
                         let what = match step {
                             Step::Op { op, .. } => op.name(),
                             // A gradient is signed with the op that made the loss.

@@ -95,6 +95,29 @@ pub fn fixup(steps: &mut Vec<Step>) {
     *steps = fixer.finish();
 }
 
+/// The kind of each op step's first operand in a fixed-up program, as `fixup` types it (`None`
+/// for other steps and for an operand it has no type for).
+pub fn operand_kinds(steps: &[Step]) -> Vec<Option<Kind>> {
+    let mut fixer = Fixer::default();
+    steps
+        .iter()
+        .map(|step| {
+            let kind = match step {
+                Step::Op { op, .. } => op
+                    .operands()
+                    .first()
+                    .and_then(|s| fixer.env.ty(*s))
+                    .map(|t| t.kind),
+                _ => None,
+            };
+            // A fixed-up program is fixup's fixed point: fixing each step again types it as
+            // the first fixup did.
+            fixer.fix(step.clone());
+            kind
+        })
+        .collect()
+}
+
 /// [`fixup`] one step at a time, so decoding can read the types and autodiff states of what it
 /// decoded so far: pushing every step of a list and finishing is `fixup` of the list.
 #[derive(Default)]

@@ -1,0 +1,233 @@
+//! The session's count of what each oracle judged, per (entry, operand kind, oracle, context),
+//! with the time each was first judged, and the pairs each oracle can judge at all.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::oracles::{reference, Context, Judgement, OracleId};
+use crate::program::{
+    entries, operand_kinds, result_kind, why_not_replayed, Entry, Kind, Program, Step,
+};
+
+/// What a judgement is counted under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Key {
+    /// The op entry.
+    pub entry: Entry,
+    /// Its first operand's kind.
+    pub kind: Kind,
+    /// The oracle.
+    #[serde(serialize_with = "oracle_name")]
+    pub oracle: OracleId,
+    /// Where the value was computed.
+    pub context: Context,
+}
+
+fn oracle_name<S: serde::Serializer>(oracle: &OracleId, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(oracle.spec().name)
+}
+
+/// An (entry, kind) pair.
+pub type Pair = (Entry, Kind);
+
+/// The oracle views a summary reports: each oracle in the contexts it judges there.
+pub const VIEWS: &[(OracleId, &[Context])] = &[
+    (OracleId::EagerReplay, &[Context::Replayed]),
+    (OracleId::Reference, &[Context::Eager]),
+    (OracleId::Reference, &[Context::Gradient]),
+    (OracleId::Differential, &[Context::Wgpu]),
+    (OracleId::Model, &[Context::Eager, Context::Recorded]),
+];
+
+/// A view's name: the oracle's, with the context where one oracle has two views.
+pub fn view_name(oracle: OracleId, contexts: &[Context]) -> String {
+    match (oracle, contexts) {
+        (OracleId::Reference, [Context::Gradient]) => "reference (gradients)".into(),
+        _ => oracle.spec().name.into(),
+    }
+}
+
+/// Why `oracle` in `contexts` can never judge `pair`, if it cannot.
+pub fn why_unjudgeable(oracle: OracleId, contexts: &[Context], pair: Pair) -> Option<&'static str> {
+    let (entry, kind) = pair;
+    match (oracle, contexts) {
+        (OracleId::EagerReplay, _) => why_not_replayed(entry),
+        (OracleId::Reference, [Context::Gradient]) if kind != Kind::Float => {
+            Some("only a float has a gradient")
+        }
+        (OracleId::Reference, [Context::Gradient])
+            if result_kind(entry, kind) != Some(Kind::Float) =>
+        {
+            Some("the result is no float: no gradient flows back through it")
+        }
+        (OracleId::Reference, _) if entry.family != "fixed" => {
+            reference::status(entry.family, entry.name).err()
+        }
+        _ => None,
+    }
+}
+
+/// The counts of one session.
+#[derive(Default, Debug, Clone)]
+pub struct Tally {
+    counts: HashMap<Key, u64>,
+    /// Seconds into the session when each key was first judged.
+    first: HashMap<Key, f64>,
+}
+
+impl Tally {
+    /// Counts the judgements of one run of `program` at `now` seconds into the session;
+    /// returns the keys judged for the first time.
+    pub fn add(&mut self, program: &Program, judgements: &[Judgement], now: f64) -> Vec<Key> {
+        if judgements.is_empty() {
+            return Vec::new();
+        }
+        let kinds = operand_kinds(&program.steps);
+        let mut new = Vec::new();
+        for j in judgements {
+            let (Some(Step::Op { op, .. }), Some(Some(kind))) =
+                (program.steps.get(j.step), kinds.get(j.step))
+            else {
+                continue;
+            };
+            let key = Key {
+                entry: op.entry(),
+                kind: *kind,
+                oracle: j.oracle,
+                context: j.context,
+            };
+            let count = self.counts.entry(key).or_default();
+            if *count == 0 {
+                self.first.insert(key, now);
+                new.push(key);
+            }
+            *count += 1;
+        }
+        new
+    }
+
+    /// How often `key` was judged.
+    pub fn count(&self, key: &Key) -> u64 {
+        self.counts.get(key).copied().unwrap_or_default()
+    }
+
+    /// How often `oracle` judged `pair` in any of `contexts`.
+    pub fn pair_count(&self, oracle: OracleId, contexts: &[Context], pair: Pair) -> u64 {
+        contexts
+            .iter()
+            .map(|&context| {
+                self.count(&Key {
+                    entry: pair.0,
+                    kind: pair.1,
+                    oracle,
+                    context,
+                })
+            })
+            .sum()
+    }
+
+    /// When `oracle` first judged `pair` in any of `contexts`.
+    pub fn first_judged(&self, oracle: OracleId, contexts: &[Context], pair: Pair) -> Option<f64> {
+        contexts
+            .iter()
+            .filter_map(|&context| {
+                self.first
+                    .get(&Key {
+                        entry: pair.0,
+                        kind: pair.1,
+                        oracle,
+                        context,
+                    })
+                    .copied()
+            })
+            .reduce(f64::min)
+    }
+
+    /// Every key with its count, sorted.
+    pub fn rows(&self) -> Vec<(Key, u64)> {
+        let mut rows: Vec<(Key, u64)> = self.counts.iter().map(|(k, n)| (*k, *n)).collect();
+        rows.sort();
+        rows
+    }
+
+    /// What one view says of the session: its pairs, how many were judged at least
+    /// `enough` times, the least judged, and the times to first judgement.
+    pub fn view(&self, oracle: OracleId, contexts: &[Context], enough: u64) -> View {
+        let mut judgeable = Vec::new();
+        let mut unjudgeable = BTreeMap::<&'static str, usize>::new();
+        for (entry, kinds) in entries() {
+            for &kind in kinds {
+                match why_unjudgeable(oracle, contexts, (entry, kind)) {
+                    Some(why) => *unjudgeable.entry(why).or_default() += 1,
+                    None => judgeable.push((entry, kind)),
+                }
+            }
+        }
+        let mut counted: Vec<(Pair, u64)> = judgeable
+            .iter()
+            .map(|p| (*p, self.pair_count(oracle, contexts, *p)))
+            .collect();
+        counted.sort_by_key(|(p, n)| (*n, *p));
+        let mut firsts: Vec<f64> = judgeable
+            .iter()
+            .filter_map(|p| self.first_judged(oracle, contexts, *p))
+            .collect();
+        firsts.sort_by(f64::total_cmp);
+        View {
+            name: view_name(oracle, contexts),
+            pairs: judgeable.len(),
+            enough,
+            judged_enough: counted.iter().filter(|(_, n)| *n >= enough).count(),
+            judged_once: firsts.len(),
+            least: counted
+                .iter()
+                .take(10)
+                .map(|((entry, kind), count)| Least {
+                    entry: *entry,
+                    kind: *kind,
+                    count: *count,
+                })
+                .collect(),
+            first_median_s: firsts.get(firsts.len() / 2).copied(),
+            first_max_s: (firsts.len() == judgeable.len())
+                .then(|| firsts.last().copied())
+                .flatten(),
+            unjudgeable,
+        }
+    }
+}
+
+/// One view of a session's tally, as the fuzz summary prints it.
+#[derive(Debug, Serialize)]
+pub struct View {
+    /// The oracle (and context).
+    pub name: String,
+    /// The (entry, kind) pairs it can judge.
+    pub pairs: usize,
+    /// The threshold.
+    pub enough: u64,
+    /// Pairs judged at least `enough` times.
+    pub judged_enough: usize,
+    /// Pairs judged at least once.
+    pub judged_once: usize,
+    /// The ten least judged pairs.
+    pub least: Vec<Least>,
+    /// The median time to a pair's first judgement, over the pairs judged.
+    pub first_median_s: Option<f64>,
+    /// The longest, when every pair was judged.
+    pub first_max_s: Option<f64>,
+    /// Pairs it can never judge, per reason.
+    pub unjudgeable: BTreeMap<&'static str, usize>,
+}
+
+/// A pair and its count.
+#[derive(Debug, Serialize)]
+pub struct Least {
+    /// The entry.
+    pub entry: Entry,
+    /// The kind.
+    pub kind: Kind,
+    /// Its judgements.
+    pub count: u64,
+}

@@ -1,0 +1,294 @@
+//! Op entries as keys: which table entry (or op outside the tables) an op step runs, every entry
+//! with the operand kinds it takes, and an op of a chosen entry over given operands, for
+//! counting what the oracles judged per entry and steering a session toward what they have not.
+
+use serde::Serialize;
+
+use super::step::{
+    AlongDimOp, BinaryOp, CompareOp, Kind, LogicOp, ModuleOp, Op, ScalarOp, Slot, UnaryOp,
+};
+use super::table::{mentions_ident, Unspecified};
+use super::{ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, UNARY};
+
+/// One op entry: its family (`unary`, `binary`, `compare`, `scalar`, `along-dim`, `module`, as
+/// `dispatch-fuzz ops` names them, or `fixed` for an op outside the tables) and its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Entry {
+    /// The family.
+    pub family: &'static str,
+    /// The entry's name in its family.
+    pub name: &'static str,
+}
+
+impl std::fmt::Display for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.family, self.name)
+    }
+}
+
+const FLOAT: &[Kind] = &[Kind::Float];
+const NUMERIC: &[Kind] = &[Kind::Float, Kind::Int];
+const ANY: &[Kind] = &[Kind::Float, Kind::Int, Kind::Bool];
+const BOOL: &[Kind] = &[Kind::Bool];
+
+/// The ops outside the tables, with the operand kinds `typing::op_output` lets them take.
+const FIXED: &[(&str, &[Kind])] = &[
+    ("matmul", FLOAT),
+    ("sum_dim", NUMERIC),
+    ("argmax", NUMERIC),
+    ("clamp", NUMERIC),
+    ("reshape", ANY),
+    ("swap_dims", ANY),
+    ("slice", ANY),
+    ("cat", ANY),
+    ("mask_where", ANY),
+    ("mask_fill", ANY),
+    ("cast to float", &[Kind::Int, Kind::Bool]),
+    ("cast to int", &[Kind::Float, Kind::Bool]),
+    ("cast to bool", &[Kind::Float, Kind::Int]),
+    ("and", BOOL),
+    ("or", BOOL),
+    ("not", BOOL),
+];
+
+fn fixed(name: &'static str) -> Entry {
+    Entry {
+        family: "fixed",
+        name,
+    }
+}
+
+/// Every entry, table order within each family, with the operand kinds it takes.
+pub fn entries() -> Vec<(Entry, &'static [Kind])> {
+    let entry = |family, name| Entry { family, name };
+    let mut out: Vec<(Entry, &'static [Kind])> = Vec::new();
+    out.extend(UNARY.iter().map(|s| (entry("unary", s.name), s.kinds)));
+    out.extend(
+        ALONG_DIM
+            .iter()
+            .map(|s| (entry("along-dim", s.name), s.kinds)),
+    );
+    for (family, table) in [("binary", BINARY), ("compare", COMPARE), ("scalar", SCALAR)] {
+        out.extend(table.iter().map(|s| (entry(family, s.name), s.kinds)));
+    }
+    out.extend(MODULE.iter().map(|s| (entry("module", s.name), FLOAT)));
+    out.extend(FIXED.iter().map(|(name, kinds)| (fixed(name), *kinds)));
+    out
+}
+
+impl Op {
+    /// The entry this op runs.
+    pub fn entry(&self) -> Entry {
+        let entry = |family, name| Entry { family, name };
+        match self {
+            Op::Unary { op, .. } => entry("unary", op.name()),
+            Op::AlongDim { op, .. } => entry("along-dim", op.name()),
+            Op::Binary { op, .. } => entry("binary", op.name()),
+            Op::Compare { op, .. } => entry("compare", op.name()),
+            Op::Scalar { op, .. } => entry("scalar", op.name()),
+            Op::Module { op, .. } => entry("module", op.name()),
+            Op::Matmul { .. } => fixed("matmul"),
+            Op::SumDim { .. } => fixed("sum_dim"),
+            Op::ArgMax { .. } => fixed("argmax"),
+            Op::Clamp { .. } => fixed("clamp"),
+            Op::Reshape { .. } => fixed("reshape"),
+            Op::SwapDims { .. } => fixed("swap_dims"),
+            Op::Slice { .. } => fixed("slice"),
+            Op::Cat { .. } => fixed("cat"),
+            Op::MaskWhere { .. } => fixed("mask_where"),
+            Op::MaskFill { .. } => fixed("mask_fill"),
+            Op::Cast { to, .. } => fixed(match to {
+                Kind::Float => "cast to float",
+                Kind::Int => "cast to int",
+                Kind::Bool => "cast to bool",
+            }),
+            Op::Logic {
+                op: LogicOp::And, ..
+            } => fixed("and"),
+            Op::Logic {
+                op: LogicOp::Or, ..
+            } => fixed("or"),
+            Op::Not { .. } => fixed("not"),
+        }
+    }
+}
+
+/// The kind of `entry`'s result over a first operand of kind `kind`, or `None` for an entry no
+/// op has.
+pub fn result_kind(entry: Entry, kind: Kind) -> Option<Kind> {
+    let spec = |table: &'static [super::table::OpSpec]| {
+        table
+            .iter()
+            .find(|s| s.name == entry.name)
+            .map(|s| s.result_kind(kind))
+    };
+    match entry.family {
+        "unary" => spec(UNARY),
+        "binary" => spec(BINARY),
+        "compare" => spec(COMPARE),
+        "scalar" => spec(SCALAR),
+        "along-dim" => AlongDimOp::named(entry.name).map(|o| o.spec().result_kind(kind)),
+        "module" => ModuleOp::named(entry.name).map(|o| o.spec().result_kind()),
+        _ => Some(match entry.name {
+            "argmax" => Kind::Int,
+            "cast to float" => Kind::Float,
+            "cast to int" => Kind::Int,
+            "cast to bool" => Kind::Bool,
+            _ => kind,
+        }),
+    }
+}
+
+/// Why no value of `entry` can be recorded in a scope, replayed and compared with its eager
+/// value, if none can: a random draw is drawn again by every replay (so eager-replay leaves it
+/// open), and an entry that reads data mid-call meets a placeholder with no data in a scope.
+pub fn why_not_replayed(entry: Entry) -> Option<&'static str> {
+    let (unspecified, call) = match entry.family {
+        "unary" => UnaryOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
+        "along-dim" => AlongDimOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
+        "module" => ModuleOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
+        _ => None,
+    }?;
+    if unspecified == Unspecified::Random {
+        Some("draws random values: every replay draws again, so eager-replay leaves it open")
+    } else if mentions_ident(call, "into_data") {
+        Some("reads data mid-call: in a scope that meets a placeholder with no data")
+    } else {
+        None
+    }
+}
+
+/// An op of `entry` over `operands` (its first operand first; a second one defaults to the
+/// first), its other fields taken from `bytes`: `fixup` then repairs whatever does not fit.
+/// `None` for an entry no op has.
+pub fn op_of(entry: Entry, operands: &[Slot], bytes: [u8; 4]) -> Option<Op> {
+    let x = *operands.first()?;
+    let y = operands.get(1).copied().unwrap_or(x);
+    let [a, b, c, d] = bytes;
+    let small = |v: u8| v % 4;
+    Some(match (entry.family, entry.name) {
+        ("unary", name) => Op::Unary {
+            op: UnaryOp::named(name)?,
+            src: x,
+        },
+        ("along-dim", name) => Op::AlongDim {
+            op: AlongDimOp::named(name)?,
+            src: x,
+            dim: small(a),
+        },
+        ("binary", name) => Op::Binary {
+            op: BinaryOp::named(name)?,
+            lhs: x,
+            rhs: y,
+        },
+        ("compare", name) => Op::Compare {
+            op: CompareOp::named(name)?,
+            lhs: x,
+            rhs: y,
+        },
+        ("scalar", name) => Op::Scalar {
+            op: ScalarOp::named(name)?,
+            src: x,
+            value: a as i8,
+        },
+        ("module", name) => Op::Module {
+            op: ModuleOp::named(name)?,
+            src: x,
+            kernel: if a % 2 == 0 { 1 } else { 3 },
+        },
+        ("fixed", "matmul") => Op::Matmul {
+            lhs: x,
+            rhs: y,
+            transpose_rhs: a % 2 == 0,
+        },
+        ("fixed", "sum_dim") => Op::SumDim {
+            src: x,
+            dim: small(a),
+        },
+        ("fixed", "argmax") => Op::ArgMax {
+            src: x,
+            dim: small(a),
+        },
+        ("fixed", "clamp") => Op::Clamp {
+            src: x,
+            min: (a as i8).min(b as i8),
+            max: (a as i8).max(b as i8),
+        },
+        ("fixed", "reshape") => Op::Reshape {
+            src: x,
+            dims: vec![1 + small(a), 1 + small(b)],
+        },
+        ("fixed", "swap_dims") => Op::SwapDims {
+            src: x,
+            dim0: small(a),
+            dim1: small(b),
+        },
+        ("fixed", "slice") => Op::Slice {
+            src: x,
+            dim: small(a),
+            start: small(b),
+            len: 1 + small(c),
+        },
+        ("fixed", "cat") => Op::Cat {
+            first: x,
+            rest: vec![y],
+            dim: small(a),
+        },
+        ("fixed", "mask_where") => Op::MaskWhere {
+            src: x,
+            mask: y,
+            value: x,
+        },
+        ("fixed", "mask_fill") => Op::MaskFill {
+            src: x,
+            mask: y,
+            value: d as i8,
+        },
+        ("fixed", "cast to float") => Op::Cast {
+            src: x,
+            to: Kind::Float,
+        },
+        ("fixed", "cast to int") => Op::Cast {
+            src: x,
+            to: Kind::Int,
+        },
+        ("fixed", "cast to bool") => Op::Cast {
+            src: x,
+            to: Kind::Bool,
+        },
+        ("fixed", "and") => Op::Logic {
+            op: LogicOp::And,
+            lhs: x,
+            rhs: y,
+        },
+        ("fixed", "or") => Op::Logic {
+            op: LogicOp::Or,
+            lhs: x,
+            rhs: y,
+        },
+        ("fixed", "not") => Op::Not { src: x },
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_has_an_op_and_the_op_names_its_entry_back() {
+        for (entry, kinds) in entries() {
+            assert!(!kinds.is_empty(), "{entry}");
+            let op =
+                op_of(entry, &[0, 1], [1, 2, 3, 4]).unwrap_or_else(|| panic!("no op for {entry}"));
+            assert_eq!(op.entry(), entry);
+        }
+    }
+
+    #[test]
+    fn entries_are_distinct() {
+        let all = entries();
+        let distinct: std::collections::BTreeSet<_> = all.iter().map(|(e, _)| *e).collect();
+        assert_eq!(distinct.len(), all.len());
+    }
+}

@@ -1,0 +1,97 @@
+//! The in-process session's guidance: steered toward what the oracles have judged least, a
+//! session records, replays and compares entries that blind generation reaches less often in as
+//! many programs, and a session is reproducible from its seed.
+
+use dispatch_fuzz::guide::{Guide, Key, Origin, Target};
+use dispatch_fuzz::oracles::{Context, OracleId};
+use dispatch_fuzz::program::{Backends, Entry, Kind, Program};
+
+/// A session of `programs` programs from `seed`, every one checked and handed back.
+fn session(seed: u64, guided: bool, programs: usize) -> (Guide, Vec<Program>) {
+    let mut guide = Guide::new(seed, Backends::FLEX_CAPTURE, guided);
+    let mut seen = Vec::with_capacity(programs);
+    for i in 0..programs {
+        let (program, _) = guide.next_program();
+        let verdict = dispatch_fuzz::check(&program).expect("the harness runs the program");
+        guide.observe(&program, &verdict, i as f64);
+        seen.push(program);
+    }
+    (guide, seen)
+}
+
+/// The (entry, kind) pairs eager-replay judged at least once.
+fn replayed(guide: &Guide) -> usize {
+    guide
+        .tally()
+        .view(OracleId::EagerReplay, &[Context::Replayed], 1)
+        .judged_once
+}
+
+#[test]
+fn guidance_records_replays_and_compares_more_entries_than_blind_generation_in_as_many_programs() {
+    let (guided, _) = session(11, true, 300);
+    let (blind, _) = session(11, false, 300);
+    let (g, b) = (replayed(&guided), replayed(&blind));
+    // Blind, a pair is replayed and compared only where a random program happens to record
+    // its op in a scope and declare the output.
+    assert!(
+        g >= 4 * b && g >= 50,
+        "eager-replay judged {g} pairs guided, {b} blind"
+    );
+}
+
+#[test]
+fn guidance_aimed_at_a_rare_target_reaches_it_where_blind_generation_does_not() {
+    // `cummin` over an int, recorded in a scope, replayed and compared: one entry of 26
+    // along-dim entries, over one of its two kinds, in a scope, with its output declared.
+    let target = Target {
+        entry: Entry {
+            family: "along-dim",
+            name: "cummin",
+        },
+        kind: Kind::Int,
+        context: Context::Replayed,
+    };
+    let key = Key {
+        entry: target.entry,
+        kind: target.kind,
+        oracle: OracleId::EagerReplay,
+        context: target.context,
+    };
+    let run = |mut guide: Guide| {
+        for i in 0..100 {
+            let (program, _) = guide.next_program();
+            let verdict = dispatch_fuzz::check(&program).expect("the harness runs the program");
+            guide.observe(&program, &verdict, i as f64);
+        }
+        guide.tally().count(&key)
+    };
+    let aimed = run(Guide::aimed(5, Backends::FLEX_CAPTURE, vec![target]));
+    let blind = run(Guide::new(5, Backends::FLEX_CAPTURE, false));
+    assert!(
+        aimed >= 20 && blind < aimed / 4,
+        "{key:?}: {aimed} aimed, {blind} blind"
+    );
+}
+
+#[test]
+fn a_guided_session_gives_the_same_programs_from_the_same_seed() {
+    let (_, first) = session(23, true, 120);
+    let (_, again) = session(23, true, 120);
+    assert_eq!(first, again);
+}
+
+#[test]
+fn a_blind_session_is_the_random_byte_stream_alone() {
+    let mut guide = Guide::new(7, Backends::FLEX_CAPTURE, false);
+    for _ in 0..50 {
+        let (program, origin) = guide.next_program();
+        let Origin::Random(bytes) = origin else {
+            panic!("a blind session mutated a program")
+        };
+        assert_eq!(
+            Program::from_fuzz_bytes(&bytes, Backends::FLEX_CAPTURE),
+            program
+        );
+    }
+}
