@@ -206,6 +206,50 @@ mod differential {
         assert_eq!(finding.class, REFERENCE_MISMATCH, "{finding:?}");
     }
 
+    pub(super) fn a_wgpu_value_moved_to_flex_is_the_differentials_not_judged_against_flexs_own() {
+        use dispatch_fuzz::oracles::{OracleId, Oracles};
+        use dispatch_fuzz::{check_with_oracles, config};
+        wgpu::enable().expect("a wgpu adapter");
+        // Found by a guided wgpu session (seed 1): llvmpipe's sinh(42) is 14 ulps from Flex's,
+        // within the transcendental tolerance; moved to Flex, it was judged as an exact move of
+        // Flex's eager value and reported as a reference mismatch.
+        let program = common::program(
+            r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": 42}, "device": "wgpu"}},
+                {"op": {"out": 1, "op": {"unary": {"op": "sinh", "src": 0}}}},
+                {"to_device": {"out": 2, "src": 1, "device": "flex"}}]"#,
+        );
+        let only = Oracles::only(OracleId::Reference);
+        let verdict = check_with_oracles(&program, config::get().policy(), only).unwrap();
+        assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+        let why = "a value computed on wgpu, handed on: the differential judges it";
+        assert_eq!(
+            verdict.oracles.reference.open.get(why),
+            Some(&1),
+            "{:?}",
+            verdict.oracles
+        );
+    }
+
+    pub(super) fn a_bicubic_backward_wgpu_refuses_is_the_catalogued_limitation() {
+        wgpu::enable().expect("a wgpu adapter");
+        // Found by a guided wgpu session (seed 1): cubek-interpolate has no bicubic backward,
+        // and wgpu panics where Flex computed the gradient.
+        let program = common::program(
+            r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 1, 2, 2], "fill": "arange", "device": "flex"}},
+                {"autodiff": {"out": 1, "src": 0, "mode": "enable"}},
+                {"autodiff": {"out": 1, "src": 1, "mode": "require_grad"}},
+                {"op": {"out": 2, "op": {"module": {"op": "interpolate_bicubic", "src": 1, "kernel": 1}}}},
+                {"backward": {"out": 3, "loss": 2, "param": 1}}]"#,
+        );
+        let verdict = dispatch_fuzz::check(&program).unwrap();
+        assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+        let classes: Vec<&str> = verdict.trace.panics().map(|(_, p)| p.class.as_str()).collect();
+        assert!(
+            classes.contains(&"wgpu-interpolate-backward-unsupported"),
+            "{classes:?}"
+        );
+    }
+
     pub(super) fn an_exact_op_over_identical_operands_must_agree_bit_for_bit() {
         wgpu::enable().expect("a wgpu adapter");
         // A relative 1e-6 passes the balanced tolerance, but neg adds no error of its own.
@@ -919,7 +963,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 43] = [
+    let tests: [(common::Classes, &str, fn()); 45] = [
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
         row!(any, a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug),
@@ -956,6 +1000,8 @@ fn main() -> ExitCode {
         row!(llvmpipe, a_remainder_over_identical_operands_is_still_compared),
         row!(any, differential::a_wrong_result_every_backend_shares_is_no_divergence_but_a_reference_mismatch),
         row!(any, random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu),
+        row!(any, differential::a_wgpu_value_moved_to_flex_is_the_differentials_not_judged_against_flexs_own),
+        row!(any, differential::a_bicubic_backward_wgpu_refuses_is_the_catalogued_limitation),
         row!(llvmpipe, a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does),
         row!(llvmpipe, an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_result_open),
         row!(llvmpipe, a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it),

@@ -66,6 +66,14 @@ pub fn status(family: &str, name: &str) -> Result<(), &'static str> {
     }
 }
 
+/// Whether the value `slot` holds before step `before` was computed on wgpu (by the step
+/// that made it, looking through hand-offs).
+fn computed_on_wgpu(world: &World<'_>, slot: crate::program::Slot, before: usize) -> bool {
+    producer_step(world, slot, before).is_some_and(|i| {
+        matches!(world.outcome(i), Some(Outcome::Ok { value: Some(v), .. }) if v.device.starts_with("wgpu"))
+    })
+}
+
 /// The reference value of `op` over `operands` (host arrays in operand order).
 pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
     use elementwise::row;
@@ -504,6 +512,14 @@ impl Oracle for Reference {
                     .map(|v| v.shape.clone())
                     .unwrap_or_default();
                 Ok(Host::float(shape, grads))
+            }
+            // A value wgpu computed, handed on: its reference is wgpu's value, which only the
+            // differential reads (the eager Flex value differs by wgpu's own rounding).
+            (
+                Step::ToDevice { src, .. } | Step::Clone { src, .. } | Step::Autodiff { src, .. },
+                _,
+            ) if computed_on_wgpu(world, *src, facts.index) => {
+                Err("a value computed on wgpu, handed on: the differential judges it".to_string())
             }
             _ => self.expected(step),
         });
