@@ -113,14 +113,12 @@ impl Guide {
         }
     }
 
-    /// A guided generator that aims only at `targets` (a session focused on a few entries);
-    /// an empty list aims at every target, as [`Guide::new`] does.
-    pub fn aimed(seed: u64, backends: Backends, targets: Vec<Target>) -> Guide {
+    /// A guided generator that aims only at the targets `keep` takes (a session focused on a
+    /// few entries); `None` when it takes none.
+    pub fn aimed(seed: u64, backends: Backends, keep: impl Fn(&Target) -> bool) -> Option<Guide> {
         let mut guide = Guide::new(seed, backends, true);
-        if !targets.is_empty() {
-            guide.targets = targets;
-        }
-        guide
+        guide.targets.retain(|t| keep(t));
+        (!guide.targets.is_empty()).then_some(guide)
     }
 
     /// Whether guidance is on.
@@ -181,6 +179,7 @@ impl Guide {
     /// Returns the keys judged for the first time.
     pub fn observe(&mut self, program: &Program, verdict: &Verdict, now: f64) -> Vec<Key> {
         let new = self.tally.add(program, &verdict.oracles.judgements, now);
+        self.tally.add_panics(program, verdict.trace.panics());
         let mut fresh = !new.is_empty();
         for (_, panic) in verdict.trace.panics() {
             let count = self.classes.entry(panic.class.clone()).or_default();

@@ -119,11 +119,7 @@ impl JudgedView {
                 pairs: v.pairs,
                 judged_enough: v.judged_enough,
                 judged_once: v.judged_once,
-                least: v
-                    .least
-                    .iter()
-                    .map(|l| format!("{} {:?} {}", l.entry, l.kind, l.count).to_lowercase())
-                    .collect(),
+                least: v.least.iter().map(ToString::to_string).collect(),
             })
             .collect()
     }
@@ -432,6 +428,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         let classes: std::collections::BTreeSet<_> = match crate::check(&program) {
             Ok(verdict) => {
                 tally.add(&program, &verdict.oracles.judgements, 0.0);
+                tally.add_panics(&program, verdict.trace.panics());
                 verdict
                     .trace
                     .panics()

@@ -66,7 +66,7 @@ fn guidance_aimed_at_a_rare_target_reaches_it_where_blind_generation_does_not() 
         }
         guide.tally().count(&key)
     };
-    let aimed = run(Guide::aimed(5, Backends::FLEX_CAPTURE, vec![target]));
+    let aimed = run(Guide::aimed(5, Backends::FLEX_CAPTURE, |t| *t == target).unwrap());
     let blind = run(Guide::new(5, Backends::FLEX_CAPTURE, false));
     assert!(
         aimed >= 20 && blind < aimed / 4,

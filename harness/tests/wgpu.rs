@@ -243,7 +243,11 @@ mod differential {
         );
         let verdict = dispatch_fuzz::check(&program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
-        let classes: Vec<&str> = verdict.trace.panics().map(|(_, p)| p.class.as_str()).collect();
+        let classes: Vec<&str> = verdict
+            .trace
+            .panics()
+            .map(|(_, p)| p.class.as_str())
+            .collect();
         assert!(
             classes.contains(&"wgpu-interpolate-backward-unsupported"),
             "{classes:?}"

@@ -20,7 +20,7 @@ use dispatch_fuzz::guide::{tally, Guide, Origin, Tally};
 use dispatch_fuzz::hash::fnv1a;
 use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::program::ProgramFile;
-use dispatch_fuzz::program::{Backends, Program, Step};
+use dispatch_fuzz::program::{Backends, Entry, Program, Step};
 use dispatch_fuzz::{check, Verdict};
 
 /// A pair judged this often by an oracle counts as judged in the summary.
@@ -53,8 +53,40 @@ pub struct Args {
           value_parser = parse_backends)]
     backends: Backends,
     /// Random programs only: no corpus, no steering toward what the oracles judged least.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "aim")]
     blind: bool,
+    /// Steer only toward this op entry, `family:name` as `ops` lists it (`unary:exp`,
+    /// `fixed:matmul`); repeatable. Random programs still make up one in three.
+    #[arg(long, value_parser = parse_entry)]
+    aim: Vec<Entry>,
+}
+
+fn parse_entry(text: &str) -> Result<Entry, String> {
+    let (family, name) = text
+        .split_once(':')
+        .ok_or_else(|| format!("`{text}` is not `family:name` (e.g. `unary:exp`)"))?;
+    let all = dispatch_fuzz::program::entries();
+    all.iter()
+        .map(|(e, _)| *e)
+        .find(|e| e.family == family && e.name == name)
+        .ok_or_else(|| {
+            let in_family: Vec<&str> = all
+                .iter()
+                .filter(|(e, _)| e.family == family)
+                .map(|(e, _)| e.name)
+                .collect();
+            if in_family.is_empty() {
+                format!(
+                    "no op family `{family}` (families: unary, along-dim, binary, compare, \
+                     scalar, module, fixed)"
+                )
+            } else {
+                format!(
+                    "no entry `{name}` in `{family}` (its entries: {})",
+                    in_family.join(", ")
+                )
+            }
+        })
 }
 
 fn parse_backends(list: &str) -> Result<Backends, String> {
@@ -124,7 +156,12 @@ fn main(options: Args) -> Result<ExitCode> {
     let backends = start_backends(chosen)?;
     let start = Instant::now();
     let deadline = start + Duration::from_secs(options.seconds);
-    let mut guide = Guide::new(options.seed, chosen, !options.blind);
+    let mut guide = if options.aim.is_empty() {
+        Guide::new(options.seed, chosen, !options.blind)
+    } else {
+        Guide::aimed(options.seed, chosen, |t| options.aim.contains(&t.entry))
+            .context("no oracle can judge the entries --aim names")?
+    };
     let mut stats = Stats::default();
     let mut last_report = start;
     let mut warm_rss = None;
@@ -273,9 +310,14 @@ fn save(
         signature: Some(finding.signature.clone()),
         class: Some(finding.class.clone()),
         origin: Some(format!(
-            "dispatch-fuzz fuzz --seed {}{}, input #{exec} ({}, {} bytes, fnv1a {:016x})",
+            "dispatch-fuzz fuzz --seed {}{}{}, input #{exec} ({}, {} bytes, fnv1a {:016x})",
             options.seed,
             if options.blind { " --blind" } else { "" },
+            options
+                .aim
+                .iter()
+                .map(|e| format!(" --aim {}:{}", e.family, e.name))
+                .collect::<String>(),
             describe(origin),
             bytes.len(),
             fnv1a(&[bytes])
@@ -340,11 +382,7 @@ fn print_views(views: &[tally::View]) {
             seconds(view.first_median_s),
             seconds(view.first_max_s),
         );
-        let least: Vec<String> = view
-            .least
-            .iter()
-            .map(|l| format!("{} {:?} {}", l.entry, l.kind, l.count).to_lowercase())
-            .collect();
+        let least: Vec<String> = view.least.iter().map(ToString::to_string).collect();
         println!("    least judged: {}", least.join(", "));
         for (why, n) in &view.unjudgeable {
             println!("    never judgeable ({n} pairs): {why}");

@@ -61,6 +61,11 @@ pub fn why_unjudgeable(oracle: OracleId, contexts: &[Context], pair: Pair) -> Op
         {
             Some("the result is no float: no gradient flows back through it")
         }
+        (OracleId::Differential, _)
+            if why_not_replayed(entry).is_some_and(|w| w.starts_with("draws")) =>
+        {
+            Some("draws random values: Flex and wgpu each draw their own")
+        }
         (OracleId::Reference, _) if entry.family != "fixed" => {
             reference::status(entry.family, entry.name).err()
         }
@@ -74,6 +79,9 @@ pub struct Tally {
     counts: HashMap<Key, u64>,
     /// Seconds into the session when each key was first judged.
     first: HashMap<Key, f64>,
+    /// The panic classes met at op steps of each pair (the real run's and the mirrors'): why a
+    /// pair an oracle never judges may be out of its reach, a known bug in its way.
+    met: HashMap<Pair, BTreeMap<String, u64>>,
 }
 
 impl Tally {
@@ -105,6 +113,40 @@ impl Tally {
             *count += 1;
         }
         new
+    }
+
+    /// Counts the panics of one run of `program` at its op steps, per pair: `panics` as
+    /// `Trace::panics` gives them (step index, classified panic).
+    pub fn add_panics<'a>(
+        &mut self,
+        program: &Program,
+        panics: impl Iterator<Item = (usize, &'a crate::interpreter::PanicInfo)>,
+    ) {
+        let mut kinds = None;
+        for (index, panic) in panics {
+            let Some(Step::Op { op, .. }) = program.steps.get(index) else {
+                continue;
+            };
+            let kinds = kinds.get_or_insert_with(|| operand_kinds(&program.steps));
+            let Some(Some(kind)) = kinds.get(index) else {
+                continue;
+            };
+            *self
+                .met
+                .entry((op.entry(), *kind))
+                .or_default()
+                .entry(panic.class.clone())
+                .or_default() += 1;
+        }
+    }
+
+    /// The panic class met most often at op steps of `pair`, with its count.
+    pub fn most_met(&self, pair: Pair) -> Option<(&str, u64)> {
+        self.met
+            .get(&pair)?
+            .iter()
+            .max_by_key(|(class, n)| (**n, std::cmp::Reverse(class.as_str())))
+            .map(|(class, n)| (class.as_str(), *n))
     }
 
     /// How often `key` was judged.
@@ -187,6 +229,9 @@ impl Tally {
                     entry: *entry,
                     kind: *kind,
                     count: *count,
+                    met: self
+                        .most_met((*entry, *kind))
+                        .map(|(class, n)| (class.to_string(), n)),
                 })
                 .collect(),
             first_median_s: firsts.get(firsts.len() / 2).copied(),
@@ -230,4 +275,18 @@ pub struct Least {
     pub kind: Kind,
     /// Its judgements.
     pub count: u64,
+    /// The panic class its op steps met most often, with its count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub met: Option<(String, u64)>,
+}
+
+impl std::fmt::Display for Least {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = format!("{:?}", self.kind).to_lowercase();
+        write!(f, "{} {kind} {}", self.entry, self.count)?;
+        match &self.met {
+            Some((class, n)) => write!(f, " (met {class} {n} times)"),
+            None => Ok(()),
+        }
+    }
 }
