@@ -71,6 +71,67 @@ fn fuzz_session_ends_with_a_json_summary() {
     assert!(json["findings"].is_array());
 }
 
+/// The JSON summary of a `fuzz` session of `runs` programs with `jobs` workers, where the
+/// guard `capture-tensor-not-materialized` (one program in three meets it) counts as a finding.
+fn session_with_a_planted_finding(jobs: &str, runs: &str) -> serde_json::Value {
+    let out_dir =
+        std::env::temp_dir().join(format!("dispatch-fuzz-jobs-{jobs}-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
+        .args([
+            "fuzz",
+            "--seconds",
+            "60",
+            "--runs",
+            runs,
+            "--jobs",
+            jobs,
+            "--seed",
+            "5",
+        ])
+        .args(["--json", "--out", out_dir.to_str().unwrap()])
+        .env("DISPATCH_FUZZ_CRASH_ON", "capture-tensor-not-materialized")
+        .output()
+        .expect("the binary runs");
+    let saved = std::fs::read_dir(&out_dir).map_or(0, |d| d.count());
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(json["findings"].as_array().map(Vec::len), Some(saved));
+    json
+}
+
+#[test]
+fn two_workers_run_the_programs_asked_for_and_share_findings_one_file_per_signature() {
+    let one = session_with_a_planted_finding("1", "300");
+    let two = session_with_a_planted_finding("2", "300");
+    assert_eq!(
+        (one["execs"].as_u64(), two["execs"].as_u64()),
+        (Some(300), Some(300))
+    );
+    assert_eq!(two["jobs"], 2);
+    let signatures = |json: &serde_json::Value| -> std::collections::BTreeSet<String> {
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["signature"].as_str().unwrap().to_string())
+            .filter(|s| s.starts_with("capture-tensor-not-materialized"))
+            .collect()
+    };
+    // The planted class is met by both sessions, each signature saved once however many
+    // workers met it.
+    assert!(!signatures(&one).is_empty() && signatures(&one) == signatures(&two));
+}
+
+#[test]
+fn more_than_one_worker_with_wgpu_is_refused() {
+    let out = dispatch_fuzz(&["fuzz", "--backends", "flex,capture,wgpu", "--jobs", "2"]);
+    // 2: a switch the user got wrong, before any backend starts.
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one device stream"));
+}
+
 #[test]
 fn fmt_prints_an_artifact_as_a_program() {
     let corpus = common::repo().join("corpus/dispatch_ops");

@@ -10,9 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 use serde_json::json;
 
 use dispatch_fuzz::config;
@@ -55,6 +58,12 @@ pub struct Args {
     /// Random programs only: no corpus, no steering toward what the oracles judged least.
     #[arg(long, conflicts_with = "aim")]
     blind: bool,
+    /// Workers: programs run on this many threads, each with its own seed stream (worker 0's
+    /// is `--seed`'s), capture devices and corpus; findings are shared, one saved program per
+    /// signature. Default: every core (1 with wgpu, whose one device stream the workers would
+    /// share: a launch failed in one would fail another's reads).
+    #[arg(long)]
+    jobs: Option<usize>,
     /// Steer only toward this op entry, `family:name` as `ops` lists it (`unary:exp`,
     /// `fixed:matmul`); repeatable. Random programs still make up one in three.
     #[arg(long, value_parser = parse_entry)]
@@ -140,6 +149,9 @@ struct Stats {
     graph_operations: u64,
     /// Programs the guide mutated from its corpus (the rest are random).
     mutated: u64,
+    /// The RSS once warm (5 s in), and the corpus size over every worker at the end.
+    warm_rss: Option<u64>,
+    corpus: usize,
 }
 
 /// Op steps that returned, panicked (a guard or a bug) and never ran (a scope that did not
@@ -153,81 +165,179 @@ struct StepCounts {
 
 fn main(options: Args) -> Result<ExitCode> {
     let chosen = options.backends;
+    let jobs = match (options.jobs, chosen.wgpu) {
+        (Some(0), _) => anyhow::bail!("--jobs must be at least 1"),
+        (Some(n), true) if n > 1 => anyhow::bail!(
+            "--jobs {n} with wgpu: the workers would share wgpu's one device stream, where a \
+             launch failed in one fails another's reads; wgpu sessions run one worker"
+        ),
+        (Some(n), _) => n,
+        (None, true) => 1,
+        (None, false) => std::thread::available_parallelism().map_or(1, usize::from),
+    };
     let backends = start_backends(chosen)?;
     let start = Instant::now();
-    let deadline = start + Duration::from_secs(options.seconds);
-    let mut guide = if options.aim.is_empty() {
-        Guide::new(options.seed, chosen, !options.blind)
-    } else {
-        Guide::aimed(options.seed, chosen, |t| options.aim.contains(&t.entry))
-            .context("no oracle can judge the entries --aim names")?
+    let session = Session {
+        options: &options,
+        start,
+        deadline: start + Duration::from_secs(options.seconds),
+        stats: Mutex::new(Stats::default()),
+        stop: AtomicBool::new(false),
+        interactive: std::io::stderr().is_terminal(),
+        jobs,
     };
-    let mut stats = Stats::default();
-    let mut last_report = start;
-    let mut warm_rss = None;
-    let interactive = std::io::stderr().is_terminal();
+    // Built first, so a bad --aim stops the session before it starts.
+    let guides: Vec<Guide> = (0..jobs)
+        .map(|k| guide_for(&options, worker_seed(options.seed, k)))
+        .collect::<Result<_>>()?;
     eprintln!(
-        "dispatch-fuzz: backends {backends}, seed {}, {} s, {}, findings -> {}",
+        "dispatch-fuzz: backends {backends}, seed {}, {} s, {}, {jobs} worker{}, findings -> {}",
         options.seed,
         options.seconds,
-        if guide.guided() { "guided" } else { "blind" },
+        if guides[0].guided() {
+            "guided"
+        } else {
+            "blind"
+        },
+        if jobs == 1 { "" } else { "s" },
         options.out.display()
     );
-    while Instant::now() < deadline && (options.runs == 0 || stats.execs < options.runs) {
-        let (program, origin) = guide.next_program();
-        // A mutated program's bytes are its encoding, which decodes to it.
-        let bytes = match &origin {
-            Origin::Random(bytes) => bytes.clone(),
-            Origin::Mutated { .. } => program.to_fuzz_bytes().unwrap_or_default(),
-        };
-        let verdict = match check(&program) {
-            Ok(verdict) => verdict,
-            // The harness failed, not Burn: keep the program, or the fault cannot be debugged.
-            Err(error) => return Err(harness_fault(&options, &program, &origin, &bytes, error)),
-        };
-        stats.execs += 1;
-        let now = start.elapsed().as_secs_f64();
-        guide.observe(&program, &verdict, now);
-        stats.mutated += u64::from(matches!(origin, Origin::Mutated { .. }));
-        let new_classes = record(&mut stats, &program, &verdict, now);
-        if let Some(dir) = &options.corpus_out {
-            for class in new_classes {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create {}", dir.display()))?;
-                let path = dir.join(format!("{class}-{:016x}", fnv1a(&[&bytes])));
-                std::fs::write(&path, &bytes)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-            }
-        }
-        if let Some(finding) = &verdict.finding {
-            if stats.signatures.insert(finding.signature.clone()) {
-                let path = save(&options, &program, &verdict, &origin, &bytes, stats.execs)?;
-                eprintln!(
-                    "\nnew finding: {}\n  saved to {}",
-                    finding.signature,
-                    path.display()
-                );
-                stats.findings.push((finding.signature.clone(), path));
-            }
-        }
-        // A live line on a terminal; a line every 10 s in logs, where `\r` would pile up.
-        let every = if interactive { 1 } else { 10 };
-        if last_report.elapsed() >= Duration::from_secs(every) {
-            last_report = Instant::now();
-            if warm_rss.is_none() && start.elapsed() >= Duration::from_secs(5) {
-                warm_rss = crate::cli::rss_kib().map(|(rss, _)| rss);
-            }
-            progress(&stats, &guide, start.elapsed(), interactive);
-        }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .thread_name(|k| format!("fuzz-worker-{k}"))
+        .build()
+        .context("cannot start the workers")?;
+    let results: Vec<Result<Guide>> = pool.install(|| {
+        guides
+            .into_par_iter()
+            .enumerate()
+            .map(|(k, guide)| session.worker(k, guide))
+            .collect()
+    });
+    let mut tally = Tally::default();
+    let mut corpus = 0;
+    for result in results {
+        let guide = result?;
+        tally.merge(guide.tally());
+        corpus += guide.corpus_len();
     }
     let seconds = start.elapsed().as_secs_f64();
     eprintln!();
-    summary(&stats, &guide, seconds, warm_rss, &options);
+    let mut stats = session
+        .stats
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    stats.corpus = corpus;
+    summary(&stats, &tally, seconds, &options, jobs);
     Ok(if stats.findings.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Worker `k`'s seed: worker 0 has the session's, so one worker is the session `--seed` names.
+fn worker_seed(seed: u64, k: usize) -> u64 {
+    if k == 0 {
+        seed
+    } else {
+        fnv1a(&[&seed.to_le_bytes(), &(k as u64).to_le_bytes()])
+    }
+}
+
+/// The generator a worker starts from `seed` with: blind, aimed at `--aim`'s entries, or guided.
+fn guide_for(options: &Args, seed: u64) -> Result<Guide> {
+    let backends = options.backends;
+    if options.aim.is_empty() {
+        return Ok(Guide::new(seed, backends, !options.blind));
+    }
+    Guide::aimed(seed, backends, |t| options.aim.contains(&t.entry))
+        .context("no oracle can judge the entries --aim names")
+}
+
+/// What the workers of one session share.
+struct Session<'a> {
+    options: &'a Args,
+    start: Instant,
+    deadline: Instant,
+    /// The counts of every worker, and the findings, deduplicated by signature.
+    stats: Mutex<Stats>,
+    /// Set when a worker failed: the others stop.
+    stop: AtomicBool,
+    interactive: bool,
+    jobs: usize,
+}
+
+impl Session<'_> {
+    /// Runs programs from `guide` until the deadline (or `--runs`, counted over every worker);
+    /// worker 0 prints the progress line. Returns the guide, for its tally.
+    fn worker(&self, k: usize, mut guide: Guide) -> Result<Guide> {
+        let options = self.options;
+        let mut last_report = self.start;
+        let lock = || self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        while Instant::now() < self.deadline && !self.stop.load(Ordering::Relaxed) {
+            let (program, origin) = guide.next_program();
+            // A mutated program's bytes are its encoding, which decodes to it.
+            let bytes = match &origin {
+                Origin::Random(bytes) => bytes.clone(),
+                Origin::Mutated { .. } => program.to_fuzz_bytes().unwrap_or_default(),
+            };
+            let verdict = match check(&program) {
+                Ok(verdict) => verdict,
+                // The harness failed, not Burn: keep the program, or the fault cannot be debugged.
+                Err(error) => {
+                    self.stop.store(true, Ordering::Relaxed);
+                    return Err(harness_fault(options, &program, &origin, &bytes, error));
+                }
+            };
+            let now = self.start.elapsed().as_secs_f64();
+            guide.observe(&program, &verdict, now);
+            let mut stats = lock();
+            if options.runs > 0 && stats.execs >= options.runs {
+                break;
+            }
+            stats.execs += 1;
+            stats.mutated += u64::from(matches!(origin, Origin::Mutated { .. }));
+            let new_classes = record(&mut stats, &program, &verdict, now);
+            if let Some(dir) = &options.corpus_out {
+                for class in new_classes {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                    let path = dir.join(format!("{class}-{:016x}", fnv1a(&[&bytes])));
+                    std::fs::write(&path, &bytes)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                }
+            }
+            if let Some(finding) = &verdict.finding {
+                if stats.signatures.insert(finding.signature.clone()) {
+                    let exec = stats.execs;
+                    let path = save(options, &program, &verdict, &origin, &bytes, k, exec)?;
+                    eprintln!(
+                        "\nnew finding: {}\n  saved to {}",
+                        finding.signature,
+                        path.display()
+                    );
+                    stats.findings.push((finding.signature.clone(), path));
+                }
+            }
+            // A live line on a terminal; a line every 10 s in logs, where `\r` would pile up.
+            let every = if self.interactive { 1 } else { 10 };
+            if k == 0 && last_report.elapsed() >= Duration::from_secs(every) {
+                last_report = Instant::now();
+                if stats.warm_rss.is_none() && self.start.elapsed() >= Duration::from_secs(5) {
+                    stats.warm_rss = crate::cli::rss_kib().map(|(rss, _)| rss);
+                }
+                progress(
+                    &stats,
+                    &guide,
+                    self.jobs,
+                    self.start.elapsed(),
+                    self.interactive,
+                );
+            }
+        }
+        Ok(guide)
+    }
 }
 
 /// Counts the trace's panics; returns the classes seen for the first time.
@@ -271,7 +381,7 @@ fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> 
     new
 }
 
-fn progress(stats: &Stats, guide: &Guide, elapsed: Duration, interactive: bool) {
+fn progress(stats: &Stats, guide: &Guide, jobs: usize, elapsed: Duration, interactive: bool) {
     let rate = stats.execs as f64 / elapsed.as_secs_f64().max(1e-9);
     let classes: Vec<String> = stats
         .classes
@@ -281,7 +391,7 @@ fn progress(stats: &Stats, guide: &Guide, elapsed: Duration, interactive: bool) 
     let rss =
         crate::cli::rss_kib().map_or(String::new(), |(rss, _)| format!(" rss {} MiB", rss / 1024));
     let line = format!(
-        "#{} {:.0} execs/s findings {} corpus {}{rss} | {}",
+        "#{} {:.0} execs/s jobs {jobs} findings {} corpus {}{rss} | {}",
         stats.execs,
         rate,
         stats.findings.len(),
@@ -302,6 +412,7 @@ fn save(
     verdict: &Verdict,
     origin: &Origin,
     bytes: &[u8],
+    worker: usize,
     exec: u64,
 ) -> Result<PathBuf> {
     let finding = verdict.finding.as_ref().context("no finding to save")?;
@@ -310,8 +421,17 @@ fn save(
         signature: Some(finding.signature.clone()),
         class: Some(finding.class.clone()),
         origin: Some(format!(
-            "dispatch-fuzz fuzz --seed {}{}{}, input #{exec} ({}, {} bytes, fnv1a {:016x})",
+            "dispatch-fuzz fuzz --seed {}{}{}{}, input #{exec} ({}, {} bytes, fnv1a {:016x})",
             options.seed,
+            if worker == 0 {
+                String::new()
+            } else {
+                format!(
+                    " --jobs {} (worker {worker}, seed {})",
+                    options.jobs.unwrap_or(0),
+                    worker_seed(options.seed, worker)
+                )
+            },
             if options.blind { " --blind" } else { "" },
             options
                 .aim
@@ -426,11 +546,12 @@ fn views(tally: &Tally, wgpu: bool) -> Vec<tally::View> {
         .collect()
 }
 
-fn summary(stats: &Stats, guide: &Guide, seconds: f64, warm_rss: Option<u64>, options: &Args) {
+fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usize) {
     let as_json = options.json;
+    let warm_rss = stats.warm_rss;
     let rate = stats.execs as f64 / seconds.max(1e-9);
     let rss = crate::cli::rss_kib();
-    let views = views(guide.tally(), options.backends.wgpu);
+    let views = views(tally, options.backends.wgpu);
     if as_json {
         let findings: Vec<_> = stats
             .findings
@@ -459,11 +580,12 @@ fn summary(stats: &Stats, guide: &Guide, seconds: f64, warm_rss: Option<u64>, op
                     "not_run": stats.ops.other},
                 "graphs": stats.graphs,
                 "graph_operations": stats.graph_operations,
-                "guided": guide.guided(),
+                "guided": !options.blind,
+                "jobs": jobs,
                 "mutated": stats.mutated,
-                "corpus": guide.corpus_len(),
+                "corpus": stats.corpus,
                 "judged": views,
-                "judgements": guide.tally().rows().into_iter()
+                "judgements": tally.rows().into_iter()
                     .map(|(key, count)| json!({"key": key, "count": count}))
                     .collect::<Vec<_>>(),
             })
@@ -487,10 +609,12 @@ fn summary(stats: &Stats, guide: &Guide, seconds: f64, warm_rss: Option<u64>, op
         per_exec(stats.graph_operations)
     );
     println!(
-        "programs: {} mutated toward what the oracles judged least, {} random; corpus {}",
+        "programs: {} mutated toward what the oracles judged least, {} random; corpus {}; \
+         {jobs} worker{}",
         stats.mutated,
         stats.execs - stats.mutated,
-        guide.corpus_len()
+        stats.corpus,
+        if jobs == 1 { "" } else { "s" }
     );
     for (class, count) in &stats.classes {
         println!(

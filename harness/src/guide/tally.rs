@@ -115,6 +115,24 @@ impl Tally {
         new
     }
 
+    /// Adds `other`'s counts (another worker's): counts and panic classes summed, each key's
+    /// first judgement the earlier of the two.
+    pub fn merge(&mut self, other: &Tally) {
+        for (key, n) in &other.counts {
+            *self.counts.entry(*key).or_default() += n;
+        }
+        for (key, t) in &other.first {
+            let first = self.first.entry(*key).or_insert(*t);
+            *first = first.min(*t);
+        }
+        for (pair, classes) in &other.met {
+            let met = self.met.entry(*pair).or_default();
+            for (class, n) in classes {
+                *met.entry(class.clone()).or_default() += n;
+            }
+        }
+    }
+
     /// Counts the panics of one run of `program` at its op steps, per pair: `panics` as
     /// `Trace::panics` gives them (step index, classified panic).
     pub fn add_panics<'a>(
