@@ -35,7 +35,12 @@ llvm_bin="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //
 bin="$out/target/debug/dispatch-fuzz"
 rm -f "$out"/*.profraw
 # Exit 1 means the session saved findings: the measure stands, the findings are in $out.
-(cd "$src" && LLVM_PROFILE_FILE="$out/reach-%p.profraw" "$bin" fuzz --runs "$runs" --seed "$seed" \
+# One worker, so a revision's session is the same programs every time (a revision from before
+# --jobs has one worker anyway).
+jobs=()
+help=$(LLVM_PROFILE_FILE=/dev/null "$bin" fuzz --help)
+[[ $help == *--jobs* ]] && jobs=(--jobs 1)
+(cd "$src" && LLVM_PROFILE_FILE="$out/reach-%p.profraw" "$bin" fuzz --runs "$runs" --seed "$seed" "${jobs[@]}" \
   --seconds 3600 --out "$out/findings" | tail -n 3) || [ $? -eq 1 ]
 "$llvm_bin/llvm-profdata" merge -sparse -o "$out/reach.profdata" "$out"/*.profraw
 

@@ -345,6 +345,21 @@ mod tests {
             .steps
     }
 
+    /// The tape of a create, its `require_grad` leaf and one op over the leaf, each node
+    /// holding `x` as Burn's value (the gradient reads only the leaf's).
+    fn chain(steps: &[Step], x: &Host) -> Vec<Node> {
+        let mut tape: Vec<Node> = Vec::new();
+        for (step, inputs) in [
+            (&steps[0], vec![]),
+            (&steps[1], vec![0]),
+            (&steps[2], vec![1]),
+        ] {
+            let node = Node::new(step, inputs, Some(x.clone()), None, &tape);
+            tape.push(node);
+        }
+        tape
+    }
+
     #[test]
     fn the_finite_difference_of_a_square_is_twice_the_value_and_a_kink_is_open() {
         let steps = program_steps(
@@ -394,15 +409,7 @@ mod tests {
                 {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}}]"#,
         );
         let x = Host::float(vec![2], vec![Some(0.0), Some(53.0)]);
-        let mut tape: Vec<Node> = Vec::new();
-        for (step, inputs) in [
-            (&steps[0], vec![]),
-            (&steps[1], vec![0]),
-            (&steps[2], vec![1]),
-        ] {
-            let node = Node::new(step, inputs, Some(x.clone()), None, &tape);
-            tape.push(node);
-        }
+        let tape = chain(&steps, &x);
         let g = gradient(&tape, 1, 2).unwrap();
         assert!(g[0].is_none_or(|g| (g - 1.0).abs() < 1e-6), "{g:?}");
         assert!(
@@ -419,28 +426,12 @@ mod tests {
                 {"op": {"out": 2, "op": {"along_dim": {"op": "median", "src": 1, "dim": 0}}}}]"#,
         );
         let x = Host::float(vec![4], vec![Some(0.0); 4]);
-        let mut tape: Vec<Node> = Vec::new();
-        for (step, inputs) in [
-            (&steps[0], vec![]),
-            (&steps[1], vec![0]),
-            (&steps[2], vec![1]),
-        ] {
-            let node = Node::new(step, inputs, Some(x.clone()), None, &tape);
-            tape.push(node);
-        }
+        let tape = chain(&steps, &x);
         let g = gradient(&tape, 1, 2).unwrap();
         assert!(g.iter().all(Option::is_none), "{g:?}");
         // Distinct values: the median's own element has gradient 1, the others 0.
         let x = Host::float(vec![4], vec![Some(3.0), Some(0.0), Some(2.0), Some(1.0)]);
-        let mut tape: Vec<Node> = Vec::new();
-        for (step, inputs) in [
-            (&steps[0], vec![]),
-            (&steps[1], vec![0]),
-            (&steps[2], vec![1]),
-        ] {
-            let node = Node::new(step, inputs, Some(x.clone()), None, &tape);
-            tape.push(node);
-        }
+        let tape = chain(&steps, &x);
         let g = gradient(&tape, 1, 2).unwrap();
         assert_eq!(
             g.iter()
