@@ -133,6 +133,25 @@ fn more_than_one_worker_with_wgpu_is_refused() {
 }
 
 #[test]
+fn run_json_names_the_known_findings_its_text_prints() {
+    let case = common::repo().join("regressions/selu-gradient-is-nan-for-large-inputs.json");
+    let text = dispatch_fuzz(&["run", case.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        stdout.contains("known findings: selu-gradient-is-nan-for-large-inputs"),
+        "{stdout}"
+    );
+    let out = dispatch_fuzz(&["run", "--json", case.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["finding"].is_null());
+    assert_eq!(
+        json["known_findings"],
+        serde_json::json!(["selu-gradient-is-nan-for-large-inputs"])
+    );
+}
+
+#[test]
 fn fmt_prints_an_artifact_as_a_program() {
     let corpus = common::repo().join("corpus/dispatch_ops");
     let input = std::fs::read_dir(&corpus)

@@ -65,7 +65,9 @@ fn main(path: &Path, as_json: bool, progress: bool) -> Result<ExitCode> {
     })
 }
 
-/// The `--json` form: `{"finding", "known_divergences", "steps": [{"index", "step", "outcome"}]}`.
+/// The `--json` form: `{"finding", "known_findings", "known_divergences", "steps": [{"index",
+/// "step", "outcome"}]}`: `known_findings` names the stored cases whose finding the run showed
+/// again, which the text form prints too (a clean run has none).
 fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
     let steps: Vec<_> = verdict
         .trace
@@ -95,6 +97,7 @@ fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
         .map(|f| json!({"signature": f.signature, "class": f.class, "step": f.step, "message": f.message}));
     json!({
         "finding": finding,
+        "known_findings": verdict.known_findings,
         "known_divergences": verdict.oracles.known_divergences,
         "steps": steps
     })
