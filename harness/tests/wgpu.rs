@@ -254,6 +254,38 @@ mod differential {
         );
     }
 
+    pub(super) fn a_wrong_gradient_of_another_op_is_no_stored_sqrt_gradients_case() {
+        use dispatch_fuzz::oracles::faults::perturb_wgpu_values_for_tests;
+        wgpu::enable().expect("a wgpu adapter");
+        // The stored wgpu-sqrt-gradient-at-zero-is-zero signs a wrong gradient; a wrong
+        // gradient of exp (planted on wgpu) is another bug and must be a new finding, not that
+        // case met again: a backward was signed `backward` alone, whatever its loss.
+        let program = common::program(
+            r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex"}},
+                {"autodiff": {"out": 1, "src": 0, "mode": "enable"}},
+                {"autodiff": {"out": 1, "src": 1, "mode": "require_grad"}},
+                {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
+                {"backward": {"out": 3, "loss": 2, "param": 1}}]"#,
+        );
+        perturb_wgpu_values_for_tests(Some(4));
+        let verdict = dispatch_fuzz::check(&program);
+        perturb_wgpu_values_for_tests(None);
+        let verdict = verdict.unwrap();
+        assert!(
+            verdict.known_findings.is_empty(),
+            "{:?}",
+            verdict.known_findings
+        );
+        let finding = verdict.finding.expect("a divergence of the gradient");
+        assert!(
+            finding
+                .signature
+                .contains("the result of backward of unary exp differs"),
+            "{}",
+            finding.signature
+        );
+    }
+
     pub(super) fn an_exact_op_over_identical_operands_must_agree_bit_for_bit() {
         wgpu::enable().expect("a wgpu adapter");
         // A relative 1e-6 passes the balanced tolerance, but neg adds no error of its own.
@@ -967,7 +999,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 45] = [
+    let tests: [(common::Classes, &str, fn()); 46] = [
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
         row!(any, a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug),
@@ -1006,6 +1038,7 @@ fn main() -> ExitCode {
         row!(any, random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu),
         row!(any, differential::a_wgpu_value_moved_to_flex_is_the_differentials_not_judged_against_flexs_own),
         row!(any, differential::a_bicubic_backward_wgpu_refuses_is_the_catalogued_limitation),
+        row!(any, differential::a_wrong_gradient_of_another_op_is_no_stored_sqrt_gradients_case),
         row!(llvmpipe, a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does),
         row!(llvmpipe, an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_result_open),
         row!(llvmpipe, a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it),

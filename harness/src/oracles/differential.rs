@@ -6,7 +6,7 @@ use burn::tensor::TensorData;
 
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
-use super::naming::{replayed_on_wgpu, step_name};
+use super::naming::{producer, replayed_on_wgpu, step_name};
 use super::{
     faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Shared,
     StepFacts, Violation,
@@ -127,7 +127,7 @@ impl Oracle for Differential {
         };
         for computed in facts.on_wgpu {
             // Named only for a divergence: naming a replayed output walks the program.
-            let what = || self.what(world, step, computed.slot);
+            let what = || self.what(world, step, facts.index, computed.slot);
             judge(shared, computed, &how, &what);
         }
     }
@@ -157,7 +157,12 @@ impl Differential {
     /// the op inside the scope that computed it (a known bug met through a replay is the same
     /// bug: wgpu's 0^0 replayed, fuzz --backends flex,capture,wgpu --seed 104), or the bad data
     /// a wgpu replay is known to compute that it came from (`WGPU_REPLAY_BAD_SOURCES`).
-    fn what(&self, world: &World<'_>, step: &Step, out: Slot) -> String {
+    fn what(&self, world: &World<'_>, step: &Step, index: usize, out: Slot) -> String {
+        // A gradient is named by the op that made its loss: a wrong conv gradient is not a
+        // stored sqrt gradient's case.
+        if let Step::Backward { loss, .. } = step {
+            return format!("backward of {}", producer(world, *loss, index));
+        }
         if let Step::Replay { graph, outputs, .. } = step {
             let k = outputs.iter().rposition(|s| *s == out);
             let scope = self
