@@ -442,7 +442,10 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         }
         triage.corpus_inputs += 1;
     }
-    triage.judged = JudgedView::of(&tally);
+    // No corpus, no table: a table of zeros would read as oracles that judged nothing.
+    if triage.corpus_inputs > 0 {
+        triage.judged = JudgedView::of(&tally);
+    }
     let text = serde_json::to_string_pretty(&triage)?;
     std::fs::write(&options.out, text + "\n")
         .with_context(|| format!("cannot write {}", options.out.display()))?;
