@@ -13,7 +13,7 @@ pub mod tally;
 use std::collections::HashMap;
 
 use crate::oracles::{Context, OracleId};
-use crate::program::{entries, why_not_replayed, Backends, Kind, Program};
+use crate::program::{entries, Backends, Program};
 use crate::rng::SplitMix64;
 use crate::Verdict;
 
@@ -73,29 +73,29 @@ pub struct Guide {
 impl Guide {
     /// A session's generator over `backends`, from `seed`; `guided` false gives the blind loop.
     pub fn new(seed: u64, backends: Backends, guided: bool) -> Guide {
+        // Every (entry, kind, context) some oracle can judge: the model's contexts are counted,
+        // never aimed at; wgpu only where the session has it.
+        let contexts: &[Context] = if backends.wgpu {
+            &[
+                Context::Eager,
+                Context::Replayed,
+                Context::Gradient,
+                Context::Wgpu,
+            ]
+        } else {
+            &[Context::Eager, Context::Replayed, Context::Gradient]
+        };
         let mut targets = Vec::new();
         for (entry, kinds) in entries() {
             for &kind in kinds {
-                let mut contexts = vec![Context::Eager];
-                if why_not_replayed(entry).is_none() {
-                    contexts.push(Context::Replayed);
-                }
-                if kind == Kind::Float {
-                    contexts.push(Context::Gradient);
-                }
-                if backends.wgpu {
-                    contexts.push(Context::Wgpu);
-                }
-                for context in contexts {
-                    let target = Target {
-                        entry,
-                        kind,
-                        context,
-                    };
-                    if tally::why_unjudgeable(oracle_of(context), &[context], (entry, kind))
-                        .is_none()
-                    {
-                        targets.push(target);
+                for &context in contexts {
+                    let pair = (entry, kind);
+                    if tally::why_unjudgeable(oracle_of(context), &[context], pair).is_none() {
+                        targets.push(Target {
+                            entry,
+                            kind,
+                            context,
+                        });
                     }
                 }
             }
@@ -178,8 +178,7 @@ impl Guide {
     /// (and is at most [`MAX_PARENT_STEPS`] long).
     /// Returns the keys judged for the first time.
     pub fn observe(&mut self, program: &Program, verdict: &Verdict, now: f64) -> Vec<Key> {
-        let new = self.tally.add(program, &verdict.oracles.judgements, now);
-        self.tally.add_panics(program, verdict.trace.panics());
+        let new = self.tally.add(program, verdict, now);
         let mut fresh = !new.is_empty();
         for (_, panic) in verdict.trace.panics() {
             let count = self.classes.entry(panic.class.clone()).or_default();

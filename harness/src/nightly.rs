@@ -427,8 +427,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         let program = Program::from_fuzz_bytes(&bytes, target.backends);
         let classes: std::collections::BTreeSet<_> = match crate::check(&program) {
             Ok(verdict) => {
-                tally.add(&program, &verdict.oracles.judgements, 0.0);
-                tally.add_panics(&program, verdict.trace.panics());
+                tally.add(&program, &verdict, 0.0);
                 verdict
                     .trace
                     .panics()

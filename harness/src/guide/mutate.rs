@@ -195,8 +195,7 @@ fn wrap_in_scope(steps: &mut Vec<Step>, site: usize, rng: &mut SplitMix64) {
         return;
     };
     let device = DeviceRef::Capture(rng.below(u64::from(CAPTURE_POOL_SIZE)) as u8);
-    let mut operands: Vec<Slot> = op.operands().to_vec();
-    operands.dedup();
+    let operands: Vec<Slot> = op.operands().to_vec();
     let mut avoid: Vec<Slot> = operands.clone();
     avoid.push(out);
     let mut moves = Vec::new();

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::oracles::{reference, Context, Judgement, OracleId};
+use crate::oracles::{reference, Context, OracleId};
 use crate::program::{
     entries, operand_kinds, result_kind, why_not_replayed, Entry, Kind, Program, Step,
 };
@@ -85,23 +85,31 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// Counts the judgements of one run of `program` at `now` seconds into the session;
-    /// returns the keys judged for the first time.
-    pub fn add(&mut self, program: &Program, judgements: &[Judgement], now: f64) -> Vec<Key> {
-        if judgements.is_empty() {
-            return Vec::new();
-        }
-        let kinds = operand_kinds(&program.steps);
+    /// Counts what one run of `program` showed, `now` seconds into the session: each value an
+    /// oracle judged, and each panic met at an op step (the real run's and the mirrors'), by
+    /// the step's (entry, kind). Returns the keys judged for the first time.
+    pub fn add(&mut self, program: &Program, verdict: &crate::Verdict, now: f64) -> Vec<Key> {
+        // The operand kinds take a pass over the program: made once, and only when asked.
+        let mut kinds = None;
+        let mut pair_at = |index: usize| -> Option<Pair> {
+            let Some(Step::Op { op, .. }) = program.steps.get(index) else {
+                return None;
+            };
+            let kinds = kinds.get_or_insert_with(|| operand_kinds(&program.steps));
+            kinds
+                .get(index)
+                .copied()
+                .flatten()
+                .map(|kind| (op.entry(), kind))
+        };
         let mut new = Vec::new();
-        for j in judgements {
-            let (Some(Step::Op { op, .. }), Some(Some(kind))) =
-                (program.steps.get(j.step), kinds.get(j.step))
-            else {
+        for j in &verdict.oracles.judgements {
+            let Some((entry, kind)) = pair_at(j.step) else {
                 continue;
             };
             let key = Key {
-                entry: op.entry(),
-                kind: *kind,
+                entry,
+                kind,
                 oracle: j.oracle,
                 context: j.context,
             };
@@ -111,6 +119,16 @@ impl Tally {
                 new.push(key);
             }
             *count += 1;
+        }
+        for (index, panic) in verdict.trace.panics() {
+            if let Some(pair) = pair_at(index) {
+                *self
+                    .met
+                    .entry(pair)
+                    .or_default()
+                    .entry(panic.class.clone())
+                    .or_default() += 1;
+            }
         }
         new
     }
@@ -130,31 +148,6 @@ impl Tally {
             for (class, n) in classes {
                 *met.entry(class.clone()).or_default() += n;
             }
-        }
-    }
-
-    /// Counts the panics of one run of `program` at its op steps, per pair: `panics` as
-    /// `Trace::panics` gives them (step index, classified panic).
-    pub fn add_panics<'a>(
-        &mut self,
-        program: &Program,
-        panics: impl Iterator<Item = (usize, &'a crate::interpreter::PanicInfo)>,
-    ) {
-        let mut kinds = None;
-        for (index, panic) in panics {
-            let Some(Step::Op { op, .. }) = program.steps.get(index) else {
-                continue;
-            };
-            let kinds = kinds.get_or_insert_with(|| operand_kinds(&program.steps));
-            let Some(Some(kind)) = kinds.get(index) else {
-                continue;
-            };
-            *self
-                .met
-                .entry((op.entry(), *kind))
-                .or_default()
-                .entry(panic.class.clone())
-                .or_default() += 1;
         }
     }
 
