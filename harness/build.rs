@@ -21,6 +21,37 @@ fn locked_version(manifest: &str, name: &str) -> Option<String> {
     None
 }
 
+/// The root-cause key a case declares (`"key": ["class", "summary", ...]`), or every field when
+/// it declares none. A key naming no field of a signature, or a signature without its three
+/// base fields, fails the build rather than match nothing (or everything); the harness's test
+/// of the store parses each signature in full.
+fn key_of(path: &Path, signature: &str, json: &serde_json::Value) -> Vec<String> {
+    let all = ["class", "summary", "origin", "op", "operands", "role"];
+    if signature.split(" | ").count() < 3 {
+        panic!(
+            "{}: signature {signature:?} lacks `class | summary | origin`",
+            path.display()
+        );
+    }
+    match json.get("key") {
+        None => all.iter().map(|f| f.to_string()).collect(),
+        Some(serde_json::Value::Array(fields)) => fields
+            .iter()
+            .map(|f| {
+                let f = f.as_str().unwrap_or_default();
+                if !all.contains(&f) {
+                    panic!("{}: key field {f:?} is not one of {all:?}", path.display());
+                }
+                f.to_string()
+            })
+            .collect(),
+        Some(other) => panic!(
+            "{}: key {other} is not a list of field names",
+            path.display()
+        ),
+    }
+}
+
 fn main() {
     // Read at run time, not with `env!`: a build script compiled for one checkout is reused for
     // another with the same source (a worktree sharing the target folder), and `env!` would
@@ -28,6 +59,16 @@ fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let burn = locked_version(&manifest, "burn").expect("Cargo.lock names the burn it resolved");
     println!("cargo:rustc-env=DISPATCH_FUZZ_BURN_VERSION={burn}");
+    // The compiler that builds the harness builds Burn too: a report's environment names it.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = std::process::Command::new(&rustc)
+        .arg("-V")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=DISPATCH_FUZZ_RUSTC={version}");
     let dir = Path::new(&manifest).join("../regressions");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut cases = Vec::new();
@@ -46,13 +87,13 @@ fn main() {
             .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         if let Some(signature) = json.get("signature").and_then(|s| s.as_str()) {
-            cases.push((name, signature.to_string()));
+            cases.push((name, signature.to_string(), key_of(&path, signature, &json)));
         }
     }
     cases.sort();
     let mut out = String::from("&[\n");
-    for (name, signature) in &cases {
-        let _ = writeln!(out, "    ({name:?}, {signature:?}),");
+    for (name, signature, key) in &cases {
+        let _ = writeln!(out, "    ({name:?}, {signature:?}, &{key:?}),");
     }
     out.push(']');
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("known_findings.rs");

@@ -174,7 +174,7 @@ pub fn run(program: &Program) {
             finding: Some(finding),
             ..
         }) => {
-            report(&finding.signature, &finding.message, program);
+            report(&finding.signature.to_string(), &finding.message, program);
             if !config::get().no_abort {
                 std::process::abort();
             }
@@ -265,14 +265,14 @@ pub fn hook_decision(panic: &interpreter::PanicInfo, policy: &Policy) -> HookDec
         panic.class = oracles::class_of(&panic);
     }
     if panic.class == interpreter::HARNESS_ERROR {
-        HookDecision::HarnessError(oracles::signature(&panic))
+        HookDecision::HarnessError(oracles::signature(&panic).to_string())
     } else if policy.is_finding(&panic.class) {
         let signature = oracles::signature(&panic);
         // A panic a reviewed case stores is a known finding: check counts it, the run goes on.
         if policy.is_known(&panic.class, &signature) {
             HookDecision::Go
         } else {
-            HookDecision::Finding(signature)
+            HookDecision::Finding(signature.to_string())
         }
     } else {
         HookDecision::Go

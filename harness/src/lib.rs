@@ -66,7 +66,12 @@ pub fn check_with(program: &Program, policy: &Policy) -> Result<Verdict> {
 /// [`check`] under an explicit policy with a choice of oracles (the benchmark turns them off).
 pub fn check_with_oracles(program: &Program, policy: &Policy, oracles: Oracles) -> Result<Verdict> {
     let mut judged = oracles::run(program, oracles)?;
-    let classified = oracles::classify(&mut judged.trace, &judged.report.violations, policy);
+    let classified = oracles::classify(
+        &program.steps,
+        &mut judged.trace,
+        &judged.report.violations,
+        policy,
+    );
     Ok(Verdict {
         trace: judged.trace,
         oracles: judged.report,

@@ -19,7 +19,8 @@ use crate::program::Input;
 pub fn policy_for(input: &Input, base: &Policy) -> Policy {
     let mut policy = base.with_class(input.class.as_deref());
     if let Some(signature) = &input.signature {
-        policy.known_are_findings = known_case(signature).is_some();
+        let known = signature.parse().ok().and_then(|s| known_case(&s));
+        policy.known_are_findings = known.is_some();
     }
     policy
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config;
 use crate::interpreter::HARNESS_ERROR;
-use crate::oracles::Policy;
+use crate::oracles::{Policy, Signature};
 use crate::program::RunLimits;
 use crate::program::{Program, ProgramFile};
 use crate::regressions::limited::{run_limited, Ending, OUT_OF_MEMORY, TIMEOUT};
@@ -184,7 +184,7 @@ pub fn artifact_signature(program: &Program, kind: &str, policy: &Policy) -> Str
     match verdict {
         Ok(verdict) => verdict.finding.map_or_else(
             || format!("{kind} | {NOT_REPRODUCED} | libfuzzer"),
-            |f| f.signature,
+            |f| f.signature.to_string(),
         ),
         Err(error) => format!(
             "{HARNESS_ERROR} | {} | harness",
@@ -373,10 +373,8 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     }
     for (signature, artifacts) in by_signature {
         let class = signature
-            .split(" | ")
-            .next()
-            .unwrap_or_default()
-            .to_string();
+            .parse::<Signature>()
+            .map_or_else(|_| signature.clone(), |s| s.class);
         let find = |cases: &[(String, String)]| {
             cases
                 .iter()

@@ -19,6 +19,7 @@ mod lockstep;
 pub mod model;
 pub mod naming;
 pub mod reference;
+pub mod signature;
 pub mod transaction_reads;
 
 use serde::{Deserialize, Serialize};
@@ -32,9 +33,10 @@ pub use classify::{
 };
 pub use judgement::{Context, Judgement};
 pub use lockstep::{run, Judged, OracleReport, ReferenceCounts, Shared};
+pub use signature::{Field, Key, Signature};
 
 /// A broken oracle invariant, found at a step.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Violation {
     /// The step where the oracle saw it (a scope exit for a replay).
     pub step: usize,
@@ -47,6 +49,15 @@ pub struct Violation {
     /// Where Burn raised the panic behind it, when a panic is behind it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub location: Option<String>,
+    /// The op behind it where the summary does not name it ([`Signature::op`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub op: Option<String>,
+    /// Its op's operand dtypes ([`Signature::operands`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub operands: Option<String>,
+    /// Which value it is about ([`Signature::role`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub role: Option<String>,
 }
 
 /// Class of a replayed output that differs from the eager run ([`eager_replay`]).

@@ -20,12 +20,14 @@ mod fresh;
 pub mod limited;
 #[cfg(feature = "cli")]
 mod promote;
+mod upstream;
 #[cfg(feature = "cli")]
 pub use fresh::{run_pinned, settle_alone};
 #[cfg(feature = "cli")]
 pub use promote::{
     assert_snapshot, promote, promote_limited, snapshot_settings, Promoted, Promotion,
 };
+pub use upstream::{load_bugs, smallest, upstream_dir};
 
 /// One stored case.
 #[derive(Clone, Debug)]
@@ -130,6 +132,26 @@ impl Case {
         })
     }
 
+    /// The parts of its report that its run gives (see [`crate::report::IssueParts`]), with
+    /// this process's adapter for a wgpu case; `None` for a guard's or a limitation's case, or
+    /// one that no longer shows its finding.
+    pub fn issue_parts(&self) -> Result<Option<crate::report::IssueParts>> {
+        if self.pins_guard() || self.pins_limitation() {
+            return Ok(None);
+        }
+        let verdict = self.check()?;
+        let adapter = self
+            .uses_wgpu()
+            .then(crate::interpreter::wgpu::adapter)
+            .and_then(Result::ok)
+            .map(|a| a.to_string());
+        Ok(crate::report::issue_parts(
+            &self.file.program(),
+            &verdict,
+            adapter.as_deref(),
+        ))
+    }
+
     /// Its Markdown issue body (`dispatch-fuzz report`), ready to file in Burn's tracker, or
     /// `None` for a case that pins an intended guard (its class is a catalogued guard, not a
     /// known bug or an oracle's finding): there is nothing to report.
@@ -180,9 +202,9 @@ impl Case {
         let verdict = self.check()?;
         Ok(match verdict.finding {
             None => Standing::Fixed,
-            Some(f) if f.signature == stored => Standing::StillFails,
+            Some(f) if f.signature == *stored => Standing::StillFails,
             Some(f) => Standing::FailsDifferently {
-                signature: f.signature,
+                signature: f.signature.to_string(),
                 message: f.message,
             },
         })

@@ -1,11 +1,14 @@
 //! Everything a person reads: the trace listing (`run`, regression snapshots), the Rust
-//! reproducer (`fmt --rust`) and the Markdown issue body (`report`). Rendering lives here alone,
-//! so the rooms that compute traces and verdicts print nothing themselves.
+//! reproducer (`fmt --rust`), the Markdown issue body (`report`) and the reports grouped per root
+//! cause (`report --upstream`). Rendering lives here alone, so the rooms that compute traces and
+//! verdicts print nothing themselves.
 
 mod issue;
 mod listing;
 mod rust;
+mod upstream;
 
-pub use issue::issue_body;
+pub use issue::{issue_body, issue_parts, IssueParts};
 pub use listing::{describe, render, Style};
-pub use rust::to_rust;
+pub use rust::{fails_with, to_rust, DEPENDENCIES_HEADER};
+pub use upstream::{upstream_index, upstream_report, Bug, OWNERS};

@@ -47,6 +47,7 @@ fn an_inverted_rule_is_a_model_mismatch_at_the_step_it_governs() {
     assert!(
         finding
             .signature
+            .to_string()
             .starts_with("model-mismatch | create-outside-scope: expected ok, got panic"),
         "{}",
         finding.signature

@@ -146,6 +146,7 @@ fn a_transaction_answer_that_is_not_the_tensors_own_read_is_a_transaction_mismat
     assert!(
         finding
             .signature
+            .summary
             .contains("a transaction's data of a F32 flex tensor differs from its own read"),
         "{}",
         finding.signature
@@ -188,4 +189,41 @@ fn every_known_bad_replay_source_is_a_table_op_with_stored_cases_for_its_output_
             "no stored case shows {consumer}"
         );
     }
+}
+
+#[test]
+fn a_second_wrong_output_of_a_scope_whose_first_is_a_stored_case_is_a_new_finding() {
+    // Output 0 is the stored cast bug (I64 replayed, I32 eager); output 1 is an exp the
+    // corrupted feed makes wrong. Signed by its first output alone, the scope was known.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": 39}, "device": "flex"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+            {"create": {"out": 5, "kind": "float", "shape": [1], "fill": {"value": 1}, "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 2, "src": 1, "device": {"capture": 0}}},
+            {"to_device": {"out": 6, "src": 5, "device": {"capture": 0}}},
+            {"op": {"out": 3, "op": {"cast": {"src": 2, "to": "int"}}}},
+            {"op": {"out": 4, "op": {"unary": {"op": "exp", "src": 6}}}},
+            {"exit_scope": {"inputs": [2, 6], "outputs": [3, 4]}}]"#,
+    );
+    let cast = "captured-float-to-int-cast-replays-as-i64-unlike-eager-flex";
+    let clean = check(&program).unwrap();
+    assert_eq!(
+        (clean.known_findings, clean.finding),
+        (vec![cast.to_string()], None)
+    );
+    corrupt_replay_feed_for_tests(true);
+    let verdict = check(&program);
+    corrupt_replay_feed_for_tests(false);
+    let verdict = verdict.unwrap();
+    assert_eq!(verdict.known_findings, [cast]);
+    let finding = verdict
+        .finding
+        .expect("the exp output is a finding of its own");
+    assert_eq!(finding.class, REPLAY_MISMATCH);
+    assert!(
+        finding.signature.summary.contains("unary exp"),
+        "{}",
+        finding.signature
+    );
 }

@@ -63,7 +63,7 @@ fn only_the_reference_sees(kind: &str, op: &'static str) {
         .expect("the reference oracle reports the wrong op");
     assert_eq!(finding.class, REFERENCE_MISMATCH, "{finding:?}");
     assert!(
-        finding.signature.contains(&format!("{op} over")),
+        finding.signature.summary.contains(&format!("{op} over")),
         "{finding:?}"
     );
     assert!(
@@ -130,7 +130,10 @@ fn a_wrong_backward_formula_is_seen_by_the_reference_oracle_alone() {
         .expect("the reference oracle reports the wrong gradient");
     assert_eq!(finding.class, REFERENCE_MISMATCH, "{finding:?}");
     assert!(
-        finding.signature.contains("backward of unary exp over"),
+        finding
+            .signature
+            .summary
+            .contains("backward of unary exp over"),
         "{finding:?}"
     );
 }

@@ -12,38 +12,10 @@ use std::process::{Command, ExitCode};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use dispatch_fuzz::interpreter::wgpu::Placement;
-use dispatch_fuzz::oracles::catalogue::{catalogue, pattern_matches, record_of};
-use dispatch_fuzz::oracles::{
-    normalize_message, Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REFERENCE_MISMATCH,
-    REPLAY_MISMATCH,
-};
+use dispatch_fuzz::oracles::catalogue::pattern_matches;
+use dispatch_fuzz::oracles::normalize_message;
 use dispatch_fuzz::regressions::{load_all, Case};
-
-/// What the reproducer's output must contain: the oracle's own words for an oracle finding,
-/// else the catalogue pattern of the case's class (or the finding's first line).
-fn expected(finding: &Finding) -> String {
-    match finding.class.as_str() {
-        // A backend that failed where the other computed fails the reproducer with its own
-        // message (`tN: ` and the failure's text, as the differential records it).
-        DIVERGENCE
-            if finding.signature.contains("panicked")
-                || finding.signature.contains("failed to read") =>
-        {
-            let message = finding.message.lines().next().unwrap_or_default();
-            let message = message.split_once(": ").map_or(message, |(_, m)| m);
-            normalize_message(message)
-        }
-        REPLAY_MISMATCH | DIVERGENCE => "the values differ".to_string(),
-        MODEL_MISMATCH => "the contract expects".to_string(),
-        DTYPE_CONTRACT => "tensor stored as".to_string(),
-        REFERENCE_MISMATCH => "the definition gives".to_string(),
-        class => record_of(catalogue(), class, &finding.message)
-            .map(|r| r.message_pattern.clone())
-            .unwrap_or_else(|| {
-                normalize_message(finding.message.lines().next().unwrap_or_default())
-            }),
-    }
-}
+use dispatch_fuzz::report::fails_with;
 
 fn example(name: &str) -> PathBuf {
     // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
@@ -82,7 +54,7 @@ fn reproducer_fails_as_its_case_says(case: &Case) -> Result<(), Failed> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     ));
-    let want = normalize_message(&expected(&finding));
+    let want = normalize_message(&fails_with(&finding));
     if out.status.success() {
         Err(format!(
             "fixed upstream: {} (its reproducer runs clean; the case can become a guard test)",

@@ -91,7 +91,7 @@ fn crash_on_turns_a_seed_class_into_a_finding_with_a_stable_signature() {
         .expect("a finding");
     assert_eq!(first.signature, second.signature);
     assert_eq!(
-        first.signature,
+        first.signature.to_string(),
         "capture-tensor-not-materialized | Cannot move a tensor from a capture device | \
          burn-dispatch/src/ops/tensor.rs"
     );

@@ -280,6 +280,7 @@ mod differential {
         assert!(
             finding
                 .signature
+                .summary
                 .contains("the result of backward of unary exp differs"),
             "{}",
             finding.signature

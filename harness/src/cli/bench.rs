@@ -305,7 +305,7 @@ fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
             } else {
                 "FLAKY"
             },
-            signature.split(" | ").next().unwrap_or_default()
+            signature.class
         );
         rows.push(minimized);
     }

@@ -53,11 +53,8 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
         );
         return Ok(None);
     }
-    let class = signature
-        .split(" | ")
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let class = signature.class.clone();
+    let signature = signature.to_string();
     let (minimized, again) = match settle_alone(&original, &signature, minimized, &policy) {
         Ok(settled) => settled,
         Err(e) => {

@@ -5,10 +5,14 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use dispatch_fuzz::regressions::{each_in_suite_order, load_named, run_pinned};
+use dispatch_fuzz::regressions::{
+    each_in_suite_order, load_all, load_bugs, load_named, run_pinned, smallest, upstream_dir, Case,
+};
+use dispatch_fuzz::report::{upstream_index, upstream_report, IssueParts};
 
 /// Write the Markdown issue body of stored cases (title, what happens vs what should, the
-/// reproducer, environment, minimized program, root cause, how it was found).
+/// reproducer, environment, minimized program, root cause, how it was found), or with
+/// `--upstream` one report per root cause (`<regressions>/upstream/bugs.json`) and their index.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Case names (file stems in the store); none: every case.
@@ -21,12 +25,31 @@ pub struct Args {
     out: Option<PathBuf>,
     /// Report the known divergences' reproducers (`<regressions>/divergences/`) instead: each
     /// run with no divergence acknowledged, so the report shows the model's mismatch.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "upstream")]
     divergences: bool,
+    /// Write one report per root cause of `<regressions>/upstream/bugs.json` to
+    /// `<regressions>/upstream/<bug>.md` (or `--out`), shown through its smallest case, with
+    /// their index `README.md`; reports of root causes no longer in the table are removed.
+    #[arg(long, conflicts_with = "cases")]
+    upstream: bool,
+    /// Print the named cases' report parts as JSON lines (what `--upstream` asks a process
+    /// pinned to another graphics API for).
+    #[arg(long, hide = true)]
+    parts_json: bool,
 }
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
+        if self.upstream {
+            return self.upstream();
+        }
+        if self.parts_json {
+            for case in load_named(&self.regressions, &self.cases)? {
+                let parts = case.issue_parts()?;
+                println!("{}", serde_json::to_string(&parts)?);
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         let store = if self.divergences {
             self.regressions.join("divergences")
         } else {
@@ -75,6 +98,72 @@ impl Args {
                 None => print!("{body}"),
             }
         }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// `--upstream`: one report per root cause, and the index.
+    fn upstream(&self) -> Result<ExitCode> {
+        let cases = load_all(&self.regressions)?;
+        let bugs = load_bugs(&self.regressions, &cases)?;
+        let shown: Vec<Case> = bugs
+            .iter()
+            .filter_map(|b| smallest(b, &cases).cloned())
+            .collect();
+        let regressions = self.regressions.display().to_string();
+        let parts = each_in_suite_order(
+            &shown,
+            |case| Ok((case.name.clone(), case.issue_parts()?)),
+            |case, api| {
+                let args = ["report", case.name.as_str(), "--regressions", &regressions];
+                let line = run_pinned(api, &[&args[..], &["--parts-json"]].concat())?;
+                let parts: Option<IssueParts> = serde_json::from_str(line.trim())
+                    .with_context(|| format!("{}: the pinned run's parts", case.name))?;
+                Ok((case.name.clone(), parts))
+            },
+        )?;
+        let dir = self
+            .out
+            .clone()
+            .unwrap_or_else(|| upstream_dir(&self.regressions));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        for bug in &bugs {
+            let case = smallest(bug, &cases).context("a bug names a stored case")?;
+            let Some((_, Some(part))) = parts.iter().find(|(n, _)| *n == case.name) else {
+                anyhow::bail!(
+                    "{}: its case {} no longer shows its finding (fixed upstream?)",
+                    bug.id,
+                    case.name
+                );
+            };
+            let covered: Vec<_> = bug
+                .cases
+                .iter()
+                .filter_map(|n| cases.iter().find(|c| &c.name == n))
+                .map(|c| &c.file)
+                .collect();
+            let path = dir.join(format!("{}.md", bug.id));
+            std::fs::write(&path, upstream_report(bug, (&case.file, part), &covered))
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("{}", path.display());
+        }
+        for entry in std::fs::read_dir(&dir)?.flatten() {
+            let path = entry.path();
+            let stem = path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let report = path.extension().is_some_and(|e| e == "md") && stem != "README";
+            if report && !bugs.iter().any(|b| b.id == stem) {
+                std::fs::remove_file(&path)?;
+                eprintln!("removed {} (no longer in the table)", path.display());
+            }
+        }
+        let index = dir.join("README.md");
+        std::fs::write(&index, upstream_index(&bugs))
+            .with_context(|| format!("cannot write {}", index.display()))?;
+        println!("{}", index.display());
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 
 use super::passes;
-use crate::oracles::Policy;
+use crate::oracles::{Policy, Signature};
 use crate::program::Program;
 
 /// Where a run stands, for progress displays.
@@ -218,7 +218,7 @@ pub fn minimize_finding<'a>(
     program: Program,
     policy: &Policy,
     minimizer: Minimizer<'a>,
-) -> Result<(String, Minimized, Reproduction)> {
+) -> Result<(Signature, Minimized, Reproduction)> {
     let verdict = crate::check_with(&program, policy)?;
     let Some(finding) = verdict.finding else {
         bail!(

@@ -20,6 +20,12 @@
 //!   (`burn-flex/src/ops/reduce.rs:858-1065`, one function). For records whose message is
 //!   generic (a slice index out of range), so that one known bug does not hide every other
 //!   panic worded the same.
+//! - `atSteps` (optional): the steps, named as signatures name them (`unary minus_prod`,
+//!   `replay`), a panic must be raised at. For a record whose panic reports a file that does not
+//!   pin its call site (core's `iter/traits/accum.rs` for every `Iterator::product` overflow,
+//!   burn-std's checked casts for every narrowing), so that it names the Burn calls it was
+//!   found at and no other. A panic with no step (a teardown's, a side panic's) never matches
+//!   such a record.
 //! - `handlingStrategy`: `known-bug` marks a bug this harness found and reported, catalogued so
 //!   fuzzing goes on past it; `limitation` a failure Burn documents as possible (a dtype the
 //!   adapter does not support, which `supports_dtype` says), not a bug to report. Only these
@@ -61,6 +67,9 @@ pub struct Record {
     /// (`crate/src/...` prefixes): the callers of a `#[track_caller]` API or of a macro.
     #[serde(default)]
     pub call_sites: Vec<String>,
+    /// The steps the panic must be raised at (`step_name`s), when its file does not pin them.
+    #[serde(default)]
+    pub at_steps: Vec<String>,
     /// `execution-error` for an error value (`ExecutionError`) rather than a panic.
     #[serde(default)]
     pub error_type: Option<String>,

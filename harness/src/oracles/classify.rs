@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::catalogue::{burn_file, catalogue, lookup, lookup_error, lookup_known_bug};
 use super::known::known_case;
-use super::{oracle_of, Violation, REPLAY_FAILURE};
+use super::{naming, oracle_of, Signature, Violation, REPLAY_FAILURE};
 use crate::hash::words_digest;
 use crate::interpreter::{Outcome, PanicInfo, Trace};
+use crate::program::Step;
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
@@ -57,7 +58,7 @@ impl Policy {
 
     /// Whether a finding of `class` with `signature` is known (a reviewed case stores it) and
     /// so not a finding under this policy. Naming the class in the policy opts back in.
-    pub fn is_known(&self, class: &str, signature: &str) -> bool {
+    pub fn is_known(&self, class: &str, signature: &Signature) -> bool {
         !self.known_are_findings
             && !self.crash_on.contains(class)
             && known_case(signature).is_some()
@@ -67,8 +68,9 @@ impl Policy {
 /// A bug, or a catalogued panic promoted to one by the policy.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
-    /// `class | normalized message | crate/src/file.rs`: stable across runs and processes.
-    pub signature: String,
+    /// What is stable about it across runs and processes (text: `class | normalized message |
+    /// crate/src/file.rs`, with the op, operands and role where an oracle knows them).
+    pub signature: Signature,
     /// The class.
     pub class: String,
     /// The step that raised it (`None` for a state leak).
@@ -143,7 +145,130 @@ fn without_kernel_hashes(text: &str) -> String {
 mod tests {
     use super::{classify, normalize_message, without_kernel_hashes, Policy};
     use crate::interpreter::{Outcome, Trace};
-    use crate::oracles::{Violation, REPLAY_FAILURE};
+    use crate::oracles::known::key_of;
+    use crate::oracles::{
+        Violation, DIVERGENCE, MODEL_MISMATCH, REFERENCE_MISMATCH, REPLAY_FAILURE,
+    };
+
+    /// What classification makes of `violation` alone: the stored case it is, or its finding's
+    /// signature.
+    fn judged(violation: Violation) -> Result<String, String> {
+        let found = classify(&[], &mut Trace::default(), &[violation], &Policy::default());
+        match (found.known.first(), found.finding) {
+            (Some(case), None) => Ok(case.clone()),
+            (_, Some(f)) => Err(f.signature.to_string()),
+            (None, None) => panic!("a violation is a finding or a known one"),
+        }
+    }
+
+    /// A violation with the fields the stored case `case` has, changed by `change`.
+    fn like_case(case: &str, class: &str, change: impl FnOnce(&mut Violation)) -> Violation {
+        let stored = &key_of(case).expect("the case is stored").signature;
+        let mut v = Violation {
+            step: 3,
+            class: class.into(),
+            summary: stored.summary.clone(),
+            message: "details".into(),
+            op: stored.op.clone(),
+            operands: stored.operands.clone(),
+            role: stored.role.clone(),
+            ..Violation::default()
+        };
+        change(&mut v);
+        v
+    }
+
+    #[test]
+    fn the_other_gradient_of_a_stored_gradient_bugs_op_is_a_new_finding() {
+        let case = "powf-gradient-of-zero-to-the-zero-is-nan";
+        assert_eq!(
+            judged(like_case(case, REFERENCE_MISMATCH, |_| {})),
+            Ok(case.into())
+        );
+        let other = like_case(case, REFERENCE_MISMATCH, |v| {
+            v.role = Some("gradient of operand 1".into())
+        });
+        let finding = judged(other).expect_err("the exponent's gradient is another bug");
+        assert!(
+            finding.ends_with("role: gradient of operand 1"),
+            "{finding}"
+        );
+    }
+
+    #[test]
+    fn a_gradient_of_another_op_is_not_the_stored_sqrt_gradient() {
+        let case = "wgpu-sqrt-gradient-at-zero-is-zero";
+        assert_eq!(judged(like_case(case, DIVERGENCE, |_| {})), Ok(case.into()));
+        let conv = like_case(case, DIVERGENCE, |v| {
+            v.summary =
+                "the result of backward of module conv2d differs between Flex and wgpu".into();
+            v.role = Some("gradient of operand 1".into());
+        });
+        assert!(judged(conv).is_err());
+    }
+
+    #[test]
+    fn the_same_model_rule_broken_after_another_op_is_a_new_finding() {
+        let case = "stale-left-operand-of-min-pair-leaves-a-half-recorded-graph";
+        assert_eq!(
+            judged(like_case(case, MODEL_MISMATCH, |_| {})),
+            Ok(case.into())
+        );
+        let max_pair = like_case(case, MODEL_MISMATCH, |v| {
+            v.op = Some("binary max_pair".into())
+        });
+        assert!(judged(max_pair).is_err());
+        let no_op = like_case(case, MODEL_MISMATCH, |v| v.op = None);
+        assert!(judged(no_op).is_err(), "a case's op must be there to match");
+    }
+
+    #[test]
+    fn a_divergence_of_a_stored_ops_other_operand_dtypes_is_a_new_finding() {
+        let case = "wgpu-int-compare-of-i64-with-i32-reads-the-i32-buffer-as-i64";
+        assert_eq!(judged(like_case(case, DIVERGENCE, |_| {})), Ok(case.into()));
+        let floats = like_case(case, DIVERGENCE, |v| v.operands = Some("F32, F32".into()));
+        assert!(judged(floats).is_err());
+    }
+
+    #[test]
+    fn a_panic_the_standard_library_reports_is_the_catalogued_bug_only_at_the_steps_it_names() {
+        let class = "flex-int-prod-overflow";
+        let panic_at = |op: &str, policy: &Policy| {
+            let step = format!(r#"{{"op":{{"out":1,"op":{{"unary":{{"op":"{op}","src":0}}}}}}}}"#);
+            let steps = vec![serde_json::from_str(&step).expect("a step")];
+            let mut trace = Trace {
+                steps: vec![crate::interpreter::StepRecord {
+                    index: 0,
+                    outcome: Outcome::Panic(crate::interpreter::PanicInfo {
+                        message: "attempt to multiply with overflow".into(),
+                        location: Some(
+                            "/rustc/x/library/core/src/iter/traits/accum.rs:149:1".into(),
+                        ),
+                        thread: None,
+                        class: String::new(),
+                    }),
+                }],
+                ..Trace::default()
+            };
+            let found = classify(&steps, &mut trace, &[], policy);
+            let class = trace.panics().next().map(|(_, p)| p.class.clone());
+            (class.unwrap_or_default(), found)
+        };
+        let (met, found) = panic_at("minus_prod", &Policy::default());
+        assert_eq!((met.as_str(), found.finding), (class, None));
+        // A regression run names the class: the stored case is that finding, known by its op.
+        let (_, found) = panic_at("minus_prod", &Policy::parse(&format!("{class},known")));
+        let finding = found.finding.expect("named, the class is a finding");
+        assert_eq!(finding.signature.op.as_deref(), Some("unary minus_prod"));
+        let stored = key_of("flex-i64-prod-overflow-panics-in-debug-builds").unwrap();
+        assert!(stored.matches(&finding.signature));
+        // The same overflow raised at another step is not Flex's prod: a new finding.
+        let (met, found) = panic_at("abs", &Policy::default());
+        assert_eq!(met, super::UNKNOWN);
+        let other = found.finding.expect("a new finding");
+        assert_eq!(other.signature.op.as_deref(), Some("unary abs"));
+        assert!(!stored.matches(&other.signature));
+    }
 
     fn replay_failure(message: &str, location: Option<&str>) -> Violation {
         Violation {
@@ -152,6 +277,7 @@ mod tests {
             summary: normalize_message(message),
             message: message.into(),
             location: location.map(str::to_string),
+            ..Violation::default()
         }
     }
 
@@ -173,21 +299,17 @@ mod tests {
         let policy = Policy::default();
         let known = "An error happened during execution\nCaused by:\n    captured tensor \
                      TensorId(4) has no concrete value";
-        assert!(classify(&mut read_error(known), &[], &policy)
+        assert!(classify(&[], &mut read_error(known), &[], &policy)
             .finding
             .is_none());
         let new = "An error happened during execution\nCaused by:\n    device lost";
-        let finding = classify(&mut read_error(new), &[], &policy).finding;
+        let finding = classify(&[], &mut read_error(new), &[], &policy).finding;
         let finding = finding.expect("an unknown execution error is a finding");
         assert_eq!(
             (finding.class.as_str(), finding.step),
             (super::UNKNOWN, Some(0))
         );
-        assert!(
-            finding.signature.ends_with("| execution-error"),
-            "{}",
-            finding.signature
-        );
+        assert_eq!(finding.signature.origin, "execution-error");
     }
 
     #[test]
@@ -203,8 +325,10 @@ mod tests {
         };
         let policy = Policy::default();
         let known = "captured tensor TensorId(4) has no concrete value";
-        assert!(classify(&mut side(known), &[], &policy).finding.is_none());
-        let finding = classify(&mut side("device lost"), &[], &policy).finding;
+        assert!(classify(&[], &mut side(known), &[], &policy)
+            .finding
+            .is_none());
+        let finding = classify(&[], &mut side("device lost"), &[], &policy).finding;
         let finding = finding.expect("an unknown side error is a finding");
         assert_eq!(
             (finding.class.as_str(), finding.step),
@@ -217,7 +341,7 @@ mod tests {
         // A clean graph misuses nothing: a guard firing in its replay is a finding, not the
         // guard's class (which would not even be a finding by default).
         let guard = replay_failure("Cannot move a tensor from a capture device", None);
-        let found = classify(&mut Trace::default(), &[guard], &Policy::default());
+        let found = classify(&[], &mut Trace::default(), &[guard], &Policy::default());
         assert_eq!(found.finding.expect("a finding").class, REPLAY_FAILURE);
     }
 
@@ -228,7 +352,7 @@ mod tests {
             "range end index 9 out of range for slice of length 4",
             Some(at),
         );
-        let found = classify(&mut Trace::default(), &[bug], &Policy::default());
+        let found = classify(&[], &mut Trace::default(), &[bug], &Policy::default());
         assert!(found.finding.is_none(), "{:?}", found.finding);
         // The same message raised elsewhere is not that bug.
         let at = "/r/burn-ir-0.23.0-pre.1/src/builder.rs:10:1";
@@ -236,7 +360,7 @@ mod tests {
             "range end index 9 out of range for slice of length 4",
             Some(at),
         );
-        let found = classify(&mut Trace::default(), &[other], &Policy::default());
+        let found = classify(&[], &mut Trace::default(), &[other], &Policy::default());
         assert_eq!(found.finding.expect("a finding").class, REPLAY_FAILURE);
     }
 
@@ -360,25 +484,65 @@ pub fn is_known_bug(panic: &PanicInfo) -> bool {
     lookup_known_bug(catalogue(), &panic.message, panic.location.as_deref()).is_some()
 }
 
-/// The signature of a classified panic.
-pub fn signature(panic: &PanicInfo) -> String {
+/// The signature of a classified panic: its class, normalized message and the Burn file that
+/// raised it.
+pub fn signature(panic: &PanicInfo) -> Signature {
     let file = panic
         .location
         .as_deref()
         .and_then(burn_file)
         .unwrap_or_else(|| "?".to_string());
-    format!(
-        "{} | {} | {}",
-        panic.class,
-        normalize_message(&panic.message),
-        file
-    )
+    Signature::new(&panic.class, normalize_message(&panic.message), file)
 }
 
-/// Gives every panic of the trace that has none its class.
-pub fn assign_classes(trace: &mut Trace) {
-    for panic in trace.panics_mut().filter(|p| p.class.is_empty()) {
-        panic.class = class_of(panic);
+/// Whether a panic's file pins its call site: code of Burn, cubecl or cubek (or the harness's
+/// own call into Burn's API), not the standard library's. Core's `iter/traits/accum.rs`
+/// reports every `Iterator::product` overflow, whichever Burn kernel made it.
+fn pins_call_site(origin: &str) -> bool {
+    ["burn", "cubecl", "cubek", "harness/"]
+        .iter()
+        .any(|p| origin.starts_with(p))
+}
+
+/// The signature of a panic raised at step `step` of `steps`: [`signature`], with the step's op
+/// when the file does not pin the call site (a panic in the standard library, or with no
+/// location).
+pub fn signature_at(panic: &PanicInfo, steps: &[Step], step: usize) -> Signature {
+    let mut signature = signature(panic);
+    if !pins_call_site(&signature.origin) {
+        signature.op = steps.get(step).map(naming::step_name);
+    }
+    signature
+}
+
+/// The class of a panic raised at step `step` (`None`: at none), named `step_name`: as
+/// [`class_of`], but a record that names the steps it is met at (`atSteps`) matches only there,
+/// and any other panic it would match is [`UNKNOWN`].
+pub fn class_at(panic: &PanicInfo, step: Option<&str>) -> String {
+    let class = class_of(panic);
+    let record = catalogue().iter().find(|r| r.background_tag == class);
+    match record {
+        Some(r)
+            if !r.at_steps.is_empty()
+                && !step.is_some_and(|s| r.at_steps.iter().any(|a| a == s)) =>
+        {
+            UNKNOWN.to_string()
+        }
+        _ => class,
+    }
+}
+
+/// Gives every panic of the trace that has none its class, at the step of `steps` it was raised
+/// at ([`class_at`]).
+pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
+    let at: Vec<Option<String>> = trace
+        .panics()
+        .map(|(i, _)| steps.get(i).map(naming::step_name))
+        .collect();
+    for (panic, step) in trace.panics_mut().zip(at) {
+        if panic.class.is_empty() {
+            panic.class = class_at(panic, step.as_deref());
+        }
     }
 }
 
@@ -394,13 +558,18 @@ pub struct Classified {
 /// Sets every panic's class and returns the first finding under `policy` (a panic of the run,
 /// a step's, the teardown's or a side panic; an oracle's violation; a state leak), with the
 /// known findings (signatures a reviewed case stores) set apart.
-pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) -> Classified {
-    assign_classes(trace);
+pub fn classify(
+    steps: &[Step],
+    trace: &mut Trace,
+    violations: &[Violation],
+    policy: &Policy,
+) -> Classified {
+    assign_classes(steps, trace);
     let panics = trace
         .panics()
         .filter(|(_, p)| policy.is_finding(&p.class))
         .map(|(step, p)| Finding {
-            signature: signature(p),
+            signature: signature_at(p, steps, step),
             class: p.class.clone(),
             step: Some(step),
             message: p.message.clone(),
@@ -419,7 +588,12 @@ pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) ->
             let class = known.map_or(v.class.as_str(), |r| r.background_tag.as_str());
             let oracle = oracle_of(&v.class).map_or("unknown-oracle", |o| o.name);
             Finding {
-                signature: format!("{class} | {} | {oracle}", v.summary),
+                signature: Signature {
+                    op: v.op.clone(),
+                    operands: v.operands.clone(),
+                    role: v.role.clone(),
+                    ..Signature::new(class, &v.summary, oracle)
+                },
                 class: class.to_string(),
                 step: Some(v.step),
                 message: v.message.clone(),
@@ -427,8 +601,10 @@ pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) ->
         })
         .filter(|f| policy.is_finding(&f.class) || oracle_of(&f.class).is_some());
     let leak = (!trace.leaked_devices.is_empty()).then(|| Finding {
-        signature: format!(
-            "{STATE_LEAK} | a pooled capture device refused a fresh scope | harness"
+        signature: Signature::new(
+            STATE_LEAK,
+            "a pooled capture device refused a fresh scope",
+            "harness",
         ),
         class: STATE_LEAK.to_string(),
         step: None,
@@ -455,7 +631,7 @@ pub fn classify(trace: &mut Trace, violations: &[Violation], policy: &Policy) ->
         .filter_map(|(step, _, message)| {
             let class = error_class(message);
             policy.is_finding(class).then(|| Finding {
-                signature: format!("{class} | {} | execution-error", normalize_message(message)),
+                signature: Signature::new(class, normalize_message(message), "execution-error"),
                 class: class.to_string(),
                 step: Some(step),
                 message: message.clone(),

@@ -6,7 +6,9 @@ use burn::tensor::TensorData;
 
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
-use super::naming::{producer, replayed_on_wgpu, step_name};
+use super::naming::{
+    gradient_role, operand_dtypes, producer, producer_step, replayed_on_wgpu, step_name,
+};
 use super::{
     faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Shared,
     StepFacts, Violation,
@@ -127,7 +129,18 @@ impl Oracle for Differential {
         };
         for computed in facts.on_wgpu {
             // Named only for a divergence: naming a replayed output walks the program.
-            let what = || self.what(world, step, facts.index, computed.slot);
+            let what = || Named {
+                what: self.what(world, step, facts.index, computed.slot),
+                operands: self
+                    .subject(world, step, facts.index, computed.slot)
+                    .and_then(|i| operand_dtypes(world, i)),
+                role: match step {
+                    Step::Backward { loss, param, .. } => {
+                        Some(gradient_role(world, *loss, *param, facts.index))
+                    }
+                    _ => None,
+                },
+            };
             judge(shared, computed, &how, &what);
         }
     }
@@ -163,19 +176,33 @@ impl Differential {
         if let Step::Backward { loss, .. } = step {
             return format!("backward of {}", producer(world, *loss, index));
         }
-        if let Step::Replay { graph, outputs, .. } = step {
-            let k = outputs.iter().rposition(|s| *s == out);
-            let scope = self
-                .graphs
-                .get(usize::from(*graph))
-                .and_then(Option::as_ref);
-            if let (Some(k), Some((exit, slots))) = (k, scope) {
-                if let Some(slot) = slots.get(k) {
-                    return replayed_on_wgpu(world, *slot, *exit);
-                }
-            }
+        if let Some((slot, exit)) = self.recorded(step, out) {
+            return replayed_on_wgpu(world, slot, exit);
         }
         step_name(step)
+    }
+
+    /// For a replay's output `out`: the slot the scope declared it from and the scope's exit.
+    fn recorded(&self, step: &Step, out: Slot) -> Option<(Slot, usize)> {
+        let Step::Replay { graph, outputs, .. } = step else {
+            return None;
+        };
+        let k = outputs.iter().rposition(|s| *s == out)?;
+        let (exit, slots) = self
+            .graphs
+            .get(usize::from(*graph))
+            .and_then(Option::as_ref)?;
+        Some((*slots.get(k)?, *exit))
+    }
+
+    /// The step whose operands a divergence's signature names: the step itself, or for a
+    /// replayed output the op inside the scope that computed it (so a known bug met through a
+    /// replay keeps its signature).
+    fn subject(&self, world: &World<'_>, step: &Step, index: usize, out: Slot) -> Option<usize> {
+        match self.recorded(step, out) {
+            Some((slot, exit)) => producer_step(world, slot, exit),
+            None => Some(index),
+        }
     }
 }
 
@@ -198,7 +225,7 @@ fn judge(
     shared: &mut Shared,
     computed: &crate::interpreter::Computed,
     how: &How,
-    what: &dyn Fn() -> String,
+    what: &dyn Fn() -> Named,
 ) {
     let out = computed.slot;
     let index = how.index;
@@ -216,8 +243,9 @@ fn judge(
         Some(Ok(Err(error))) => {
             let error = error.to_string();
             if lookup_error(catalogue(), &error).is_none() {
-                let summary = failure("Flex failed to read", &what(), &error);
-                return diverge(shared, index, out, &summary, error);
+                let named = what();
+                let summary = failure("Flex failed to read", &named.what, &error);
+                return diverge(shared, index, out, (&summary, &named), error);
             }
             None
         }
@@ -236,8 +264,19 @@ fn judge(
             // Flex computed the value: only a known Burn bug explains wgpu panicking, never a
             // misuse guard.
             if flex.is_some() && !is_known_bug(panic) {
-                let summary = failure("wgpu panicked where Flex computed", &what(), &panic.message);
-                diverge(shared, index, out, &summary, panic.message.clone());
+                let named = what();
+                let summary = failure(
+                    "wgpu panicked where Flex computed",
+                    &named.what,
+                    &panic.message,
+                );
+                diverge(
+                    shared,
+                    index,
+                    out,
+                    (&summary, &named),
+                    panic.message.clone(),
+                );
             } else {
                 shared.wgpu_met_panic(panic);
                 note(panic.clone());
@@ -257,8 +296,9 @@ fn judge(
             let error = e.to_string();
             match lookup_error(catalogue(), &error) {
                 None => {
-                    let summary = failure("wgpu failed to read", &what(), &error);
-                    diverge(shared, index, out, &summary, error)
+                    let named = what();
+                    let summary = failure("wgpu failed to read", &named.what, &error);
+                    diverge(shared, index, out, (&summary, &named), error)
                 }
                 Some(record) => {
                     shared.wgpu_met(&record.background_tag);
@@ -269,8 +309,9 @@ fn judge(
         }
         Err(panic) => {
             if !is_known_bug(&panic) {
-                let summary = failure("wgpu panicked reading", &what(), &panic.message);
-                diverge(shared, index, out, &summary, panic.message);
+                let named = what();
+                let summary = failure("wgpu panicked reading", &named.what, &panic.message);
+                diverge(shared, index, out, (&summary, &named), panic.message);
             } else {
                 shared.wgpu_met_panic(&panic);
                 note(panic);
@@ -319,8 +360,9 @@ fn judge(
             on_wgpu.dtype(),
             short(&on_wgpu)
         );
-        let summary = format!("the result of {} differs between Flex and wgpu", what());
-        diverge(shared, index, out, &summary, both);
+        let named = what();
+        let summary = format!("the result of {} differs between Flex and wgpu", named.what);
+        diverge(shared, index, out, (&summary, &named), both);
     }
 }
 
@@ -332,15 +374,33 @@ fn failure(how: &str, what: &str, message: &str) -> String {
     format!("{how} ({what}): {}", normalize_message(message))
 }
 
-fn diverge(shared: &mut Shared, index: usize, out: Slot, summary: &str, details: String) {
+/// What a divergence's signature names beyond its summary.
+struct Named {
+    /// The op (or what stands for it) in the summary.
+    what: String,
+    /// The step's operand dtypes on Flex.
+    operands: Option<String>,
+    /// Which gradient, for a backward step.
+    role: Option<String>,
+}
+
+fn diverge(
+    shared: &mut Shared,
+    index: usize,
+    out: Slot,
+    (summary, named): (&str, &Named),
+    details: String,
+) {
     // What is computed from a diverged value would only repeat the report.
     shared.poison[usize::from(out)] = Some(Poison::FromPoisoned);
     shared.report.violations.push(Violation {
-        location: None,
         step: index,
         class: DIVERGENCE.to_string(),
         summary: summary.to_string(),
         message: format!("t{out}: {details}"),
+        operands: named.operands.clone(),
+        role: named.role.clone(),
+        ..Violation::default()
     });
 }
 

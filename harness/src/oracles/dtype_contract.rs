@@ -80,7 +80,7 @@ fn violation(step: &Step, index: usize, value: &ValueInfo) -> Violation {
             value.dtype,
             value.device
         ),
-        location: None,
+        ..Violation::default()
     }
 }
 

@@ -124,7 +124,7 @@ impl Oracle for EagerReplay {
             class: class.to_string(),
             summary,
             message,
-            location: None,
+            ..Violation::default()
         };
         let replayed = match catch(|| replay_on_flex(scope.graph, &feed)) {
             Err(panic) => {
@@ -224,35 +224,41 @@ impl Oracle for EagerReplay {
                 }
             }
         }
-        if !found.is_empty() {
-            // Name the op behind the first differing output, so mismatches of different ops
-            // are different signatures.
-            let first = scope
-                .outputs
-                .iter()
-                .map(|(slot, _)| *slot)
-                .find(|slot| found.iter().any(|f| f.slot == *slot));
-            let what = match first {
-                Some(s) if !found.iter().any(|f| f.slot == s && f.on_flex) => {
-                    replayed_on_wgpu(world, s, exit)
-                }
-                Some(s) => producer(world, s, exit),
-                None => "output".to_string(),
+        // Each differing output is judged on its own, in the scope's output order: a second
+        // wrong output of one scope is a second finding unless it signs the same as the first
+        // (one bug met by two outputs is one violation, with both outputs in its message).
+        let mut violations: Vec<Violation> = Vec::new();
+        for (slot, _) in scope.outputs {
+            let differing: Vec<&Differing> = found.iter().filter(|f| f.slot == *slot).collect();
+            let Some(first) = differing.first() else {
+                continue;
             };
-            let pair = found
-                .iter()
-                .find(|f| Some(f.slot) == first)
-                .map_or_else(String::new, |f| {
-                    let (replayed, eager) = f.dtypes;
-                    format!(" ({replayed:?} replayed, {eager:?} eager)")
-                });
-            let texts: Vec<&str> = found.iter().map(|f| f.text.as_str()).collect();
-            shared.report.violations.push(violation(
-                REPLAY_MISMATCH,
-                format!("the replayed {what} differs from the eager Flex run{pair}"),
-                texts.join("; "),
-            ));
+            // A mismatch the Flex replay shows is the op's; one only wgpu's replay shows may be
+            // a known bad source's consumer.
+            let what = if differing.iter().any(|f| f.on_flex) {
+                producer(world, *slot, exit)
+            } else {
+                replayed_on_wgpu(world, *slot, exit)
+            };
+            let (replayed, eager) = first.dtypes;
+            let summary = format!(
+                "the replayed {what} differs from the eager Flex run ({replayed:?} replayed, \
+                 {eager:?} eager)"
+            );
+            let texts = differing.iter().map(|f| f.text.as_str());
+            match violations.iter_mut().find(|v| v.summary == summary) {
+                Some(v) => texts.for_each(|t| {
+                    v.message.push_str("; ");
+                    v.message.push_str(t);
+                }),
+                None => violations.push(violation(
+                    REPLAY_MISMATCH,
+                    summary,
+                    texts.collect::<Vec<_>>().join("; "),
+                )),
+            }
         }
+        shared.report.violations.extend(violations);
     }
 }
 

@@ -1,16 +1,40 @@
-//! Known findings: the signatures of the reviewed regression cases under `regressions/`,
-//! embedded at build time (`build.rs`). A finding with one of them is counted and reported as
-//! known, not aborted on, so a fuzz session runs past every bug already stored; the policy's
-//! `known` switch (`DISPATCH_FUZZ_CRASH_ON=known`) makes them findings again.
+//! Known findings: the signatures of the reviewed regression cases under `regressions/`, with the
+//! root-cause key each declares, embedded at build time (`build.rs`). A finding a case's key
+//! matches is counted and reported as known, not aborted on, so a fuzz session runs past every
+//! bug already stored; the policy's `known` switch (`DISPATCH_FUZZ_CRASH_ON=known`) makes them
+//! findings again.
 
-/// `(case name, signature)` of every reviewed case, sorted by name.
-pub const KNOWN_FINDINGS: &[(&str, &str)] =
+use std::sync::LazyLock;
+
+use super::signature::{Field, Key, Signature};
+
+/// `(case name, signature, key fields)` of every reviewed case, sorted by name.
+pub const KNOWN_FINDINGS: &[(&str, &str, &[&str])] =
     include!(concat!(env!("OUT_DIR"), "/known_findings.rs"));
 
-/// The case that stores a finding with `signature`, if one does.
-pub fn known_case(signature: &str) -> Option<&'static str> {
+/// Every reviewed case's key, parsed once (the build script checked each parses).
+static KEYS: LazyLock<Vec<(&'static str, Key)>> = LazyLock::new(|| {
     KNOWN_FINDINGS
         .iter()
-        .find(|(_, s)| *s == signature)
+        .map(|(name, text, fields)| {
+            let signature: Signature = text.parse().expect("build.rs checked the signature");
+            let fields: Vec<Field> = fields
+                .iter()
+                .map(|f| Field::from_name(f).expect("build.rs checked the key"))
+                .collect();
+            (*name, Key::new(signature, &fields))
+        })
+        .collect()
+});
+
+/// The case whose root-cause key `signature` satisfies, if one does.
+pub fn known_case(signature: &Signature) -> Option<&'static str> {
+    KEYS.iter()
+        .find(|(_, key)| key.matches(signature))
         .map(|(name, _)| *name)
+}
+
+/// The key case `name` declares.
+pub fn key_of(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|(n, _)| *n == name).map(|(_, k)| k)
 }

@@ -205,7 +205,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
     };
     let mut trace = interpreter::run_in_lockstep(program, Mode::Full, &mut hook)?;
     // Trace oracles compare classes of panics, so they are assigned first.
-    assign_classes(&mut trace);
+    assign_classes(&program.steps, &mut trace);
     let mut report = std::mem::take(&mut hook.shared.report);
     for (_, oracle) in &mut hook.oracles {
         oracle.after_run(program, &trace, &mut report);

@@ -360,8 +360,9 @@ pub fn check(program: &Program, trace: &Trace) -> ModelReport {
                 let accepted = prediction.expect == *actual
                     || matches!(actual, Observed::Panic(c) if prediction.also.contains(&c.as_ref()));
                 if !accepted {
+                    let op = op_behind(program, trace, record.index);
                     let known =
-                        state.diverged(step, &prediction, actual, record.index, &mut report);
+                        state.diverged((step, op), &prediction, actual, record.index, &mut report);
                     off_contract = known != Some(Consequence::Follow);
                 }
             }
@@ -369,6 +370,36 @@ pub fn check(program: &Program, trace: &Trace) -> ModelReport {
         state.apply(step, &reads, actual.as_ref(), &record.outcome, off_contract);
     }
     report
+}
+
+/// The op a mismatch at step `index` is about, for its signature: the step's own op, or for a
+/// scope's exit the ops of that scope that panicked (a panic half-way through a multi-op Tensor
+/// function is what leaves a graph half recorded), so one rule broken after `min_pair` and
+/// after `max_pair` are two findings.
+fn op_behind(program: &Program, trace: &Trace, index: usize) -> Option<String> {
+    match program.steps.get(index)? {
+        Step::Op { op, .. } => Some(op.name()),
+        Step::ExitScope { .. } => {
+            let enter = program
+                .scope_ends()
+                .iter()
+                .position(|e| *e == Some(index))?;
+            let panicked: Vec<String> = (enter + 1..index)
+                .filter(|i| {
+                    matches!(
+                        trace.steps.get(*i).map(|r| &r.outcome),
+                        Some(Outcome::Panic(_))
+                    )
+                })
+                .filter_map(|i| match &program.steps[i] {
+                    Step::Op { op, .. } => Some(op.name()),
+                    _ => None,
+                })
+                .collect();
+            (!panicked.is_empty()).then(|| panicked.join(", "))
+        }
+        _ => None,
+    }
 }
 
 /// The capture-kind operands of a step, with their places.
@@ -391,7 +422,7 @@ impl State {
     /// judging this program.
     fn diverged(
         &mut self,
-        step: &Step,
+        (step, op): (&Step, Option<String>),
         prediction: &Prediction,
         actual: &Observed<'_>,
         index: usize,
@@ -415,7 +446,7 @@ impl State {
             return Some(known.consequence);
         }
         report.violations.push(Violation {
-            location: None,
+            op,
             step: index,
             class: MODEL_MISMATCH.to_string(),
             summary: format!("{}: expected {expected}, got {actual_text}", rule.id),
@@ -426,6 +457,7 @@ impl State {
                 rule.contract,
                 rule.source
             ),
+            ..Violation::default()
         });
         self.lost = true;
         None

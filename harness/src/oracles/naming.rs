@@ -129,3 +129,56 @@ pub fn replayed_on_wgpu(world: &World<'_>, slot: Slot, exit: usize) -> String {
         _ => what,
     }
 }
+
+/// Which value a backward step's gradient is, in a signature's role: `gradient of operand k`
+/// when the parameter `param` is (through hand-offs) operand k of the op that made `loss`, else
+/// `gradient of an earlier value`. A conv's weight gradient and its input gradient are two
+/// roles of one op: two bugs, not one.
+pub fn gradient_role(world: &World<'_>, loss: Slot, param: Slot, before: usize) -> String {
+    let steps = &world.program().steps;
+    let Some(op) = producer_step(world, loss, before) else {
+        return "gradient of an earlier value".to_string();
+    };
+    // The value each operand holds, followed back through hand-offs to where it was made.
+    let made_at = |slot: Slot, at: usize| producer_step(world, slot, at);
+    let param_made = made_at(param, before);
+    let position = steps[op]
+        .reads()
+        .iter()
+        .position(|r| *r == param || (param_made.is_some() && made_at(*r, op) == param_made));
+    match position {
+        Some(k) => format!("gradient of operand {k}"),
+        None => "gradient of an earlier value".to_string(),
+    }
+}
+
+/// The dtypes of step `index`'s operands as the run held them (`F32, I64`), from the trace:
+/// each operand's dtype as the step that last wrote it before `index` handed it back. An int
+/// compare of an I64 with an I32 is not the bug of one of two F32s.
+pub fn operand_dtypes(world: &World<'_>, index: usize) -> Option<String> {
+    let steps = &world.program().steps;
+    let dtype = |slot: Slot| -> Option<String> {
+        let (j, writer) = steps[..index]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, s)| s.writes().contains(&slot))?;
+        let Some(Outcome::Ok { value, outputs, .. }) = world.outcome(j) else {
+            return None;
+        };
+        let info = match writer {
+            Step::Replay { outputs: slots, .. } => {
+                outputs.get(slots.iter().rposition(|s| *s == slot)?)
+            }
+            _ => value.as_ref(),
+        };
+        info.map(|v| v.dtype.to_string())
+    };
+    let dtypes: Vec<String> = steps
+        .get(index)?
+        .reads()
+        .iter()
+        .filter_map(|s| dtype(*s))
+        .collect();
+    (!dtypes.is_empty()).then(|| dtypes.join(", "))
+}

@@ -21,7 +21,7 @@ use burn::tensor::{BoolStore, DType, TensorData};
 
 use self::host::{to_f32, Data, Host, F32_MAX};
 use super::compare::Poison;
-use super::naming::producer_step;
+use super::naming::{gradient_role, producer_step};
 pub use super::ReferenceCounts;
 use super::{Context, Judgement, Oracle, OracleId, Shared, StepFacts, Violation};
 use crate::interpreter::{kind_of, AnyTensor, Outcome, World};
@@ -603,7 +603,14 @@ impl Oracle for Reference {
                             .map(|d| format!("{:?}", d.dtype()))
                             .collect::<Vec<_>>()
                             .join(", ");
+                        let role = match step {
+                            Step::Backward { loss, param, .. } => {
+                                Some(gradient_role(world, *loss, *param, facts.index))
+                            }
+                            _ => None,
+                        };
                         shared.report.violations.push(Violation {
+                            role,
                             step: facts.index,
                             class: REFERENCE_MISMATCH.to_string(),
                             summary: format!("{what} over ({dtypes}) differs from its definition"),
@@ -614,7 +621,7 @@ impl Oracle for Reference {
                                 actual: got,
                             }
                             .to_string(),
-                            location: None,
+                            ..Violation::default()
                         });
                     }
                 },

@@ -22,7 +22,7 @@ impl Oracle for TransactionReads {
             class: TRANSACTION_MISMATCH.to_string(),
             summary,
             message: format!("step {} `{}`: {detail}", facts.index, step_line(step)),
-            location: None,
+            ..Violation::default()
         };
         if outputs.len() != srcs.len() {
             let (n, m) = (srcs.len(), outputs.len());

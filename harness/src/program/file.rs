@@ -30,6 +30,11 @@ pub struct ProgramFile {
     /// Signature of the finding it reproduces.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub signature: Option<String>,
+    /// The root-cause key a stored case declares: the names of the signature's fields a
+    /// finding must share to be this case's bug (`class`, `summary`, `origin`, `op`, `operands`,
+    /// `role`; empty: all of them).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub key: Vec<String>,
     /// Class of that finding.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub class: Option<String>,

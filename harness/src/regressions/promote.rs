@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::Case;
 use crate::minimize::{minimize_finding, Minimized, Minimizer, Reproduction};
 use crate::oracles::catalogue::catalogue;
-use crate::oracles::Policy;
+use crate::oracles::{Field, Policy, Signature};
 use crate::program::{Input, ProgramFile};
 
 /// A finding to store as a case.
@@ -75,12 +75,9 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
     }
     // A long libFuzzer process's artifact may reproduce alone while its in-process
     // minimization ends on state earlier candidates left.
-    let (minimized, _) = super::settle_alone(&original, &signature, minimized, &policy)?;
-    let class = signature
-        .split(" | ")
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let text = signature.to_string();
+    let (minimized, _) = super::settle_alone(&original, &text, minimized, &policy)?;
+    let class = signature.class.clone();
     let name = options.name.unwrap_or_else(|| class.clone());
     if !valid_name(&name) {
         bail!("case name {name:?}: use lowercase letters, digits, '-' and '_' (it names a file)");
@@ -99,7 +96,9 @@ pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
     }
     let mut file = ProgramFile {
         name: Some(name.clone()),
-        signature: Some(signature),
+        signature: Some(text),
+        // Every field: the narrowest key, which a reviewer may widen to the root cause's.
+        key: Field::ALL.iter().map(|f| f.name().to_string()).collect(),
         class: Some(class),
         origin: Some(if origin.contains("minimized by") {
             origin
@@ -161,11 +160,7 @@ pub fn promote_limited(
 ) -> Result<PathBuf> {
     use super::limited::run_limited;
     let exe = std::env::current_exe()?;
-    let class = signature
-        .split(" | ")
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let class = signature.parse::<Signature>()?.class;
     let policy = Policy::default();
     let ending = run_limited(&exe, program, limits, &policy)?;
     if ending.signature(program).as_deref() != Some(signature) {
@@ -196,6 +191,7 @@ pub fn promote_limited(
         ProgramFile {
             name: Some(name.to_string()),
             signature: Some(signature.to_string()),
+            key: Field::ALL.iter().map(|f| f.name().to_string()).collect(),
             class: Some(class),
             origin: Some(format!(
             "libFuzzer artifact of a target on {}, {} -> {} steps in {} runs of a process of its \

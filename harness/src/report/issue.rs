@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use serde::{Deserialize, Serialize};
+
 use crate::oracles::catalogue::{catalogue, record_of};
 use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::{Program, ProgramFile};
@@ -41,6 +43,98 @@ fn expected(finding: &Finding) -> String {
     }
 }
 
+/// The parts of a stored case's report that come from running it: what a per-case issue body
+/// and a root cause's grouped report both show.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct IssueParts {
+    /// The finding's class, step and first line of its message.
+    pub what_happens: String,
+    /// What should happen, from the finding's kind (a root cause's report states its own).
+    pub expected: String,
+    /// The Rust reproducer.
+    pub reproducer: String,
+    /// The environment it ran in: Burn, backends, adapter and driver, OS, rustc, profile.
+    pub environment: String,
+    /// The minimized program and its trace.
+    pub program: String,
+    /// The catalogue record's source location, if the class has one.
+    pub source: Option<String>,
+    /// The finding's signature, as text.
+    pub signature: String,
+}
+
+/// The OS this process runs on, for a report's environment: the distribution's name where
+/// `/etc/os-release` gives one, the kernel's release, the architecture.
+fn operating_system() -> String {
+    let pretty = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        });
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|k| format!("kernel {}", k.trim()));
+    let parts: Vec<String> = [pretty, Some(std::env::consts::OS.to_string()), kernel]
+        .into_iter()
+        .flatten()
+        .collect();
+    format!("{} ({})", parts.join(", "), std::env::consts::ARCH)
+}
+
+/// The parts of `file`'s report from its `verdict` (run with its class as a finding) and the
+/// wgpu adapter it ran on, if any; `None` when the run showed no finding.
+pub fn issue_parts(
+    program: &Program,
+    verdict: &Verdict,
+    adapter: Option<&str>,
+) -> Option<IssueParts> {
+    let finding = verdict.finding.as_ref()?;
+    let first = finding.message.lines().next().unwrap_or_default();
+    let step = finding
+        .step
+        .map_or_else(String::new, |s| format!(" at step {s}"));
+    let what_happens = format!("{}{step}:\n\n```text\n{first}\n```\n", finding.class);
+    let mut environment = String::new();
+    let _ = writeln!(
+        environment,
+        "- burn `={}`, features {FEATURES}",
+        env!("DISPATCH_FUZZ_BURN_VERSION")
+    );
+    let backends = if adapter.is_some() {
+        "Flex, capture, wgpu"
+    } else {
+        "Flex, capture"
+    };
+    let _ = writeln!(environment, "- backends: {backends}");
+    if let Some(adapter) = adapter {
+        let _ = writeln!(environment, "- wgpu adapter: `{adapter}`");
+    }
+    let _ = writeln!(environment, "- OS: {}", operating_system());
+    let _ = writeln!(environment, "- rustc: `{}`", env!("DISPATCH_FUZZ_RUSTC"));
+    let _ = writeln!(
+        environment,
+        "- built in debug (debug assertions and overflow checks on)"
+    );
+    let source = record_of(catalogue(), &finding.class, &finding.message).map(|r| {
+        let line = r.line_number.map_or_else(String::new, |l| format!(":{l}"));
+        format!(
+            "Source: `{}{line}` (catalogue record `{}`).",
+            r.file_path, r.slug
+        )
+    });
+    Some(IssueParts {
+        what_happens,
+        expected: expected(finding),
+        reproducer: to_rust(program, &verdict.trace, Some(finding)),
+        environment,
+        program: render(program, verdict, Style::Normalized),
+        source,
+        signature: finding.signature.to_string(),
+    })
+}
+
 /// The issue body for `file` (a stored case), from its `verdict` (run with its class as a
 /// finding) and the wgpu adapter it ran on, if any.
 pub fn issue_body(
@@ -51,7 +145,7 @@ pub fn issue_body(
 ) -> String {
     let mut out = String::new();
     let name = file.name.as_deref().unwrap_or("case");
-    let Some(finding) = &verdict.finding else {
+    let Some(parts) = issue_parts(program, verdict, adapter) else {
         let _ = writeln!(
             out,
             "# {name}\n\nThe case no longer shows its finding with this Burn build: it may be \
@@ -65,42 +159,26 @@ pub fn issue_body(
         first.make_ascii_uppercase();
     }
     let _ = writeln!(out, "# {title}\n");
-    let _ = writeln!(out, "## What happens\n");
-    let first = finding.message.lines().next().unwrap_or_default();
-    let step = finding
-        .step
-        .map_or_else(String::new, |s| format!(" at step {s}"));
-    let _ = writeln!(out, "{}{step}:\n\n```text\n{first}\n```\n", finding.class);
-    let _ = writeln!(out, "## What should happen\n\n{}\n", expected(finding));
+    let _ = writeln!(out, "## What happens\n\n{}", parts.what_happens);
+    let _ = writeln!(out, "## What should happen\n\n{}\n", parts.expected);
+    write_common(&mut out, file, &parts);
+    out
+}
+
+/// The sections a per-case body and a grouped report share, for the case `file` that `parts`
+/// came from: reproducer, environment, program, root cause, upstream status, how it was found.
+pub(super) fn write_common(out: &mut String, file: &ProgramFile, parts: &IssueParts) {
     let _ = writeln!(
         out,
-        "## Reproducer\n\nAgainst Burn's public API (the extra crates are only for replaying a \
-         captured graph); it fails as described above.\n\n```rust\n{}```\n",
-        to_rust(program, &verdict.trace, Some(finding))
+        "## Reproducer\n\nAgainst Burn's public API (the header lists every crate it needs); it \
+         fails as described above.\n\n```rust\n{}```\n",
+        parts.reproducer
     );
-    let _ = writeln!(out, "## Environment\n");
-    let _ = writeln!(
-        out,
-        "- burn `={}`, features {FEATURES}",
-        env!("DISPATCH_FUZZ_BURN_VERSION")
-    );
-    let backends = if adapter.is_some() {
-        "Flex, capture, wgpu"
-    } else {
-        "Flex, capture"
-    };
-    let _ = writeln!(out, "- backends: {backends}");
-    if let Some(adapter) = adapter {
-        let _ = writeln!(out, "- wgpu adapter: `{adapter}`");
-    }
-    let _ = writeln!(
-        out,
-        "- built in debug (debug assertions and overflow checks on)\n"
-    );
+    let _ = writeln!(out, "## Environment\n\n{}", parts.environment);
     let _ = writeln!(
         out,
         "## Minimized program and its trace\n\n```text\n{}```\n",
-        render(program, verdict, Style::Normalized)
+        parts.program
     );
     let _ = writeln!(out, "## Root cause\n");
     let _ = writeln!(
@@ -108,13 +186,8 @@ pub fn issue_body(
         "{}\n",
         file.root_cause.as_deref().unwrap_or("Not analyzed yet.")
     );
-    if let Some(r) = record_of(catalogue(), &finding.class, &finding.message) {
-        let line = r.line_number.map_or_else(String::new, |l| format!(":{l}"));
-        let _ = writeln!(
-            out,
-            "Source: `{}{line}` (catalogue record `{}`).\n",
-            r.file_path, r.slug
-        );
+    if let Some(source) = &parts.source {
+        let _ = writeln!(out, "{source}\n");
     }
     let _ = writeln!(
         out,
@@ -128,8 +201,7 @@ pub fn issue_body(
         "## How it was found\n\ndispatch-fuzz, a fuzzer of burn-dispatch and burn-capture ({}), \
          signature `{}`, first found {}.",
         file.origin.as_deref().unwrap_or("origin not recorded"),
-        finding.signature,
+        parts.signature,
         file.found.as_deref().unwrap_or("(date not recorded)")
     );
-    out
 }

@@ -10,8 +10,9 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::interpreter::{Outcome, Trace, ValueInfo};
+use crate::oracles::catalogue::{catalogue, record_of};
 use crate::oracles::reference::Mismatch;
-use crate::oracles::Finding;
+use crate::oracles::{normalize_message, Finding, Signature};
 use crate::oracles::{
     DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REFERENCE_MISMATCH, REPLAY_MISMATCH,
 };
@@ -147,18 +148,18 @@ fn exported(program: &Program, start: usize, end: usize, ran: &dyn Fn(usize) -> 
 
 /// The reproducer: a `main` using Burn's public API, plus the replay helper when needed.
 pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> String {
-    let signature = finding.map(|f| f.signature.as_str());
+    let signature = finding.map(|f| f.signature.to_string());
+    let signature = signature.as_deref();
     let at = finding.and_then(|f| f.step);
     let model = finding.filter(|f| f.class == MODEL_MISMATCH);
     // An eager-replay finding: a mismatch, or a replay that fails with a known bug's class.
     let replay =
-        finding.filter(|f| f.class == REPLAY_MISMATCH || f.signature.ends_with("| eager-replay"));
+        finding.filter(|f| f.class == REPLAY_MISMATCH || f.signature.origin == "eager-replay");
     let differential = finding.filter(|f| f.class == DIVERGENCE);
     let dtype = finding.filter(|f| f.class == DTYPE_CONTRACT);
     let reference = finding
         .filter(|f| f.class == REFERENCE_MISMATCH)
         .and_then(|f| Mismatch::parse(&f.message));
-    let mut demo_helpers = false;
     let outcome = |i: usize| trace.steps.get(i).map(|r| &r.outcome);
     let ran = |i: usize| !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None);
     let last_run = (0..program.steps.len()).rev().find(|&i| ran(i));
@@ -286,7 +287,6 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                     );
                 }
                 if let Some(on) = replay.map(replayed_on).filter(|_| at == Some(i)) {
-                    demo_helpers = true;
                     body.push_str(&eager_replay_check(program, i, graph, on, &ran, &pad));
                 }
                 for s in &out {
@@ -395,7 +395,6 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         }
     }
     if let (Some(_), Some(at)) = (differential, at) {
-        demo_helpers = true;
         let check = match (&program.steps[at], outcome(at)) {
             (Step::Replay { .. }, Some(Outcome::Ok { outputs, .. })) => {
                 replay_differential_check(program, at, outputs)
@@ -404,10 +403,6 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         };
         body.push_str(&check);
     }
-    let replay = program
-        .steps
-        .iter()
-        .any(|s| matches!(s, Step::Replay { .. }));
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -417,18 +412,14 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     if let Some(signature) = signature {
         let _ = writeln!(out, "// Finding: {signature}");
     }
+    // Helpers go in only where the body calls them: the replay helper needs burn-router,
+    // burn-ir and burn-backend, which a reproducer that replays nothing must not ask for.
+    let replay_helper = body.contains("replay_on_");
+    let compare_helper = body.contains("assert_same_values(");
     // The replay helper names the wgpu device too, so a replaying reproducer needs it as well.
-    let wgpu = replay || demo_helpers || body.contains("Device::wgpu(");
-    let _ = writeln!(
-        out,
-        "// burn = {{ version = \"={BURN}\", default-features = false, features = [\"std\", \"flex\", \"capture\", \"extension\", \"autodiff\"{}] }}",
-        if wgpu { ", \"wgpu\"" } else { "" }
-    );
-    if replay {
-        let _ = writeln!(
-            out,
-            "// plus burn-router, burn-ir and burn-backend ={BURN} for replay_on_flex"
-        );
+    let wgpu = replay_helper || body.contains("Device::wgpu(");
+    for line in dependencies(wgpu, replay_helper) {
+        let _ = writeln!(out, "// {line}");
     }
     out.push_str(
         "#![allow(unused_imports, unused_variables, unused_mut, dead_code, clippy::all)]\n",
@@ -446,13 +437,35 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     out.push_str("fn main() {\n");
     out.push_str(&body);
     out.push_str("}\n");
-    if replay || demo_helpers {
+    if replay_helper {
         out.push_str(REPLAY_HELPER);
     }
-    if demo_helpers {
+    if compare_helper {
         out.push_str(COMPARE_HELPER);
     }
     out
+}
+
+/// The line that opens a reproducer's dependency list in its header.
+pub const DEPENDENCIES_HEADER: &str = "Cargo.toml [dependencies], all the reproducer needs:";
+
+/// A reproducer's header dependency list: the manifest lines, after [`DEPENDENCIES_HEADER`],
+/// that build it as the `main.rs` of a crate of its own (`burn` alone, plus burn-router,
+/// burn-ir and burn-backend where it replays a captured graph).
+fn dependencies(wgpu: bool, replay: bool) -> Vec<String> {
+    let mut lines = vec![
+        DEPENDENCIES_HEADER.to_string(),
+        format!(
+            "burn = {{ version = \"={BURN}\", default-features = false, features = [\"std\", \"flex\", \"capture\", \"extension\", \"autodiff\"{}] }}",
+            if wgpu { ", \"wgpu\"" } else { "" }
+        ),
+    ];
+    if replay {
+        for krate in ["burn-backend", "burn-ir", "burn-router"] {
+            lines.push(format!("{krate} = \"={BURN}\""));
+        }
+    }
+    lines
 }
 
 /// The `DType` patterns of `kind`'s tensors, as the dtype-contract oracle accepts them.
@@ -504,8 +517,9 @@ fn dtypes_of(kind: Kind) -> String {
 
 /// What a model-mismatch signature says the contract expects (`ok`, `panic <class>`,
 /// `error <Variant>`).
-pub(super) fn expected_outcome(signature: &str) -> String {
+pub(super) fn expected_outcome(signature: &Signature) -> String {
     signature
+        .summary
         .split_once("expected ")
         .and_then(|(_, rest)| rest.split_once(", got "))
         .map_or_else(|| "another outcome".to_string(), |(e, _)| e.to_string())
@@ -513,7 +527,8 @@ pub(super) fn expected_outcome(signature: &str) -> String {
 
 /// The helper an eager-replay finding replays its graph with: on wgpu when the finding says so.
 fn replayed_on(finding: &Finding) -> &'static str {
-    let on_wgpu = finding.signature.contains("on wgpu") || finding.message.contains("on wgpu");
+    let on_wgpu =
+        finding.signature.summary.contains("on wgpu") || finding.message.contains("on wgpu");
     if on_wgpu {
         "replay_on_wgpu"
     } else {
@@ -775,3 +790,30 @@ fn replay<B: burn_ir::BackendIr>(
     }).collect()
 }
 "#;
+
+/// What a reproducer's output must contain when it fails as its finding says: the oracle's own
+/// words for an oracle finding, else the catalogue pattern of the finding's class (or its
+/// message's first line).
+pub fn fails_with(finding: &Finding) -> String {
+    match finding.class.as_str() {
+        // A backend that failed where the other computed fails the reproducer with its own
+        // message (`tN: ` and the failure's text, as the differential records it).
+        DIVERGENCE
+            if finding.signature.summary.contains("panicked")
+                || finding.signature.summary.contains("failed to read") =>
+        {
+            let message = finding.message.lines().next().unwrap_or_default();
+            let message = message.split_once(": ").map_or(message, |(_, m)| m);
+            normalize_message(message)
+        }
+        REPLAY_MISMATCH | DIVERGENCE => "the values differ".to_string(),
+        MODEL_MISMATCH => "the contract expects".to_string(),
+        DTYPE_CONTRACT => "tensor stored as".to_string(),
+        REFERENCE_MISMATCH => "the definition gives".to_string(),
+        class => record_of(catalogue(), class, &finding.message)
+            .map(|r| r.message_pattern.clone())
+            .unwrap_or_else(|| {
+                normalize_message(finding.message.lines().next().unwrap_or_default())
+            }),
+    }
+}

@@ -1,0 +1,85 @@
+//! The table of root causes (`regressions/upstream/bugs.json`): which stored cases each grouped
+//! report stands for, checked against the store so every reported case is in exactly one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::Case;
+use crate::report::{Bug, OWNERS};
+
+/// Where the grouped reports and their table live in a store.
+pub fn upstream_dir(store: &Path) -> PathBuf {
+    store.join("upstream")
+}
+
+/// The root causes of `store`'s table, checked against `cases` (the store's cases): each names
+/// an owning repository and at least one case, each case it names is stored and reported (not a
+/// guard's or a limitation's), and every reported case is in exactly one root cause.
+pub fn load_bugs(store: &Path, cases: &[Case]) -> Result<Vec<Bug>> {
+    let path = upstream_dir(store).join("bugs.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let bugs: Vec<Bug> =
+        serde_json::from_str(&text).with_context(|| format!("{}: not a table", path.display()))?;
+    let mut owner_of: BTreeMap<&str, &str> = BTreeMap::new();
+    for bug in &bugs {
+        if !OWNERS.contains(&bug.repo.as_str()) {
+            bail!(
+                "{}: {} is owned by {:?}, not one of {OWNERS:?}",
+                path.display(),
+                bug.id,
+                bug.repo
+            );
+        }
+        if bug.cases.is_empty() {
+            bail!("{}: {} covers no case", path.display(), bug.id);
+        }
+        for name in &bug.cases {
+            let Some(case) = cases.iter().find(|c| &c.name == name) else {
+                bail!(
+                    "{}: {} names {name}, which is not stored",
+                    path.display(),
+                    bug.id
+                );
+            };
+            if case.pins_guard() || case.pins_limitation() {
+                bail!(
+                    "{}: {} names {name}, which pins a guard or a limitation",
+                    path.display(),
+                    bug.id
+                );
+            }
+            if let Some(other) = owner_of.insert(name, &bug.id) {
+                bail!(
+                    "{}: {name} is in both {other} and {}",
+                    path.display(),
+                    bug.id
+                );
+            }
+        }
+    }
+    let loose: Vec<&str> = cases
+        .iter()
+        .filter(|c| !c.pins_guard() && !c.pins_limitation())
+        .map(|c| c.name.as_str())
+        .filter(|n| !owner_of.contains_key(n))
+        .collect();
+    if !loose.is_empty() {
+        bail!(
+            "{}: the reported cases {loose:?} are in no root cause (add each to its bug's \
+             `cases`, or a new bug)",
+            path.display()
+        );
+    }
+    Ok(bugs)
+}
+
+/// The case a root cause's report shows: its fewest steps, then its first in the table.
+pub fn smallest<'a>(bug: &Bug, cases: &'a [Case]) -> Option<&'a Case> {
+    bug.cases
+        .iter()
+        .filter_map(|n| cases.iter().find(|c| &c.name == n))
+        .min_by_key(|c| c.file.steps.len())
+}
