@@ -132,8 +132,10 @@ struct Stats {
     findings: Vec<(String, PathBuf)>,
     /// Known findings (stored cases met again) per case.
     known: BTreeMap<String, u64>,
-    /// Values the differential compared across Flex and wgpu, and those it did not, per reason.
+    /// Values the differential compared across Flex and wgpu, replayed outputs eager-replay
+    /// compared, and the values either left uncompared, per poison reason.
     compared: u64,
+    replay_compared: u64,
     poisoned: BTreeMap<String, u64>,
     /// Values the reference oracle judged against their definitions, and those it left open,
     /// per reason.
@@ -309,7 +311,7 @@ impl Session<'_> {
                 }
             }
             if let Some(finding) = &verdict.finding {
-                if stats.signatures.insert(finding.signature.clone()) {
+                if stats.signatures.insert(finding.signature.to_string()) {
                     let exec = stats.execs;
                     let path = save(options, &program, &verdict, &origin, &bytes, k, exec)?;
                     eprintln!(
@@ -317,7 +319,7 @@ impl Session<'_> {
                         finding.signature,
                         path.display()
                     );
-                    stats.findings.push((finding.signature.clone(), path));
+                    stats.findings.push((finding.signature.to_string(), path));
                 }
             }
             // A live line on a terminal; a line every 10 s in logs, where `\r` would pile up.
@@ -340,6 +342,17 @@ impl Session<'_> {
     }
 }
 
+/// Each poison reason's share of the values the differential and eager-replay met (compared,
+/// or left uncompared for some reason).
+fn poisoned_shares(stats: &Stats) -> BTreeMap<String, f64> {
+    let met = stats.compared + stats.replay_compared + stats.poisoned.values().sum::<u64>();
+    stats
+        .poisoned
+        .iter()
+        .map(|(why, n)| (why.clone(), *n as f64 / met.max(1) as f64))
+        .collect()
+}
+
 /// Counts the trace's panics; returns the classes seen for the first time.
 fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> Vec<String> {
     let mut new = Vec::new();
@@ -347,6 +360,7 @@ fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> 
         *stats.known.entry(case.clone()).or_default() += 1;
     }
     stats.compared += verdict.oracles.compared as u64;
+    stats.replay_compared += verdict.oracles.replay_compared as u64;
     for (why, n) in &verdict.oracles.poisoned {
         *stats.poisoned.entry(why.clone()).or_default() += *n as u64;
     }
@@ -416,9 +430,10 @@ fn save(
     exec: u64,
 ) -> Result<PathBuf> {
     let finding = verdict.finding.as_ref().context("no finding to save")?;
-    let hash = fnv1a(&[finding.signature.as_bytes()]);
+    let signature = finding.signature.to_string();
+    let hash = fnv1a(&[signature.as_bytes()]);
     let file = ProgramFile {
-        signature: Some(finding.signature.clone()),
+        signature: Some(signature),
         class: Some(finding.class.clone()),
         origin: Some(format!(
             "dispatch-fuzz fuzz --seed {}{}{}{}, input #{exec} ({}, {} bytes, fnv1a {:016x})",
@@ -569,7 +584,9 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
                 "findings": findings,
                 "known_findings": stats.known,
                 "wgpu_compared": stats.compared,
+                "replay_compared": stats.replay_compared,
                 "wgpu_poisoned": stats.poisoned,
+                "poisoned_share": poisoned_shares(stats),
                 "reference_judged": stats.reference_judged,
                 "reference_gradients_judged": stats.reference_gradients,
                 "reference_open": stats.reference_open,
@@ -648,10 +665,18 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
             println!("  open ({why}): {n}");
         }
     }
-    if stats.compared > 0 || !stats.poisoned.is_empty() {
-        println!("flex vs wgpu: {} values compared", stats.compared);
+    if stats.compared > 0 || stats.replay_compared > 0 || !stats.poisoned.is_empty() {
+        println!(
+            "flex vs wgpu: {} values compared; eager-replay: {} replayed outputs compared",
+            stats.compared, stats.replay_compared
+        );
+        let shares = poisoned_shares(stats);
         for (why, n) in &stats.poisoned {
-            println!("  not compared ({why}): {n}");
+            let share = shares.get(why).copied().unwrap_or_default();
+            println!(
+                "  not compared ({why}): {n} ({:.2}% of the values met)",
+                100.0 * share
+            );
         }
     }
     print_views(&views);
