@@ -153,19 +153,21 @@ pub fn gradient_role(world: &World<'_>, loss: Slot, param: Slot, before: usize) 
 }
 
 /// The dtypes of step `index`'s operands as the run held them (`F32, I64`), from the trace:
-/// each operand's dtype as the step that last wrote it before `index` handed it back. An int
-/// compare of an I64 with an I32 is not the bug of one of two F32s.
+/// each operand's dtype as the last step that wrote it before `index`, and succeeded, handed it
+/// back. An int compare of an I64 with an I32 is not the bug of one of two F32s.
 pub fn operand_dtypes(world: &World<'_>, index: usize) -> Option<String> {
     let steps = &world.program().steps;
     let dtype = |slot: Slot| -> Option<String> {
-        let (j, writer) = steps[..index]
+        // A step that panicked or was skipped left the slot's earlier value in place.
+        let (writer, value, outputs) = steps[..index]
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, s)| s.writes().contains(&slot))?;
-        let Some(Outcome::Ok { value, outputs, .. }) = world.outcome(j) else {
-            return None;
-        };
+            .filter(|(_, s)| s.writes().contains(&slot))
+            .find_map(|(j, s)| match world.outcome(j) {
+                Some(Outcome::Ok { value, outputs, .. }) => Some((s, value, outputs)),
+                _ => None,
+            })?;
         let info = match writer {
             Step::Replay { outputs: slots, .. } => {
                 outputs.get(slots.iter().rposition(|s| *s == slot)?)
