@@ -68,9 +68,9 @@ fn profiles() -> String {
     out
 }
 
-/// One scratch crate per distinct dependency list, each report's reproducer a binary of it:
-/// `(report id -> binary path)`, or why the build failed.
-fn build_all(reports: &[(String, String)]) -> Result<BTreeMap<String, PathBuf>, String> {
+/// Writes one scratch crate per distinct dependency list, each report's reproducer a binary of
+/// it: `(report id -> crate manifest)`, or why it could not.
+fn write_crates(reports: &[(String, String)]) -> Result<BTreeMap<String, PathBuf>, String> {
     let mut by_deps: BTreeMap<Vec<String>, Vec<(&str, &str)>> = BTreeMap::new();
     for (id, code) in reports {
         let deps = header_dependencies(code);
@@ -82,8 +82,7 @@ fn build_all(reports: &[(String, String)]) -> Result<BTreeMap<String, PathBuf>, 
         by_deps.entry(deps).or_default().push((id, code));
     }
     let root = target_dir().join("tmp").join("upstream-reproducers");
-    let target = target_dir();
-    let mut bins = BTreeMap::new();
+    let mut manifests = BTreeMap::new();
     for (k, (deps, members)) in by_deps.iter().enumerate() {
         let dir = root.join(format!("crate{k}"));
         let src = dir.join("src").join("bin");
@@ -100,30 +99,49 @@ fn build_all(reports: &[(String, String)]) -> Result<BTreeMap<String, PathBuf>, 
             .map_err(|e| e.to_string())?;
         for (id, code) in members {
             std::fs::write(src.join(format!("{id}.rs")), code).map_err(|e| e.to_string())?;
-        }
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = Command::new(cargo)
-            .args(["build", "--bins", "--manifest-path"])
-            .arg(dir.join("Cargo.toml"))
-            .env("CARGO_TARGET_DIR", &target)
-            .output()
-            .map_err(|e| format!("cannot run cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "the reproducers of {:?} do not build from their header's dependencies {deps:?}:\n{}",
-                members.iter().map(|m| m.0).collect::<Vec<_>>(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        for (id, _) in members {
-            bins.insert(id.to_string(), target.join("debug").join(id));
+            manifests.insert(id.to_string(), dir.join("Cargo.toml"));
         }
     }
-    Ok(bins)
+    Ok(manifests)
 }
 
-/// The built binaries, once for every trial.
-static BUILT: OnceLock<Result<BTreeMap<String, PathBuf>, String>> = OnceLock::new();
+/// Builds reproducer `id` of the crate at `manifest` in the shared target folder: its binary.
+/// Each is built and removed in its own trial, so the folder holds one of these (each links all
+/// of Burn and wgpu, about 120 MB) at a time, not all of them.
+fn build(id: &str, manifest: &PathBuf) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--bin", id, "--manifest-path"])
+        .arg(manifest)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{id}'s reproducer does not build from its header's dependencies alone:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(target_dir().join("debug").join(id))
+}
+
+/// Removes reproducer `id`'s binary and its hard-linked copy under `deps/`.
+fn remove_binary(id: &str) {
+    let debug = target_dir().join("debug");
+    let _ = std::fs::remove_file(debug.join(id));
+    let prefix = format!("{}-", id.replace('-', "_"));
+    if let Ok(entries) = std::fs::read_dir(debug.join("deps")) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&prefix) && !name.ends_with(".d") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// The scratch crates, written once for every trial.
+static CRATES: OnceLock<Result<BTreeMap<String, PathBuf>, String>> = OnceLock::new();
 
 fn reports() -> Vec<(String, String)> {
     let cases = load_all(&store()).unwrap();
@@ -140,19 +158,22 @@ fn reports() -> Vec<(String, String)> {
 
 /// Bug `bug`'s reproducer, built from its header alone, fails as its smallest case says.
 fn reproducer_fails_as_reported(bug: &Bug, case: &Case) -> Result<(), Failed> {
-    let bins = BUILT
-        .get_or_init(|| build_all(&reports()))
+    let crates = CRATES
+        .get_or_init(|| write_crates(&reports()))
         .as_ref()
         .map_err(|e| e.clone())?;
-    let binary = bins.get(&bug.id).ok_or("no reproducer in its report")?;
+    let manifest = crates.get(&bug.id).ok_or("no reproducer in its report")?;
     let finding = case
         .check()
         .map_err(|e| format!("{e:#}"))?
         .finding
         .ok_or("its case shows no finding")?;
-    let out = Command::new(binary)
+    let binary = build(&bug.id, manifest)?;
+    let out = Command::new(&binary)
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()));
+    remove_binary(&bug.id);
+    let out = out?;
     let text = normalize_message(&format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -262,7 +283,7 @@ fn main() -> ExitCode {
             }
         }));
     }
-    // One at a time: a wgpu reproducer each, and the first builds every crate.
+    // One at a time: each builds, runs and removes its own reproducer.
     let serial = Arguments {
         test_threads: Some(1),
         ..args
