@@ -27,7 +27,7 @@ pub use fresh::{run_pinned, settle_alone};
 pub use promote::{
     assert_snapshot, promote, promote_limited, snapshot_settings, Promoted, Promotion,
 };
-pub use upstream::{load_bugs, smallest, upstream_dir};
+pub use upstream::{bug_of, load_bugs, smallest, upstream_dir};
 
 /// One stored case.
 #[derive(Clone, Debug)]
@@ -165,11 +165,15 @@ impl Case {
             .then(crate::interpreter::wgpu::adapter)
             .and_then(Result::ok)
             .map(|a| a.to_string());
+        let bug = self
+            .path
+            .parent()
+            .and_then(|store| bug_of(store, &self.name));
         Ok(Some(crate::report::issue_body(
             &self.file,
             &self.file.program(),
             &verdict,
-            adapter.as_deref(),
+            (adapter.as_deref(), bug.as_ref()),
         )))
     }
 
@@ -187,7 +191,7 @@ impl Case {
             &self.file,
             &self.file.program(),
             &verdict,
-            None,
+            (None, None),
         ))
     }
 

@@ -76,6 +76,14 @@ pub fn load_bugs(store: &Path, cases: &[Case]) -> Result<Vec<Bug>> {
     Ok(bugs)
 }
 
+/// The root cause of `store`'s table that covers case `name`, if the table has one (read as it
+/// is: `load_bugs` is what checks it).
+pub fn bug_of(store: &Path, name: &str) -> Option<Bug> {
+    let text = std::fs::read_to_string(upstream_dir(store).join("bugs.json")).ok()?;
+    let bugs: Vec<Bug> = serde_json::from_str(&text).ok()?;
+    bugs.into_iter().find(|b| b.cases.iter().any(|c| c == name))
+}
+
 /// The case a root cause's report shows: its fewest steps, then its first in the table.
 pub fn smallest<'a>(bug: &Bug, cases: &'a [Case]) -> Option<&'a Case> {
     bug.cases

@@ -13,6 +13,7 @@ use crate::Verdict;
 
 use super::listing::{render, Style};
 use super::rust::{expected_outcome, to_rust};
+use super::upstream::Bug;
 
 /// The burn features the harness builds with (the workspace's `burn` dependency).
 const FEATURES: &str = r#"["std", "flex", "capture", "extension", "autodiff", "wgpu"]"#;
@@ -136,12 +137,13 @@ pub fn issue_parts(
 }
 
 /// The issue body for `file` (a stored case), from its `verdict` (run with its class as a
-/// finding) and the wgpu adapter it ran on, if any.
+/// finding), the wgpu adapter it ran on, if any, and the root cause it is a case of, if the
+/// table has it: whose expected behaviour, with its source, is what should happen.
 pub fn issue_body(
     file: &ProgramFile,
     program: &Program,
     verdict: &Verdict,
-    adapter: Option<&str>,
+    (adapter, bug): (Option<&str>, Option<&Bug>),
 ) -> String {
     let mut out = String::new();
     let name = file.name.as_deref().unwrap_or("case");
@@ -160,7 +162,19 @@ pub fn issue_body(
     }
     let _ = writeln!(out, "# {title}\n");
     let _ = writeln!(out, "## What happens\n\n{}", parts.what_happens);
-    let _ = writeln!(out, "## What should happen\n\n{}\n", parts.expected);
+    let expected = match bug {
+        Some(bug) => format!(
+            "{}\n\nOne of the {} stored case(s) of the root cause reported as `{}` \
+             (`regressions/upstream/{}.md`, owned by {}).",
+            bug.expected,
+            bug.cases.len(),
+            bug.id,
+            bug.id,
+            bug.repo
+        ),
+        None => parts.expected.clone(),
+    };
+    let _ = writeln!(out, "## What should happen\n\n{expected}\n");
     write_common(&mut out, file, &parts);
     out
 }
