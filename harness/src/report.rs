@@ -3,12 +3,14 @@
 //! cause (`report --upstream`). Rendering lives here alone, so the rooms that compute traces and
 //! verdicts print nothing themselves.
 
+mod bug;
 mod issue;
 mod listing;
 mod rust;
 mod upstream;
 
+pub use bug::{Bug, OWNERS};
 pub use issue::{issue_body, issue_parts, IssueParts};
 pub use listing::{describe, render, Style};
 pub use rust::{fails_with, to_rust, DEPENDENCIES_HEADER};
-pub use upstream::{upstream_index, upstream_report, Bug, OWNERS};
+pub use upstream::{upstream_index, upstream_report};

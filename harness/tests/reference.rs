@@ -137,3 +137,48 @@ fn a_wrong_backward_formula_is_seen_by_the_reference_oracle_alone() {
         "{finding:?}"
     );
 }
+
+/// Runs `steps` with every oracle and requires that the reference oracle judged its gradient
+/// and found nothing.
+fn judged_gradient_agrees(steps: &str) {
+    let program = common::program(steps);
+    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(
+        verdict.oracles.reference.gradients > 0,
+        "{:?}",
+        verdict.oracles.reference
+    );
+}
+
+#[test]
+fn autodiff_of_a_tensor_already_on_autodiff_is_the_same_node_for_the_gradient() {
+    // t4 = t1.autodiff().require_grad() is t1 itself (autodiff() returns an autodiff tensor
+    // unchanged), so the value the mask picks, t1, is t4: its gradient is 1 (fuzz --seed 5).
+    judged_gradient_agrees(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": "flex_autodiff"}},
+            {"autodiff": {"out": 1, "src": 0, "mode": "require_grad"}},
+            {"op": {"out": 2, "op": {"compare": {"op": "lower_equal", "lhs": 1, "rhs": 1}}}},
+            {"autodiff": {"out": 3, "src": 1, "mode": "enable"}},
+            {"autodiff": {"out": 4, "src": 3, "mode": "require_grad"}},
+            {"op": {"out": 5, "op": {"mask_where": {"src": 4, "mask": 2, "value": 1}}}},
+            {"backward": {"out": 3, "loss": 5, "param": 4}}]"#,
+    );
+}
+
+#[test]
+fn a_require_grad_that_panicked_made_no_leaf() {
+    // Step 4 panics (t0 is not on autodiff), so t2 keeps its zeros, untracked; t3 is a leaf of
+    // its own, and max_pair(t2, t3) over 0 and 0 is a kink the reference leaves open rather
+    // than max(x, x), whose gradient would be 1 (fuzz --seed 5).
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": "flex"}},
+            {"create": {"out": 2, "kind": "float", "shape": [1], "fill": "zeros", "device": "flex_autodiff"}},
+            {"autodiff": {"out": 2, "src": 0, "mode": "require_grad"}},
+            {"autodiff": {"out": 3, "src": 2, "mode": "require_grad"}},
+            {"op": {"out": 1, "op": {"binary": {"op": "max_pair", "lhs": 2, "rhs": 3}}}},
+            {"backward": {"out": 4, "loss": 1, "param": 3}}]"#,
+    );
+    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+}

@@ -633,7 +633,10 @@ impl Oracle for Reference {
         // The operands of later steps: what Burn holds now in every slot the step wrote.
         for (out, value, bug, unread) in now {
             let o = usize::from(out);
-            if let Some(tape) = &mut self.tape {
+            // A step that failed wrote nothing: the slot still holds its earlier value, and its
+            // node (a panicked `require_grad` made no leaf: fuzz --seed 5).
+            let kept = !ok && self.node[o].is_some();
+            if let Some(tape) = self.tape.as_mut().filter(|_| !kept) {
                 // The tape keeps every value's tensor, read again only where a gradient's path
                 // needs it (a handle costs less than a copy of the host array): the finite
                 // differences take each value off the parameter's path as Burn held it.

@@ -11,9 +11,9 @@ use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY
 use crate::program::{Program, ProgramFile};
 use crate::Verdict;
 
+use super::bug::Bug;
 use super::listing::{render, Style};
 use super::rust::{expected_outcome, to_rust};
-use super::upstream::Bug;
 
 /// The burn features the harness builds with (the workspace's `burn` dependency).
 const FEATURES: &str = r#"["std", "flex", "capture", "extension", "autodiff", "wgpu"]"#;

@@ -4,36 +4,9 @@
 
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
-
+use super::bug::{Bug, OWNERS};
 use super::issue::{write_common, IssueParts};
 use crate::program::ProgramFile;
-
-/// One root cause, as `regressions/upstream/bugs.json` states it.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct Bug {
-    /// The report's file stem.
-    pub id: String,
-    /// The title: the bug, stated.
-    pub title: String,
-    /// The repository whose code holds the fault: `tracel-ai/burn`, `tracel-ai/cubecl` or
-    /// `tracel-ai/cubek`.
-    pub repo: String,
-    /// The crates (and files) a fix touches.
-    pub crates: String,
-    /// Its upstream status in a few words (`not reported`, `class open as tracel-ai/cubecl#68`);
-    /// the shown case's `upstream` note has the evidence.
-    pub status: String,
-    /// What should happen, with where that comes from: IEEE 754, Burn's doc comment, PyTorch's
-    /// documented behaviour, another backend's result.
-    pub expected: String,
-    /// The stored cases it stands for.
-    pub cases: Vec<String>,
-}
-
-/// The repositories a bug may be owned by.
-pub const OWNERS: &[&str] = &["tracel-ai/burn", "tracel-ai/cubecl", "tracel-ai/cubek"];
 
 /// The grouped report of `bug`, shown through its smallest case `shown` (its file and the parts
 /// its run gave), covering `cases` (each stored case's file, in the bug's order).

@@ -80,8 +80,20 @@ impl Node {
         if let Some(leaf) = same_leaf {
             inputs = vec![leaf];
         }
+        // `autodiff()` of a tensor already on autodiff returns it unchanged (burn-tensor
+        // api/autodiff.rs:216-222): the same node, a leaf staying that leaf (fuzz --seed 5).
+        let already_autodiff = matches!(
+            step,
+            Step::Autodiff {
+                mode: AutodiffMode::Enable,
+                ..
+            }
+        ) && inputs
+            .first()
+            .and_then(|&i| tape.get(i)?.handle.as_ref())
+            .is_some_and(|h| h.device().is_autodiff());
         let what = match step {
-            _ if same_leaf.is_some() => What::Clone,
+            _ if same_leaf.is_some() || already_autodiff => What::Clone,
             Step::Autodiff {
                 mode: AutodiffMode::RequireGrad,
                 ..
