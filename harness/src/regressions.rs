@@ -136,15 +136,9 @@ impl Case {
     /// this process's adapter for a wgpu case; `None` for a guard's or a limitation's case, or
     /// one that no longer shows its finding.
     pub fn issue_parts(&self) -> Result<Option<crate::report::IssueParts>> {
-        if self.pins_guard() || self.pins_limitation() {
+        let Some((verdict, adapter)) = self.run_for_report()? else {
             return Ok(None);
-        }
-        let verdict = self.check()?;
-        let adapter = self
-            .uses_wgpu()
-            .then(crate::interpreter::wgpu::adapter)
-            .and_then(Result::ok)
-            .map(|a| a.to_string());
+        };
         Ok(crate::report::issue_parts(
             &self.file.program(),
             &verdict,
@@ -152,10 +146,9 @@ impl Case {
         ))
     }
 
-    /// Its Markdown issue body (`dispatch-fuzz report`), ready to file in Burn's tracker, or
-    /// `None` for a case that pins an intended guard (its class is a catalogued guard, not a
-    /// known bug or an oracle's finding): there is nothing to report.
-    pub fn issue(&self) -> Result<Option<String>> {
+    /// The run a report shows, with this process's adapter for a wgpu case; `None` for a
+    /// guard's or a limitation's case, which has nothing to report.
+    fn run_for_report(&self) -> Result<Option<(Verdict, Option<String>)>> {
         if self.pins_guard() || self.pins_limitation() {
             return Ok(None);
         }
@@ -165,6 +158,16 @@ impl Case {
             .then(crate::interpreter::wgpu::adapter)
             .and_then(Result::ok)
             .map(|a| a.to_string());
+        Ok(Some((verdict, adapter)))
+    }
+
+    /// Its Markdown issue body (`dispatch-fuzz report`), ready to file in Burn's tracker, or
+    /// `None` for a case that pins an intended guard (its class is a catalogued guard, not a
+    /// known bug or an oracle's finding): there is nothing to report.
+    pub fn issue(&self) -> Result<Option<String>> {
+        let Some((verdict, adapter)) = self.run_for_report()? else {
+            return Ok(None);
+        };
         let bug = self
             .path
             .parent()

@@ -105,10 +105,15 @@ impl Args {
     fn upstream(&self) -> Result<ExitCode> {
         let cases = load_all(&self.regressions)?;
         let bugs = load_bugs(&self.regressions, &cases)?;
+        // One per bug, in the table's order.
         let shown: Vec<Case> = bugs
             .iter()
-            .filter_map(|b| smallest(b, &cases).cloned())
-            .collect();
+            .map(|b| {
+                smallest(b, &cases)
+                    .cloned()
+                    .context("a bug names a stored case")
+            })
+            .collect::<Result<_>>()?;
         let regressions = self.regressions.display().to_string();
         let parts = each_in_suite_order(
             &shown,
@@ -127,8 +132,7 @@ impl Args {
             .unwrap_or_else(|| upstream_dir(&self.regressions));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        for bug in &bugs {
-            let case = smallest(bug, &cases).context("a bug names a stored case")?;
+        for (bug, case) in bugs.iter().zip(&shown) {
             let Some((_, Some(part))) = parts.iter().find(|(n, _)| *n == case.name) else {
                 anyhow::bail!(
                     "{}: its case {} no longer shows its finding (fixed upstream?)",

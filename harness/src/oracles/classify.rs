@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -80,8 +81,9 @@ pub struct Finding {
 }
 
 /// The message with every free-standing run of digits, and its sign, replaced by `N` (tensor
-/// and device ids come from process-global counters; values are data) and whitespace collapsed. Digits glued to a name, as in
-/// `I64` or `u8`, are kept: they are dtypes, not counters. A kernel name's hash suffix
+/// and device ids come from process-global counters; values are data) and whitespace
+/// collapsed. Digits glued to a name, as in `I64` or `u8`, are kept: they are dtypes, not
+/// counters. A kernel name's hash suffix
 /// (`unary_float_f_f32_n_1_15637f82`) becomes `HASH`: cubecl hashes the kernel's settings,
 /// which follow the adapter (one machine gave `15637f82` on Mesa's Vulkan llvmpipe and
 /// `6264db5f` on the backend wgpu fell back to without the Vulkan loader), so it would tie a
@@ -533,33 +535,38 @@ pub fn signature_at(panic: &PanicInfo, steps: &[Step], step: usize) -> Signature
     signature
 }
 
-/// The class of a panic raised at step `step` (`None`: at none), named `step_name`: as
-/// [`class_of`], but a record that names the steps it is met at (`atSteps`) matches only there,
+/// The class of a panic raised at `step` (`None`: at no step): as [`class_of`], but a record
+/// that names the steps it is met at (`atSteps`, by `naming::step_name`) matches only there,
 /// and any other panic it would match is [`UNKNOWN`].
-pub fn class_at(panic: &PanicInfo, step: Option<&str>) -> String {
+pub fn class_at(panic: &PanicInfo, step: Option<&Step>) -> String {
     let class = class_of(panic);
-    let record = catalogue().iter().find(|r| r.background_tag == class);
-    match record {
-        Some(r)
-            if !r.at_steps.is_empty()
-                && !step.is_some_and(|s| r.at_steps.iter().any(|a| a == s)) =>
-        {
+    // Only a few records name their steps: the lookup and the step's name are paid for
+    // those alone, not for every guard a session meets.
+    let named = AT_STEPS.iter().find(|(tag, _)| *tag == class);
+    match named {
+        Some((_, at)) if !step.is_some_and(|s| at.contains(&naming::step_name(s))) => {
             UNKNOWN.to_string()
         }
         _ => class,
     }
 }
 
+/// `(class, atSteps)` of every catalogue record that names the steps it is met at.
+static AT_STEPS: LazyLock<Vec<(&'static str, &'static [String])>> = LazyLock::new(|| {
+    catalogue()
+        .iter()
+        .filter(|r| !r.at_steps.is_empty())
+        .map(|r| (r.background_tag.as_str(), r.at_steps.as_slice()))
+        .collect()
+});
+
 /// Gives every panic of the trace that has none its class, at the step of `steps` it was raised
 /// at ([`class_at`]).
 pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
-    let at: Vec<Option<String>> = trace
-        .panics()
-        .map(|(i, _)| steps.get(i).map(naming::step_name))
-        .collect();
-    for (panic, step) in trace.panics_mut().zip(at) {
+    let at: Vec<usize> = trace.panics().map(|(i, _)| i).collect();
+    for (panic, i) in trace.panics_mut().zip(at) {
         if panic.class.is_empty() {
-            panic.class = class_at(panic, step.as_deref());
+            panic.class = class_at(panic, steps.get(i));
         }
     }
 }

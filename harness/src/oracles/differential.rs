@@ -378,7 +378,7 @@ fn failure(how: &str, what: &str, message: &str) -> String {
 struct Named {
     /// The op (or what stands for it) in the summary.
     what: String,
-    /// The step's operand dtypes on Flex.
+    /// The operand dtypes of the step it names, from the trace (`naming::operand_dtypes`).
     operands: Option<String>,
     /// Which gradient, for a backward step.
     role: Option<String>,
