@@ -20,6 +20,7 @@ pub mod model;
 pub mod naming;
 pub mod reference;
 pub mod signature;
+pub mod taint;
 pub mod transaction_reads;
 
 use serde::{Deserialize, Serialize};
@@ -224,7 +225,7 @@ pub struct StepFacts<'a> {
     pub on_wgpu: &'a [Computed],
     /// Why Burn does not pin the step's result down, read from its eager operands before the
     /// mirrors moved on (an `argmax` over a tie, an out-of-range cast), if it does not.
-    pub unspecified: Option<compare::Poison>,
+    pub unspecified: Option<compare::Unpinned>,
     /// The absolute tolerance its float result needs beyond its family's, where its entry
     /// says so (see `compare::absolute_floor`).
     pub absolute_floor: Option<f64>,

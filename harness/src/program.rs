@@ -17,6 +17,7 @@ mod kind;
 pub mod limits;
 mod module;
 mod names;
+mod reach;
 mod step;
 mod table;
 mod typing;
@@ -38,6 +39,7 @@ pub use fill::fill_data;
 pub use fixup::{fixup, operand_kinds};
 pub(crate) use module::module_ops;
 pub use module::{kernel_size, ModuleSpec, MODULE};
+pub use reach::{Reach, ALONG_DIM_LANES, UNARY_WHOLE};
 pub use step::{
     queried_dtype, AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceCall, DeviceRef, ExitForm,
     Fill, Kind, LogicOp, ModuleOp, Op, ScalarOp, Slot, Slots, Step, UnaryOp, QUERIED_DTYPES,

@@ -137,6 +137,8 @@ struct Stats {
     compared: u64,
     replay_compared: u64,
     poisoned: BTreeMap<String, u64>,
+    /// Values compared at some elements only, the others poisoned, per reason.
+    partly_poisoned: BTreeMap<String, u64>,
     /// Values the reference oracle judged against their definitions, and those it left open,
     /// per reason.
     reference_judged: u64,
@@ -343,11 +345,15 @@ impl Session<'_> {
 }
 
 /// Each poison reason's share of the values the differential and eager-replay met (compared,
-/// or left uncompared for some reason).
-fn poisoned_shares(stats: &Stats) -> BTreeMap<String, f64> {
+/// or left uncompared for some reason), for the values it left wholly uncompared (`poisoned`)
+/// or `partly` so.
+fn poisoned_shares(stats: &Stats, partly: bool) -> BTreeMap<String, f64> {
     let met = stats.compared + stats.replay_compared + stats.poisoned.values().sum::<u64>();
-    stats
-        .poisoned
+    let counts = match partly {
+        false => &stats.poisoned,
+        true => &stats.partly_poisoned,
+    };
+    counts
         .iter()
         .map(|(why, n)| (why.clone(), *n as f64 / met.max(1) as f64))
         .collect()
@@ -363,6 +369,9 @@ fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> 
     stats.replay_compared += verdict.oracles.replay_compared as u64;
     for (why, n) in &verdict.oracles.poisoned {
         *stats.poisoned.entry(why.clone()).or_default() += *n as u64;
+    }
+    for (why, n) in &verdict.oracles.partly_poisoned {
+        *stats.partly_poisoned.entry(why.clone()).or_default() += *n as u64;
     }
     stats.reference_judged += verdict.oracles.reference.judged as u64;
     stats.reference_gradients += verdict.oracles.reference.gradients as u64;
@@ -586,7 +595,9 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
                 "wgpu_compared": stats.compared,
                 "replay_compared": stats.replay_compared,
                 "wgpu_poisoned": stats.poisoned,
-                "poisoned_share": poisoned_shares(stats),
+                "poisoned_share": poisoned_shares(stats, false),
+                "partly_poisoned": stats.partly_poisoned,
+                "partly_poisoned_share": poisoned_shares(stats, true),
                 "reference_judged": stats.reference_judged,
                 "reference_gradients_judged": stats.reference_gradients,
                 "reference_open": stats.reference_open,
@@ -670,11 +681,21 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
             "flex vs wgpu: {} values compared; eager-replay: {} replayed outputs compared",
             stats.compared, stats.replay_compared
         );
-        let shares = poisoned_shares(stats);
+        let shares = poisoned_shares(stats, false);
         for (why, n) in &stats.poisoned {
             let share = shares.get(why).copied().unwrap_or_default();
+            let grain = dispatch_fuzz::oracles::compare::Poison::named(why)
+                .map_or("", |p| p.grain().0.name());
             println!(
-                "  not compared ({why}): {n} ({:.2}% of the values met)",
+                "  not compared ({why}, {grain}): {n} ({:.2}% of the values met)",
+                100.0 * share
+            );
+        }
+        let shares = poisoned_shares(stats, true);
+        for (why, n) in &stats.partly_poisoned {
+            let share = shares.get(why).copied().unwrap_or_default();
+            println!(
+                "  compared but at the elements {why} reaches: {n} ({:.2}% of the values met)",
                 100.0 * share
             );
         }

@@ -6,6 +6,8 @@
 use burn::tensor::{TensorData, Tolerance};
 use burn_backend::{BoolStore, DType};
 
+use super::taint::{Elements, Taint};
+pub use super::taint::{Grain, Poison};
 use crate::interpreter::{non_native_bools, Mirror};
 use crate::program::{Kind, Op, Step, Tolerance as OpTolerance, Unspecified};
 
@@ -19,89 +21,6 @@ pub enum DiffEq {
     Poisoned(Poison),
     /// A real difference, described with both values.
     Differ(String),
-}
-
-/// Why a value is not compared: results Burn does not pin down (so backends may legitimately
-/// disagree), or results of a bug that is already catalogued and stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Poison {
-    /// `argmax` over a lane holding equal maxima (or a NaN): which index wins is a kernel detail
-    /// (Flex takes the first, a parallel GPU reduction may not).
-    ArgmaxTie,
-    /// A float cast to int where a value is NaN or outside the `i32` range: Burn does not say
-    /// what it becomes (Flex saturates to `i32::MAX`, WGSL clamps to the largest `f32` below
-    /// 2^31, 2147483520). Also a quantization of a tensor holding a NaN or an infinity, which
-    /// casts `x / scale` to int with a non-finite scale.
-    OutOfRangeCast,
-    /// A Flex value holding wgpu's `Bool(U32)` storage: the catalogued `bool-storage-transfer`
-    /// bug, which makes Flex misread it (a wgpu `[true, true]` casts to `[1.0, 0.0]` on Flex).
-    BoolU32OnFlex,
-    /// The value was computed from a poisoned or already diverged value.
-    FromPoisoned,
-    /// An index result (argmin, argsort) over a lane holding equal values or a NaN: which of
-    /// the equal values it points to is a kernel detail.
-    IndexTie,
-    /// A cast to bool or a comparison over a NaN: WGSL leaves comparisons with NaN
-    /// indeterminate (an implementation may assume NaNs absent), so `NaN.bool()` is `true` on
-    /// Flex (IEEE `NaN != 0`) and may be `false` on wgpu.
-    NanCompared,
-    /// A discontinuous op (floor, sign, a comparison, a cast to int) over an operand Flex and
-    /// wgpu computed slightly differently (within tolerance, not bit for bit): its result
-    /// legitimately differs at the discontinuity.
-    InexactOperand,
-    /// A periodic function (sin, cos, tan) of an operand far from zero (see
-    /// `Unspecified::Large`): WGSL does not bound its error there.
-    LargeArgument,
-    /// A hyperbolic function past `exp`'s range (see `Unspecified::Overflow`): WGSL allows it
-    /// to overflow to infinity.
-    ExpOverflow,
-    /// wgpu could not compute or read the value because of a catalogued Burn bug (a kernel
-    /// whose shader does not compile): what later ops make of its buffer is that bug again, not
-    /// a new divergence (fuzz --backends flex,capture,wgpu --seed 45: a failed fmod's
-    /// never-written output concatenated as zeros).
-    KnownBug,
-    /// Computed from a value whose zeros Flex and wgpu signed differently: Burn does not pin
-    /// down the sign of a zero result (Flex's remainder(-13, -13) is -0, as NumPy's; WGSL's
-    /// floor-mod formula gives +0), and an op with a pole or a branch cut at zero maps the two
-    /// apart (a negative power: -inf on Flex, +inf on wgpu; fuzz --backends flex,capture,wgpu
-    /// --seed 105).
-    SignedZero,
-    /// An op with a pole at zero (see `Unspecified::Pole`) over an operand near zero, or at -1
-    /// and 1 (`Unspecified::UnitEdge`) over one near them, where the operands were not
-    /// bit-identical on both backends.
-    NearPole,
-    /// An inverse hyperbolic past its square's range (see `Unspecified::SquareOverflow`).
-    SquareOverflow,
-    /// A float remainder or fmod of an operand past
-    /// [`INEXACT_QUOTIENT`](crate::program::limits::INEXACT_QUOTIENT), where WGSL's formula
-    /// rounds the quotient.
-    InexactQuotient,
-    /// A draw of a device's random generator (see `Unspecified::Random`), or a value computed
-    /// from one.
-    RandomDraw,
-}
-
-impl Poison {
-    /// A stable name, for counts in verdicts and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Poison::ArgmaxTie => "argmax-tie",
-            Poison::OutOfRangeCast => "out-of-range-cast",
-            Poison::BoolU32OnFlex => "bool-u32-on-flex",
-            Poison::FromPoisoned => "from-poisoned",
-            Poison::InexactOperand => "inexact-operand",
-            Poison::NanCompared => "nan-compared",
-            Poison::IndexTie => "index-tie",
-            Poison::LargeArgument => "large-argument",
-            Poison::ExpOverflow => "exp-overflow",
-            Poison::KnownBug => "known-bug",
-            Poison::SignedZero => "signed-zero",
-            Poison::NearPole => "near-pole",
-            Poison::RandomDraw => "random-draw",
-            Poison::SquareOverflow => "square-overflow",
-            Poison::InexactQuotient => "inexact-quotient",
-        }
-    }
 }
 
 /// The tolerance for one dtype, from Burn's own `Tolerance` presets: floats use
@@ -138,16 +57,18 @@ pub fn tolerance_of(
     })
 }
 
-/// Whether two float values of one shape hold, at some position, zeros of opposite signs (they
-/// compare equal, but not everything computed from them does).
-pub fn zero_signs_differ(a: &TensorData, b: &TensorData) -> bool {
+/// Where two float values of one shape hold zeros of opposite signs (they compare equal, but
+/// not everything computed from them does), if anywhere.
+pub fn zero_signs_differ(a: &TensorData, b: &TensorData) -> Option<Elements> {
     if !(a.dtype().is_float() && b.dtype().is_float()) || a.shape() != b.shape() {
-        return false;
+        return None;
     }
-    values(a)
+    let bits = values(a)
         .into_iter()
         .zip(values(b))
-        .any(|(x, y)| x == 0.0 && y == 0.0 && x.is_sign_negative() != y.is_sign_negative())
+        .map(|(x, y)| x == 0.0 && y == 0.0 && x.is_sign_negative() != y.is_sign_negative())
+        .collect();
+    Elements::of(a.shape(), bits)
 }
 
 /// Whether `a` and `b` hold the same values bit for bit (NaN equal to NaN), whatever their
@@ -156,25 +77,42 @@ pub fn identical(a: &TensorData, b: &TensorData) -> bool {
     a.shape() == b.shape() && difference_with(a, b, None, ("", "")).is_none()
 }
 
+/// Where `a` and `b` are not bit for bit the same (NaN equal to NaN), if anywhere: every
+/// element, when their shapes differ.
+pub fn differing(a: &TensorData, b: &TensorData) -> Option<Elements> {
+    if a.shape() != b.shape() {
+        return Some(Elements::All);
+    }
+    let bits = values(a)
+        .into_iter()
+        .zip(values(b))
+        .map(|(x, y)| !(x == y || (x.is_nan() && y.is_nan())))
+        .collect();
+    Elements::of(a.shape(), bits)
+}
+
 /// Compares `wgpu` with `flex`, unless the value is `poisoned`. Shapes must match; dtypes may
 /// differ (each backend has its own default int and bool storage), values may not. NaN equals NaN
 /// and same-signed infinities are equal, explicitly: anything else against a NaN or an infinity
 /// is a difference.
-pub fn compare(flex: &TensorData, wgpu: &TensorData, poisoned: Option<Poison>) -> DiffEq {
+pub fn compare(flex: &TensorData, wgpu: &TensorData, poisoned: Option<&Taint>) -> DiffEq {
     compare_within(flex, wgpu, poisoned, tolerance_for(flex))
 }
 
-/// [`compare`] within `tolerance` (exactly, when `None`).
+/// [`compare`] within `tolerance` (exactly, when `None`). A value poisoned at some elements is
+/// compared at the others; one poisoned at every element is not compared.
 pub fn compare_within(
     flex: &TensorData,
     wgpu: &TensorData,
-    poisoned: Option<Poison>,
+    poisoned: Option<&Taint>,
     tolerance: Option<Tolerance<f64>>,
 ) -> DiffEq {
-    if let Some(why) = poisoned {
-        return DiffEq::Poisoned(why);
-    }
-    match difference_with(wgpu, flex, tolerance, ("wgpu", "flex")) {
+    let skip = match poisoned {
+        Some(t) if t.covers(flex.shape()) => return DiffEq::Poisoned(t.why),
+        Some(t) => t.at.skips(flex.shape()),
+        None => None,
+    };
+    match difference_skipping(wgpu, flex, tolerance, ("wgpu", "flex"), skip) {
         None => DiffEq::Equal,
         Some(d) => DiffEq::Differ(d),
     }
@@ -186,6 +124,17 @@ pub fn difference_with(
     b: &TensorData,
     tolerance: Option<Tolerance<f64>>,
     names: (&str, &str),
+) -> Option<String> {
+    difference_skipping(a, b, tolerance, names, None)
+}
+
+/// [`difference_with`], leaving out the elements whose bit is set in `skip` (poisoned ones).
+pub fn difference_skipping(
+    a: &TensorData,
+    b: &TensorData,
+    tolerance: Option<Tolerance<f64>>,
+    names: (&str, &str),
+    skip: Option<&[bool]>,
 ) -> Option<String> {
     if a.shape() != b.shape() {
         return Some(format!(
@@ -200,6 +149,9 @@ pub fn difference_with(
     let mut first = None;
     let mut count = 0;
     for (i, (x, y)) in xs.iter().zip(&ys).enumerate() {
+        if skip.is_some_and(|skip| skip.get(i).copied().unwrap_or(false)) {
+            continue;
+        }
         let (x, y) = (*x, *y);
         let both_nan = x.is_nan() && y.is_nan();
         let same_inf = x.is_infinite() && y.is_infinite() && (x > 0.0) == (y > 0.0);
@@ -234,55 +186,97 @@ pub fn values(data: &TensorData) -> Vec<f64> {
     data.iter::<f64>().collect()
 }
 
+/// Whether a float cast to int of `v` meets a NaN or a value outside `i32`.
+fn out_of_i32(v: f64) -> bool {
+    v.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&v)
+}
+
 /// Whether casting `data` (a float tensor) to int meets a NaN or a value outside `i32`.
 pub fn cast_out_of_range(data: &TensorData) -> bool {
-    data.dtype().is_float()
-        && values(data)
-            .iter()
-            .any(|v| v.is_nan() || *v >= 2_147_483_648.0 || *v < -2_147_483_648.0)
+    data.dtype().is_float() && values(data).into_iter().any(out_of_i32)
+}
+
+/// Whether `argmax` over this lane meets a tie for the maximum (or a NaN).
+fn argmax_tie(lane: &[f64]) -> bool {
+    let max = lane.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    lane.iter()
+        .filter(|v| **v == max || (v.is_nan() && max.is_nan()))
+        .count()
+        > 1
+        || lane.iter().any(|v| v.is_nan())
+}
+
+/// Whether this lane holds two equal values or a NaN: where an index result (argmin, argsort)
+/// is not pinned down.
+fn has_ties(lane: &[f64]) -> bool {
+    let mut sorted = lane.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.windows(2).any(|w| w[0] == w[1]) || lane.iter().any(|v| v.is_nan())
 }
 
 /// Whether `argmax` over `dim` of `data` meets a tie for the maximum in some lane.
 pub fn argmax_has_tie(data: &TensorData, dim: usize) -> bool {
-    any_lane(data, dim, |lane| {
-        let max = lane.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        lane.iter()
-            .filter(|v| **v == max || (v.is_nan() && max.is_nan()))
-            .count()
-            > 1
-            || lane.iter().any(|v| v.is_nan())
-    })
+    lanes_where(data, dim, argmax_tie).is_some()
 }
 
-/// Whether some lane of `data` along `dim` holds two equal values or a NaN: where an index
-/// result (argmin, argsort) is not pinned down.
+/// Whether some lane of `data` along `dim` holds two equal values or a NaN.
 pub fn lane_has_ties(data: &TensorData, dim: usize) -> bool {
-    any_lane(data, dim, |lane| {
-        let mut sorted = lane.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        sorted.windows(2).any(|w| w[0] == w[1]) || lane.iter().any(|v| v.is_nan())
-    })
+    lanes_where(data, dim, has_ties).is_some()
 }
 
-/// Whether `test` holds for some lane of `data` along `dim`.
-fn any_lane(data: &TensorData, dim: usize, test: impl Fn(&[f64]) -> bool) -> bool {
+/// Every element of the lanes of `data` along `dim` for which `test` holds, if any.
+fn lanes_where(data: &TensorData, dim: usize, test: impl Fn(&[f64]) -> bool) -> Option<Elements> {
     let shape = data.shape().to_vec();
-    let Some(&len) = shape.get(dim) else {
-        return false;
-    };
+    let &len = shape.get(dim)?;
     let stride: usize = shape[dim + 1..].iter().product();
     let xs = values(data);
-    let lanes = xs.len() / len.max(1);
-    (0..lanes).any(|lane| {
+    let mut bits = vec![false; xs.len()];
+    for lane in 0..xs.len() / len.max(1) {
         let base = (lane / stride) * stride * len + lane % stride;
-        let lane: Vec<f64> = (0..len).map(|k| xs[base + k * stride]).collect();
-        test(&lane)
-    })
+        let at = |k: usize| base + k * stride;
+        let values: Vec<f64> = (0..len).map(|k| xs[at(k)]).collect();
+        if test(&values) {
+            for k in 0..len {
+                bits[at(k)] = true;
+            }
+        }
+    }
+    Elements::of(&shape, bits)
+}
+
+/// The elements of `data` for which `test` holds, if any.
+fn elements_where(data: &TensorData, test: impl Fn(f64) -> bool) -> Option<Elements> {
+    Elements::of(data.shape(), values(data).into_iter().map(test).collect())
+}
+
+/// Why an op's result is not pinned down by Burn on its eager operands, and at which operand
+/// elements: `operands[k]` is where operand `k` meets the reason (every element, where the
+/// reason is not per element), `None` where it does not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unpinned {
+    /// The reason.
+    pub why: Poison,
+    /// Per operand, in operand order.
+    pub operands: Vec<Option<Elements>>,
+}
+
+impl Unpinned {
+    /// The reason at every element, whatever the operands.
+    fn whole(why: Poison) -> Unpinned {
+        Unpinned {
+            why,
+            operands: vec![Some(Elements::All)],
+        }
+    }
 }
 
 /// Why the result of `step` is not pinned down by Burn on its eager operands (read from the
-/// eager `flex` mirror before it follows the step), if it is not.
-pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
+/// eager `flex` mirror before it follows the step), and at which operand elements, if it is
+/// not. Per element where the reason is (a NaN, a near-pole value, an out-of-range cast), per
+/// lane for the index results' ties, and every element for the rest: a pooling window's tie
+/// (windows overlap), a quantization (one scale for the tensor), a random draw, an inexact
+/// quotient.
+pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
     let Step::Op { op, .. } = step else {
         return None;
     };
@@ -295,7 +289,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             Unspecified::Nan => Poison::NanCompared,
             Unspecified::Pole | Unspecified::UnitEdge => Poison::NearPole,
             // Past an inexact quotient the result is open whatever the operands; short of it,
-            // the differential decides, knowing whether the operands were identical.
+            // the differential decides, knowing which operand elements were identical.
             Unspecified::Jumps => {
                 // The dividend: a huge divisor (an infinity) makes the quotient exact, and an
                 // infinite dividend gives NaN on every backend.
@@ -306,11 +300,11 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
                         })
                     })
                 });
-                return Some(if huge {
+                return Some(Unpinned::whole(if huge {
                     Poison::InexactQuotient
                 } else {
                     Poison::InexactOperand
-                });
+                }));
             }
             Unspecified::Ties => Poison::IndexTie,
             Unspecified::Large => Poison::LargeArgument,
@@ -323,48 +317,53 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Poison> {
             // tensor dequantizes to 0 on Flex, NaN on wgpu: fuzz --seed 105 with wgpu).
             Unspecified::Quantized => Poison::OutOfRangeCast,
             // Whatever the operands: the values are a draw.
-            Unspecified::Random => return Some(Poison::RandomDraw),
+            Unspecified::Random => return Some(Unpinned::whole(Poison::RandomDraw)),
         },
     };
+    use crate::program::limits::{
+        EXP_OVERFLOW, LARGE_ARGUMENT, POLE_NEIGHBOURHOOD, SQUARE_OVERFLOW,
+    };
+    let mut operands = Vec::new();
     for src in op.operands() {
         let Some(data) = flex.data(src) else {
-            return Some(poison);
+            return Some(Unpinned::whole(poison));
         };
-        let unspecified = match (op, poison) {
-            (Op::ArgMax { dim, .. }, _) => argmax_has_tie(&data, usize::from(*dim)),
-            (Op::AlongDim { dim, .. }, Poison::IndexTie) => lane_has_ties(&data, usize::from(*dim)),
+        let at = match (op, poison) {
+            (Op::ArgMax { dim, .. }, _) => lanes_where(&data, usize::from(*dim), argmax_tie),
+            (Op::AlongDim { dim, .. }, Poison::IndexTie) => {
+                lanes_where(&data, usize::from(*dim), has_ties)
+            }
             // A pooling window's argmax: any two equal values (or a NaN) may share a window.
             (Op::Module { .. }, Poison::IndexTie) => {
                 let mut xs = values(&data);
                 xs.sort_by(f64::total_cmp);
-                xs.iter().any(|v| v.is_nan()) || xs.windows(2).any(|w| w[0] == w[1])
+                (xs.iter().any(|v| v.is_nan()) || xs.windows(2).any(|w| w[0] == w[1]))
+                    .then_some(Elements::All)
             }
-            (_, Poison::NanCompared) => values(&data).iter().any(|v| v.is_nan()),
-            (_, Poison::NearPole) if op.unspecified() == Unspecified::UnitEdge => values(&data)
-                .iter()
-                .any(|v| (v.abs() - 1.0).abs() <= crate::program::limits::POLE_NEIGHBOURHOOD),
-            (_, Poison::NearPole) => values(&data)
-                .iter()
-                .any(|v| v.abs() <= crate::program::limits::POLE_NEIGHBOURHOOD),
+            (_, Poison::NanCompared) => elements_where(&data, f64::is_nan),
+            (_, Poison::NearPole) if op.unspecified() == Unspecified::UnitEdge => {
+                elements_where(&data, |v| (v.abs() - 1.0).abs() <= POLE_NEIGHBOURHOOD)
+            }
+            (_, Poison::NearPole) => elements_where(&data, |v| v.abs() <= POLE_NEIGHBOURHOOD),
+            // One scale for the whole tensor: a non-finite value anywhere reaches every element.
             (_, Poison::OutOfRangeCast) if op.unspecified() == Unspecified::Quantized => {
-                values(&data).iter().any(|v| !v.is_finite())
+                values(&data)
+                    .iter()
+                    .any(|v| !v.is_finite())
+                    .then_some(Elements::All)
             }
-            (_, Poison::LargeArgument) => values(&data)
-                .iter()
-                .any(|v| v.abs() > crate::program::limits::LARGE_ARGUMENT),
-            (_, Poison::ExpOverflow) => values(&data)
-                .iter()
-                .any(|v| v.abs() > crate::program::limits::EXP_OVERFLOW),
-            (_, Poison::SquareOverflow) => values(&data)
-                .iter()
-                .any(|v| v.abs() > crate::program::limits::SQUARE_OVERFLOW),
-            _ => cast_out_of_range(&data),
+            (_, Poison::LargeArgument) => elements_where(&data, |v| v.abs() > LARGE_ARGUMENT),
+            (_, Poison::ExpOverflow) => elements_where(&data, |v| v.abs() > EXP_OVERFLOW),
+            (_, Poison::SquareOverflow) => elements_where(&data, |v| v.abs() > SQUARE_OVERFLOW),
+            _ if data.dtype().is_float() => elements_where(&data, out_of_i32),
+            _ => None,
         };
-        if unspecified {
-            return Some(poison);
-        }
+        operands.push(at);
     }
-    None
+    operands.iter().any(Option::is_some).then_some(Unpinned {
+        why: poison,
+        operands,
+    })
 }
 
 /// The absolute tolerance a step's float result needs beyond its family's, from its eager
@@ -453,11 +452,44 @@ mod tests {
     fn a_poisoned_value_is_never_compared() {
         let a = TensorData::new(vec![0i64], [1]);
         let b = TensorData::new(vec![1i64], [1]);
-        let poisoned = Some(Poison::ArgmaxTie);
+        let poisoned = Taint::whole(Poison::ArgmaxTie);
         assert_eq!(
-            compare(&a, &b, poisoned),
+            compare(&a, &b, Some(&poisoned)),
             DiffEq::Poisoned(Poison::ArgmaxTie)
         );
+    }
+
+    #[test]
+    fn every_reason_has_a_unique_name_and_says_why_where_it_is_not_per_element() {
+        let mut names: Vec<&str> = Poison::ALL.iter().map(|p| p.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Poison::ALL.len());
+        for p in Poison::ALL {
+            assert_eq!(Poison::named(p.name()), Some(p));
+            let (grain, why) = p.grain();
+            assert!(grain == Grain::Element || !why.is_empty(), "{}", p.name());
+        }
+    }
+
+    #[test]
+    fn a_nan_or_a_tie_is_found_at_its_elements_and_lanes() {
+        let data = TensorData::new(vec![1.0f32, f32::NAN, 2.0, 3.0, 3.0, 0.0], [2, 3]);
+        let bits = |e: Option<Elements>| -> Vec<u8> {
+            match e {
+                Some(Elements::At(m)) => m.bits.iter().map(|b| u8::from(*b)).collect(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(bits(elements_where(&data, f64::is_nan)), [0, 1, 0, 0, 0, 0]);
+        // The first row holds a NaN, the second ties at 3.
+        assert_eq!(bits(lanes_where(&data, 1, argmax_tie)), [1, 1, 1, 1, 1, 1]);
+        let no_nan = TensorData::new(vec![1.0f32, 0.0, 2.0, 3.0, 3.0, 2.0], [2, 3]);
+        assert_eq!(
+            bits(lanes_where(&no_nan, 1, argmax_tie)),
+            [0, 0, 0, 1, 1, 1]
+        );
+        assert_eq!(bits(lanes_where(&no_nan, 0, has_ties)), [0, 0, 1, 0, 0, 1]);
     }
 
     #[test]

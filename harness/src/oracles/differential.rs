@@ -9,6 +9,7 @@ use super::compare::{self, DiffEq, Poison};
 use super::naming::{
     gradient_role, operand_dtypes, producer, producer_step, replayed_on_wgpu, step_name,
 };
+use super::taint::{Elements, Taint};
 use super::{
     faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Shared,
     StepFacts, Violation,
@@ -51,15 +52,6 @@ impl Oracle for Differential {
             return;
         }
         let step = &world.program().steps[facts.index];
-        let poisoned_in = step
-            .reads()
-            .iter()
-            .any(|s| shared.poison[usize::from(*s)].is_some())
-            .then_some(Poison::FromPoisoned);
-        let exact_in = step
-            .reads()
-            .iter()
-            .all(|s| !shared.inexact[usize::from(*s)]);
         match step {
             Step::ToDevice { out, src, .. }
             | Step::Clone { out, src }
@@ -73,38 +65,95 @@ impl Oracle for Differential {
                     .filter(on_flex)
                     .and_then(crate::interpreter::read_data)
                     .is_some_and(|d| compare::bool_u32(&d))
-                    .then_some(Poison::BoolU32OnFlex);
-                shared.poison[usize::from(*out)] = shared.poison[usize::from(*src)].or(misread);
-                shared.inexact[usize::from(*out)] = shared.inexact[usize::from(*src)];
+                    .then(|| Taint::whole(Poison::BoolU32OnFlex));
+                let (o, s) = (usize::from(*out), usize::from(*src));
+                shared.poison[o] = Taint::or(shared.poison[s].clone(), misread);
+                shared.inexact[o] = shared.inexact[s].clone();
                 return;
             }
             Step::Op { .. } | Step::Replay { .. } | Step::Create { .. } | Step::Backward { .. } => {
             }
             _ => return,
         }
+        let exact_in = step
+            .reads()
+            .iter()
+            .all(|s| shared.inexact[usize::from(*s)].is_none());
+        // Anything computed from a poisoned value, where the step maps no element.
+        let whole_from_poisoned = || {
+            step.reads()
+                .iter()
+                .any(|s| shared.poison[usize::from(*s)].is_some())
+                .then(|| Taint::whole(Poison::FromPoisoned))
+        };
         let (poisoned, family) = match step {
-            Step::Op { op, .. } => {
+            Step::Op { op, out } => {
                 let family = op.tolerance();
-                let at_step =
-                    (family == Tolerance::Step && !exact_in).then_some(Poison::InexactOperand);
-                // Bit-identical operands meet a pole or an edge alike on both backends (IEEE
-                // pins x/0 down, and a remainder's jump falls on the same side).
-                let unspecified = facts.unspecified.filter(|p| {
-                    !matches!(p, Poison::NearPole | Poison::InexactOperand) || !exact_in
+                let out_shape = shared
+                    .flex
+                    .as_ref()
+                    .and_then(|m| m.get(*out))
+                    .map(|t| t.ty().shape);
+                let on_result = |at: &Elements| match &out_shape {
+                    Some(to) => at.reach(op.reach(), to),
+                    None => Elements::All,
+                };
+                let operands = op.operands();
+                let reached = |per_slot: &dyn Fn(usize) -> Option<Elements>| {
+                    operands
+                        .iter()
+                        .filter_map(|s| per_slot(usize::from(*s)))
+                        .map(|at| on_result(&at))
+                        .reduce(Elements::union)
+                };
+                // Poison spreads only to the result elements a poisoned element reaches.
+                let from_poisoned = reached(&|s| shared.poison[s].as_ref().map(|t| t.at.clone()))
+                    .map(|at| Taint {
+                        why: Poison::FromPoisoned,
+                        at,
+                    });
+                let inexact = reached(&|s| shared.inexact[s].clone());
+                let at_step = inexact
+                    .clone()
+                    .filter(|_| family == Tolerance::Step)
+                    .map(|at| Taint {
+                        why: Poison::InexactOperand,
+                        at,
+                    });
+                // Bit-identical operand elements meet a pole or an edge alike on both backends
+                // (IEEE pins x/0 down, and a remainder's jump falls on the same side): only
+                // where an operand element was inexact is the result open.
+                let unspecified = facts.unspecified.as_ref().and_then(|u| {
+                    let hits = u
+                        .operands
+                        .iter()
+                        .flatten()
+                        .map(on_result)
+                        .reduce(Elements::union)?;
+                    let at = match u.why {
+                        Poison::NearPole | Poison::InexactOperand => {
+                            hits.intersect(inexact.as_ref()?)?
+                        }
+                        _ => hits,
+                    };
+                    Some(Taint { why: u.why, at })
                 });
-                (poisoned_in.or(unspecified).or(at_step), family)
+                (
+                    Taint::or(Taint::or(from_poisoned, unspecified), at_step),
+                    family,
+                )
             }
             // A graph that draws random values draws again on each device; one that recorded a
             // wgpu bool's `Bool(U32)` bytes as a value has Flex misread them on replay (the
             // catalogued bool-storage-transfer bug, met through capture: fuzz --backends
-            // flex,capture,wgpu --seed 105).
+            // flex,capture,wgpu --seed 105). A graph maps no element: poison in is poison out.
             Step::Replay { graph, .. } => {
                 let draws = world.program().graph_draws(usize::from(*graph));
                 let holds_u32_bools = world.graph(*graph).is_some_and(compare::holds_u32_bools);
                 (
-                    poisoned_in
-                        .or(draws.then_some(Poison::RandomDraw))
-                        .or(holds_u32_bools.then_some(Poison::BoolU32OnFlex)),
+                    whole_from_poisoned()
+                        .or(draws.then(|| Taint::whole(Poison::RandomDraw)))
+                        .or(holds_u32_bools.then(|| Taint::whole(Poison::BoolU32OnFlex))),
                     Tolerance::Balanced,
                 )
             }
@@ -114,7 +163,7 @@ impl Oracle for Differential {
             Step::Backward { loss, .. } => {
                 let edge = !exact_in && graph_has_step_op(world.program(), facts.index, *loss);
                 (
-                    poisoned_in.or(edge.then_some(Poison::InexactOperand)),
+                    whole_from_poisoned().or(edge.then(|| Taint::whole(Poison::InexactOperand))),
                     Tolerance::Transcendental,
                 )
             }
@@ -209,7 +258,7 @@ impl Differential {
 /// How the values one step computed are judged.
 struct How {
     index: usize,
-    poisoned: Option<Poison>,
+    poisoned: Option<Taint>,
     /// The op's tolerance family.
     family: Tolerance,
     /// Whether every operand was bit-identical on both backends.
@@ -229,10 +278,10 @@ fn judge(
 ) {
     let out = computed.slot;
     let index = how.index;
-    let poisoned = how.poisoned.or(shared.wgpu_failure());
+    let poisoned = Taint::or(how.poisoned.clone(), shared.wgpu_failure());
     let o = usize::from(out);
     // Until both values are read and compared, nothing says they are identical.
-    shared.inexact[o] = true;
+    shared.inexact[o] = Some(Elements::All);
     let eager = shared.flex.as_ref().and_then(|m| m.get(out));
     let on_flex = eager.as_ref().is_some_and(on_flex);
     // A Flex value that cannot be read is judged, not skipped: an error no execution-error
@@ -256,8 +305,11 @@ fn judge(
     };
     // The known bool storage bug makes Flex misread the value: stop comparing from here.
     let misread = on_flex && flex.as_ref().is_some_and(compare::bool_u32);
-    let poisoned = poisoned.or(misread.then_some(Poison::BoolU32OnFlex));
-    shared.poison[o] = poisoned;
+    let poisoned = Taint::or(
+        poisoned,
+        misread.then(|| Taint::whole(Poison::BoolU32OnFlex)),
+    );
+    shared.poison[o] = poisoned.clone();
     let twin = match &computed.value {
         Ok(t) => AnyTensor::clone(t),
         Err(panic) => {
@@ -280,7 +332,7 @@ fn judge(
             } else {
                 shared.wgpu_met_panic(panic);
                 note(panic.clone());
-                shared.poison[o] = Some(Poison::KnownBug);
+                shared.poison[o] = Some(Taint::whole(Poison::KnownBug));
             }
             return;
         }
@@ -302,7 +354,7 @@ fn judge(
                 }
                 Some(record) => {
                     shared.wgpu_met(&record.background_tag);
-                    shared.poison[o] = Some(Poison::KnownBug);
+                    shared.poison[o] = Some(Taint::whole(Poison::KnownBug));
                 }
             }
             return;
@@ -315,25 +367,32 @@ fn judge(
             } else {
                 shared.wgpu_met_panic(&panic);
                 note(panic);
-                shared.poison[o] = Some(Poison::KnownBug);
+                shared.poison[o] = Some(Taint::whole(Poison::KnownBug));
             }
             return;
         }
     };
     let on_wgpu = faults::wgpu_value(index, on_wgpu);
     let tolerance = compare::tolerance_of(&flex, how.family, how.exact_in, how.floor);
-    let verdict = compare::compare_within(&flex, &on_wgpu, poisoned, tolerance);
-    shared.inexact[o] = !compare::identical(&flex, &on_wgpu);
+    let verdict = compare::compare_within(&flex, &on_wgpu, poisoned.as_ref(), tolerance);
+    shared.inexact[o] = compare::differing(&flex, &on_wgpu);
     // A value judged within an absolute floor far above rounding (a quantization step, a
     // cancelled reduction's error) may differ by that much across backends: what is computed
     // from it is not comparable within a rounding tolerance (atanh of a dequantized 0.996 on
     // Flex and 0.992 on wgpu, fuzz --backends flex,capture,wgpu --seed 104).
-    if how.floor.is_some() && shared.inexact[o] {
-        shared.poison[o] = shared.poison[o].or(Some(Poison::InexactOperand));
+    if how.floor.is_some() && shared.inexact[o].is_some() {
+        shared.poison[o] = Taint::or(
+            shared.poison[o].take(),
+            Some(Taint::whole(Poison::InexactOperand)),
+        );
     }
-    // Equal values whose zeros differ in sign: compared here, not past here.
-    if compare::zero_signs_differ(&flex, &on_wgpu) {
-        shared.poison[o] = shared.poison[o].or(Some(Poison::SignedZero));
+    // Equal values whose zeros differ in sign: compared here, not past here, where they are.
+    if let Some(at) = compare::zero_signs_differ(&flex, &on_wgpu) {
+        let signed = Taint {
+            why: Poison::SignedZero,
+            at,
+        };
+        shared.poison[o] = Taint::or(shared.poison[o].take(), Some(signed));
     }
     match verdict {
         DiffEq::Poisoned(why) => {
@@ -345,6 +404,13 @@ fn judge(
         }
         _ => {
             shared.report.compared += 1;
+            if let Some(partly) = &poisoned {
+                *shared
+                    .report
+                    .partly_poisoned
+                    .entry(partly.why.name().to_string())
+                    .or_default() += 1;
+            }
             shared.report.judgements.push(Judgement {
                 step: index,
                 oracle: OracleId::Differential,
@@ -392,7 +458,7 @@ fn diverge(
     details: String,
 ) {
     // What is computed from a diverged value would only repeat the report.
-    shared.poison[usize::from(out)] = Some(Poison::FromPoisoned);
+    shared.poison[usize::from(out)] = Some(Taint::whole(Poison::FromPoisoned));
     shared.report.violations.push(Violation {
         step: index,
         class: DIVERGENCE.to_string(),

@@ -7,6 +7,7 @@ use burn::tensor::{DType, TensorData, Tolerance};
 
 use super::compare::{self, native_bools, DiffEq, Poison};
 use super::naming::{producer, producer_step, replayed_on_wgpu};
+use super::taint::{Elements, Taint};
 use super::{
     faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Shared,
     StepFacts, Violation,
@@ -24,8 +25,17 @@ pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 /// are equal, floats must be within `Tolerance::default()`, ints and bools exactly; shapes must
 /// match.
 pub fn difference(replayed: &TensorData, eager: &TensorData) -> Option<String> {
+    difference_skipping(replayed, eager, None)
+}
+
+/// [`difference`], leaving out the elements whose bit is set in `skip`.
+fn difference_skipping(
+    replayed: &TensorData,
+    eager: &TensorData,
+    skip: Option<&[bool]>,
+) -> Option<String> {
     let tolerance = eager.dtype().is_float().then(Tolerance::<f64>::default);
-    compare::difference_with(replayed, eager, tolerance, ("replayed", "eager"))
+    compare::difference_skipping(replayed, eager, tolerance, ("replayed", "eager"), skip)
 }
 
 /// A graph output whose replay differs from the eager run.
@@ -53,13 +63,13 @@ pub struct EagerReplay {
 }
 
 impl EagerReplay {
-    /// Why output slot `slot`'s Flex replay must not be compared with the eager run, if it must
-    /// not. `misread_on_flex`: the graph holds a wgpu bool's `Bool(U32)` bytes.
-    fn left_open(&self, shared: &Shared, slot: Slot, misread_on_flex: bool) -> Option<Poison> {
+    /// Why output slot `slot`'s Flex replay must not be compared with the eager run (at which
+    /// elements), if it must not. `misread_on_flex`: the graph holds a wgpu bool's `Bool(U32)` bytes.
+    fn left_open(&self, shared: &Shared, slot: Slot, misread_on_flex: bool) -> Option<Taint> {
         let s = usize::from(slot);
         self.drawn[s]
-            .then_some(Poison::RandomDraw)
-            .or(misread_on_flex.then_some(Poison::BoolU32OnFlex))
+            .then(|| Taint::whole(Poison::RandomDraw))
+            .or(misread_on_flex.then(|| Taint::whole(Poison::BoolU32OnFlex)))
             // Recorded from wgpu data the differential does not compare (a known wgpu bug, a
             // spec-allowed difference): the replay gives back what wgpu computed (fuzz
             // --backends flex,capture,wgpu --seed 107: wgpu's powf(0, 0) = 0, moved into a
@@ -154,12 +164,29 @@ impl Oracle for EagerReplay {
         let misread_on_flex = compare::holds_u32_bools(scope.graph);
         let mut found: Vec<Differing> = Vec::new();
         for (k, ((slot, _), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
-            if let Some(why) = self.left_open(shared, *slot, misread_on_flex) {
-                count(shared, why);
+            let open = self.left_open(shared, *slot, misread_on_flex);
+            if let Some(whole) = open.as_ref().filter(|t| t.at == Elements::All) {
+                count(shared, whole.why);
                 continue;
             }
             let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
                 continue;
+            };
+            // Poisoned at some elements: compared at the others.
+            let skip = match &open {
+                Some(t) if t.covers(eager.shape()) => {
+                    count(shared, t.why);
+                    continue;
+                }
+                Some(t) => {
+                    *shared
+                        .report
+                        .partly_poisoned
+                        .entry(t.why.name().to_string())
+                        .or_default() += 1;
+                    t.at.skips(eager.shape())
+                }
+                None => None,
             };
             shared.report.replay_compared += 1;
             if let Some(step) = producer_step(world, *slot, exit) {
@@ -169,7 +196,7 @@ impl Oracle for EagerReplay {
                     context: Context::Replayed,
                 });
             }
-            if let Some(diff) = difference(data, &eager) {
+            if let Some(diff) = difference_skipping(data, &eager, skip) {
                 found.push(Differing {
                     slot: *slot,
                     text: format!("output {k} (t{slot}): {diff}"),
@@ -191,7 +218,9 @@ impl Oracle for EagerReplay {
                             continue;
                         };
                         let poisoned = shared.wgpu_poison(*slot);
-                        if let DiffEq::Differ(diff) = compare::compare(&eager, data, poisoned) {
+                        if let DiffEq::Differ(diff) =
+                            compare::compare(&eager, data, poisoned.as_ref())
+                        {
                             found.push(Differing {
                                 slot: *slot,
                                 text: format!("output {k} (t{slot}) replayed on wgpu: {diff}"),

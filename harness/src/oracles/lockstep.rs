@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::catalogue::DEVICE_FAILURES;
 use super::compare::{self, Poison};
+use super::taint::{Elements, Taint};
 use super::{assign_classes, class_of, Oracle, OracleId, Oracles, StepFacts, Violation, ORACLES};
 use crate::interpreter::{
     self, at_site, note, wgpu, CompletedScope, Lockstep, Mirror, Mode, Outcome, PanicInfo, Trace,
@@ -22,11 +23,12 @@ pub struct Shared {
     pub flex: Option<Mirror>,
     /// The run on wgpu, when the differential oracle runs.
     pub wgpu: Option<Mirror>,
-    /// Per slot, why its wgpu value must not be compared with Flex's, if it must not.
-    pub poison: Vec<Option<Poison>>,
-    /// Per slot, whether its Flex and wgpu values differed at all (within tolerance): a
-    /// discontinuous op over it is poisoned.
-    pub inexact: Vec<bool>,
+    /// Per slot, why its wgpu value must not be compared with Flex's (at which elements), if
+    /// it must not.
+    pub poison: Vec<Option<Taint>>,
+    /// Per slot, where its Flex and wgpu values differed at all (within tolerance), if
+    /// anywhere: a discontinuous op over those elements is poisoned there.
+    pub inexact: Vec<Option<Elements>>,
     /// Whether the wgpu mirror met a known bug that fails its device's stream
     /// (`catalogue::DEVICE_FAILURES`): nothing wgpu computes after it is compared.
     pub wgpu_failed: bool,
@@ -35,15 +37,16 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// Why slot `s`'s wgpu value must not be compared with its Flex value, if it must not.
-    pub fn wgpu_poison(&self, s: Slot) -> Option<Poison> {
-        self.poison[usize::from(s)].or(self.wgpu_failure())
+    /// Why slot `s`'s wgpu value must not be compared with its Flex value (at which
+    /// elements), if it must not.
+    pub fn wgpu_poison(&self, s: Slot) -> Option<Taint> {
+        Taint::or(self.poison[usize::from(s)].clone(), self.wgpu_failure())
     }
 
     /// Why nothing wgpu computes is compared any more, if the device failed (see
     /// [`Shared::wgpu_failed`]).
-    pub fn wgpu_failure(&self) -> Option<Poison> {
-        self.wgpu_failed.then_some(Poison::KnownBug)
+    pub fn wgpu_failure(&self) -> Option<Taint> {
+        self.wgpu_failed.then(|| Taint::whole(Poison::KnownBug))
     }
 
     /// Notes that wgpu met the known bug of class `class`; one that fails the device's stream
@@ -73,9 +76,13 @@ pub struct OracleReport {
     /// How many replayed graph outputs the eager-replay oracle compared with eager values.
     #[serde(default)]
     pub replay_compared: usize,
-    /// Values the differential or eager-replay did not compare, per poison reason (`argmax-tie`,
-    /// `random-draw`, ...).
+    /// Values the differential or eager-replay did not compare at all, per poison reason
+    /// (`argmax-tie`, `random-draw`, ...).
     pub poisoned: BTreeMap<String, usize>,
+    /// Values compared at some elements only, the others poisoned, per reason (counted in
+    /// `compared` or `replay_compared` as well).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub partly_poisoned: BTreeMap<String, usize>,
     /// What the reference oracle judged, and what it left open per reason.
     #[serde(default, skip_serializing_if = "ReferenceCounts::is_empty")]
     pub reference: ReferenceCounts,
@@ -190,7 +197,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         flex,
         wgpu,
         poison: vec![None; usize::from(MAX_SLOTS)],
-        inexact: vec![false; usize::from(MAX_SLOTS)],
+        inexact: vec![None; usize::from(MAX_SLOTS)],
         wgpu_failed: false,
         report: OracleReport::default(),
     };
