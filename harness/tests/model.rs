@@ -36,6 +36,40 @@ fn the_model_is_quiet_on_random_programs_while_judging_their_steps() {
 }
 
 #[test]
+fn a_scope_an_unfollowed_op_over_a_stale_tensor_recorded_into_is_not_judged_at_its_exit() {
+    // t2 is an autodiff capture tensor (the model stops following it, a known divergence) of a
+    // completed scope; pad over it makes a fresh tensor in the open scope and slice-assigns
+    // the stale one into it, so that scope cannot complete (UndeclaredInput). The model cannot
+    // know what the op recorded: it must not predict the exit (fuzz --seed 3).
+    let program = common::program(
+        r#"[
+            {"enter_scope":{"device":{"capture":0}}},
+            {"create":{"out":0,"kind":"bool","shape":[1],"fill":"zeros","device":{"capture":0}}},
+            {"autodiff":{"out":1,"src":0,"mode":"enable"}},
+            {"op":{"out":2,"op":{"cast":{"src":1,"to":"float"}}}},
+            {"exit_scope":{"inputs":[],"outputs":[]}},
+            {"enter_scope":{"device":{"capture":0}}},
+            {"op":{"out":3,"op":{"along_dim":{"op":"pad_crop","src":2,"dim":0}}}},
+            {"op":{"out":4,"op":{"logic":{"op":"or","lhs":0,"rhs":1}}}},
+            {"op":{"out":0,"op":{"mask_where":{"src":1,"mask":0,"value":1}}}},
+            {"exit_scope":{"inputs":[],"outputs":[]}}
+        ]"#,
+    );
+    let verdict = check(&program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let exit = program.steps.len() - 1;
+    assert!(
+        matches!(
+            &verdict.trace.steps[exit].outcome,
+            dispatch_fuzz::interpreter::Outcome::Error { error, .. }
+                if error.contains("UndeclaredInput")
+        ),
+        "{:?}",
+        verdict.trace.steps[exit].outcome
+    );
+}
+
+#[test]
 fn an_inverted_rule_is_a_model_mismatch_at_the_step_it_governs() {
     let program = common::corpus_program("seed-001-before");
     assert!(check(&program).unwrap().finding.is_none());

@@ -925,9 +925,21 @@ impl State {
                 }
                 let operands: smallvec::SmallVec<[Val; 6]> =
                     reads.iter().flatten().copied().collect();
-                let recorder = captures(&operands).find(|c| self.sessions[c.1].open);
+                let recorder = captures(&operands)
+                    .find(|c| self.sessions[c.1].open)
+                    .map(|c| (c.0, c.1))
+                    // An op the model does not follow that succeeded over stale operands alone
+                    // recorded in the device's open scope, if any: a composite makes a fresh
+                    // tensor there first (pad's `full`, then a slice assign of the stale
+                    // operand into it: fuzz --seed 3).
+                    .or_else(|| {
+                        let unfollowed = off || tainted_input;
+                        captures(&operands)
+                            .filter(|_| unfollowed)
+                            .find_map(|c| Some((c.0, self.open_session(c.0)?)))
+                    });
                 let place = match recorder {
-                    Some((device, session, _, _)) => {
+                    Some((device, session)) => {
                         let id = self.fresh();
                         let s = &mut self.sessions[session];
                         // An op the model did not judge, over a value it no longer follows,
