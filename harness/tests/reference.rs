@@ -97,6 +97,47 @@ fn a_rounding_op_wrong_on_every_path_is_seen_by_the_reference_oracle_alone() {
 }
 
 #[test]
+fn a_quantized_round_trip_wrong_on_every_path_is_seen_by_the_reference_oracle_alone() {
+    // Judged within one step of the tensor's scale (3 / 127 here): one too large is far out.
+    only_the_reference_sees("float", "quantized_flip");
+}
+
+#[test]
+fn a_quantized_round_trip_within_one_step_of_its_scale_agrees_and_a_nan_leaves_it_open() {
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "mul", "src": 0, "value": 37}}}},
+            {"op": {"out": 2, "op": {"unary": {"op": "quantize_roundtrip", "src": 1}}}},
+            {"op": {"out": 3, "op": {"unary": {"op": "quantized_expand", "src": 1}}}},
+            {"op": {"out": 4, "op": {"along_dim": {"op": "quantized_gather", "src": 1, "dim": 1}}}},
+            {"op": {"out": 5, "op": {"unary": {"op": "log", "src": 0}}}},
+            {"op": {"out": 6, "op": {"scalar": {"op": "mul", "src": 5, "value": 0}}}},
+            {"op": {"out": 7, "op": {"unary": {"op": "quantize_roundtrip", "src": 6}}}}]"#,
+    );
+    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let counts = &verdict.oracles.reference;
+    // log(0) * 0 is NaN: its round trip's scale, and so every element, is open.
+    assert!(
+        counts.open.keys().any(|k| k.contains("non-finite")),
+        "{counts:?}"
+    );
+    assert!(counts.judged >= 6, "{counts:?}");
+}
+
+#[test]
+fn a_grid_sample_a_quarter_pixel_right_is_judged_against_its_bilinear_definition() {
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 2, 3, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "grid_sample_2d", "src": 0, "kernel": 1}}}}]"#,
+    );
+    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let counts = &verdict.oracles.reference;
+    assert_eq!((counts.judged, counts.open.len()), (2, 0), "{counts:?}");
+}
+
+#[test]
 fn a_wrong_backward_formula_is_seen_by_the_reference_oracle_alone() {
     // exp's gradient is exp: finite differences over the reference forward give it.
     let program = common::program(

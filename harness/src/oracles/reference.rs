@@ -66,6 +66,27 @@ pub fn status(family: &str, name: &str) -> Result<(), &'static str> {
     }
 }
 
+/// Whether `op`'s reference is a quantized round trip of its operand (see
+/// [`host::quantized`]): its value is judged within one step of the operand's scale.
+fn round_trips_quantized(op: &Op) -> bool {
+    use elementwise::row;
+    match op {
+        Op::Unary { op, .. } => matches!(
+            row(elementwise::UNARY, op.name()),
+            Some(elementwise::Unary::Quantized(_))
+        ),
+        Op::AlongDim { op, .. } => matches!(
+            row(along_dim::ALONG_DIM, op.name()),
+            Some(along_dim::Along::Quantized(_))
+        ),
+        Op::Module { op, .. } => matches!(
+            row(module::MODULE, op.name()),
+            Some(module::Module::Quantized)
+        ),
+        _ => false,
+    }
+}
+
 /// Whether the value `slot` holds before step `before` was computed on wgpu (by the step
 /// that made it, looking through hand-offs).
 fn computed_on_wgpu(world: &World<'_>, slot: crate::program::Slot, before: usize) -> bool {
@@ -280,9 +301,9 @@ enum Judged {
     Differ(usize, String, String),
 }
 
-/// Judges Burn's value `actual` (dtype `dtype`) against `expected` under `family`; `scale` is
-/// the magnitude of the terms an accumulating op added up (0 for the others).
-fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, scale: f64) -> Judged {
+/// Judges Burn's value `actual` (dtype `dtype`) against `expected` under `family`; `absolute` is
+/// the absolute error the op may add beyond its family's bounds (see [`Reference::allowance`]).
+fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, absolute: f64) -> Judged {
     let (rel, abs) = bounds(family);
     let mut known = 0;
     if expected.shape != actual.shape {
@@ -312,7 +333,7 @@ fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, scale:
                     || e == a
                     || (e.is_finite()
                         && a.is_finite()
-                        && (e - a).abs() <= abs.max(rel * scale) + rel * e.abs().max(a.abs()));
+                        && (e - a).abs() <= abs.max(absolute) + rel * e.abs().max(a.abs()));
                 if !same {
                     return Judged::Differ(i, format!("{e:?}"), format!("{a:?}"));
                 }
@@ -432,6 +453,22 @@ impl Reference {
     /// The magnitude of the terms an accumulating step adds up: the largest operand element,
     /// squared for products of two operand values (matmul, convolution, normalization), times
     /// the number of terms an output can sum.
+    /// The absolute error step `step`'s float result may carry beyond its family's bounds: for
+    /// an accumulating op, the family's relative bound at the scale of its terms (see
+    /// [`Reference::scale`]); for a quantized round trip, one quantization step of its operand.
+    fn allowance(&self, step: &Step, family: Tolerance) -> f64 {
+        if let Step::Op { op, .. } = step {
+            let operand = op
+                .operands()
+                .first()
+                .and_then(|s| self.held[usize::from(*s)].as_ref());
+            if round_trips_quantized(op) {
+                return operand.map_or(0.0, host::quantization_step);
+            }
+        }
+        bounds(family).0 * self.scale(step)
+    }
+
     fn scale(&self, step: &Step) -> f64 {
         let Step::Op { op, .. } = step else {
             return 0.0;
@@ -523,12 +560,16 @@ impl Oracle for Reference {
             }
             _ => self.expected(step),
         });
-        let scale = if ok { self.scale(step) } else { 0.0 };
         let family = match step {
             Step::Op { op, .. } => op.tolerance(),
             // Burn's f32 chain rule against f64 differences.
             Step::Backward { .. } => Tolerance::Transcendental,
             _ => Tolerance::Exact,
+        };
+        let absolute = if ok {
+            self.allowance(step, family)
+        } else {
+            0.0
         };
         let random = step.draws();
         // A value computed from a known bug's garbage is that bug's, not a new one.
@@ -576,7 +617,7 @@ impl Oracle for Reference {
             let counts = &mut shared.report.reference;
             match (&expected, &actual) {
                 (_, None) => *counts.open.entry("value not readable".into()).or_default() += 1,
-                (Some(Ok(e)), Some((a, dtype))) => match judge(e, a, *dtype, family, scale) {
+                (Some(Ok(e)), Some((a, dtype))) => match judge(e, a, *dtype, family, absolute) {
                     Judged::Agree(known) if known == 0 && e.numel() > 0 => {
                         *counts.open.entry("every element open".into()).or_default() += 1
                     }

@@ -137,13 +137,15 @@ macro_rules! unary_ops {
                     .flatten::<1>(0, s.num_dims() - 1).reshape(s).dequantize() };
             quantized_flip: [Float] -> same, balanced, quantized,
                 x => x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default()).flip([0]).dequantize();
+            // Permuted and swapped, then swapped and permuted back: the shape stays (the other
+            // order, swap after each permute, ends as [d2, d0, d1] for rank 3).
             quantized_permute: [Float] -> same, balanced, quantized, x => {
                 let n = x.dims().len();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .permute(core::array::from_fn(|i| (i + 1) % n))
                     .swap_dims(0, n - 1)
-                    .permute(core::array::from_fn(|i| (i + n - 1) % n))
                     .swap_dims(0, n - 1)
+                    .permute(core::array::from_fn(|i| (i + n - 1) % n))
                     .dequantize() };
             quantized_expand: [Float] -> same, balanced, quantized, x => {
                 let s = x.shape();

@@ -33,6 +33,9 @@ pub enum Along {
     ),
     /// A function of the operand and the dim as a whole.
     Whole(fn(&Host, usize) -> Option<Host>),
+    /// A quantized round trip through a layout move over the dim, judged within one
+    /// quantization step (see [`super::host::quantized`]).
+    Quantized(fn(&[usize], usize) -> Vec<usize>),
     /// No reference, and why.
     Missing(&'static str),
 }
@@ -132,7 +135,7 @@ fn softmax_lane(v: &[f64], sign: f64, quiet: bool) -> Vec<Option<f64>> {
 }
 
 /// Positions that reverse each lane along `d`.
-fn flip_positions(shape: &[usize], d: usize) -> Vec<usize> {
+pub(super) fn flip_positions(shape: &[usize], d: usize) -> Vec<usize> {
     let n: usize = shape.iter().product();
     (0..n)
         .map(|i| {
@@ -144,7 +147,7 @@ fn flip_positions(shape: &[usize], d: usize) -> Vec<usize> {
 }
 
 /// Each lane's first element, repeated along `d`.
-fn first_positions(shape: &[usize], d: usize) -> Vec<usize> {
+pub(super) fn first_positions(shape: &[usize], d: usize) -> Vec<usize> {
     let n: usize = shape.iter().product();
     (0..n)
         .map(|i| {
@@ -495,8 +498,12 @@ pub const ALONG_DIM: &[(&str, Along)] = &[
         "powi_by_two",
         Along::Map(|x| (!x.is_nan()).then_some(x * x), |_| None, |b| b),
     ),
-    ("quantized_select", Along::Missing(QUANTIZED)),
-    ("quantized_gather", Along::Missing(QUANTIZED)),
+    // Burn's default scheme round-tripped through the select and gather of the plain entries.
+    ("quantized_select", Along::Quantized(flip_positions)),
+    (
+        "quantized_gather",
+        Along::Quantized(gather_rotated_positions),
+    ),
     ("select_assign_reversed", Along::Layout(flip_positions)),
     ("scatter_assign_rotated", Along::Layout(roll_positions)),
     ("prelu", Along::Whole(prelu)),
@@ -546,7 +553,6 @@ pub const ALONG_DIM: &[(&str, Along)] = &[
     ("random_default_like", Along::Missing(RANDOM)),
 ];
 
-const QUANTIZED: &str = "quantized: not written yet (it would judge within one quantization step)";
 const RANDOM: &str = "random draws: no definition pins a drawn value down (the differential \
                       and eager-replay leave them out too); not judged, not even their support";
 
@@ -579,6 +585,7 @@ pub fn along(reference: Along, x: &Host, dim: usize) -> Result<Host, &'static st
     let n = x.numel();
     match reference {
         Along::Missing(why) => Err(why),
+        Along::Quantized(layout) => super::host::quantized(x, &layout(&x.shape, dim)),
         Along::Reduce(f, g) => match &x.data {
             Data::Float(_) => Ok(Host::float(
                 reduced,

@@ -28,6 +28,9 @@ pub enum Unary {
     BothNanOpen(fn(f64) -> f64, fn(i128) -> Option<i128>),
     /// A function of the whole tensor (a reduction broadcast back over it).
     Whole(fn(&Host) -> Option<Host>),
+    /// A quantized round trip through a layout move (for each output position, the input
+    /// position it takes), judged within one quantization step (see [`super::host::quantized`]).
+    Quantized(fn(&[usize]) -> Vec<usize>),
     /// No reference, and why.
     Missing(&'static str),
 }
@@ -330,12 +333,21 @@ pub const UNARY: &[(&str, Unary)] = &[
         "shift_right_by_tensor",
         Unary::Int(|x| floor_mod_i(x.abs(), 8).map(|s| x >> s)),
     ),
-    ("quantize_roundtrip", Unary::Missing(QUANTIZED)),
-    ("quantized_read", Unary::Missing(QUANTIZED)),
-    ("quantized_reshape", Unary::Missing(QUANTIZED)),
-    ("quantized_flip", Unary::Missing(QUANTIZED)),
-    ("quantized_permute", Unary::Missing(QUANTIZED)),
-    ("quantized_expand", Unary::Missing(QUANTIZED)),
+    // Burn's default scheme round-tripped, through the layout ops Burn runs on quantized data:
+    // read back as quantized data and loaded again, flattened and reshaped back, permuted and
+    // permuted back, flipped along dim 0, the first row along dim 0 expanded over it.
+    ("quantize_roundtrip", Unary::Quantized(identity_positions)),
+    ("quantized_read", Unary::Quantized(identity_positions)),
+    ("quantized_reshape", Unary::Quantized(identity_positions)),
+    (
+        "quantized_flip",
+        Unary::Quantized(|s| super::along_dim::flip_positions(s, 0)),
+    ),
+    ("quantized_permute", Unary::Quantized(identity_positions)),
+    (
+        "quantized_expand",
+        Unary::Quantized(|s| super::along_dim::first_positions(s, 0)),
+    ),
     (
         "minus_min",
         Unary::Whole(|x| minus_whole(x, min_of, |v| v.iter().copied().min())),
@@ -352,10 +364,10 @@ pub const UNARY: &[(&str, Unary)] = &[
     ),
 ];
 
-/// Why the quantized entries have no reference yet.
-const QUANTIZED: &str = "quantized: the reference would quantize with Burn's default scheme \
-                         (symmetric int8, one scale for the tensor) and judge within one step; \
-                         not written yet";
+/// Every position in place: a layout move that moves nothing.
+fn identity_positions(shape: &[usize]) -> Vec<usize> {
+    (0..shape.iter().product()).collect()
+}
 
 /// How the reference computes one two-operand entry (binary, comparison or scalar).
 #[derive(Clone, Copy)]
@@ -496,6 +508,7 @@ pub fn unary(reference: Unary, x: &Host) -> Result<Host, &'static str> {
             ))
         }
         (Unary::Whole(f), _) => f(x).ok_or("the whole-tensor reduction meets an unknown element"),
+        (Unary::Quantized(layout), _) => super::host::quantized(x, &layout(&x.shape)),
         _ => Err("the entry takes no operand of this kind"),
     }
 }

@@ -212,6 +212,37 @@ pub fn to_f32(x: f64) -> f64 {
     f64::from(x as f32)
 }
 
+/// Burn's default quantization scheme (cubecl-common `quant/scheme.rs:50-59`: 8-bit values,
+/// symmetric, one scale for the whole tensor) round-tripped: each element comes back within one
+/// step of the scale, `max |x| / 127`, of its value. The reference is `x` moved by `layout` (for
+/// each output position, the input position it takes; the shape stays), judged within that step
+/// (see [`quantization_step`]). A NaN or an infinity anywhere makes the scale, and so every
+/// element, unspecified, as does an element the reference does not know.
+pub fn quantized(x: &Host, layout: &[usize]) -> Result<Host, &'static str> {
+    let values = x.floats().ok_or("only a float is quantized")?;
+    let known: Option<Vec<f64>> = values.iter().copied().collect();
+    let known = known
+        .filter(|v| v.iter().all(|e| e.is_finite()))
+        .ok_or("a quantization of an unknown or non-finite element: one scale for the tensor")?;
+    Ok(Host::float(
+        x.shape.clone(),
+        layout.iter().map(|&i| known.get(i).copied()).collect(),
+    ))
+}
+
+/// One step of the symmetric 8-bit scale of `x` (`max |x| / 127`), with a margin of 1% for the
+/// scale's own f32 rounding: how far a quantized round trip of `x` may move an element (half a
+/// step rounding the value, half a step more where 127.5 steps clamp to 127).
+pub fn quantization_step(x: &Host) -> f64 {
+    let largest = x
+        .as_f64()
+        .into_iter()
+        .flatten()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    1.01 * largest / 127.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
