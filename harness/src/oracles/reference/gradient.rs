@@ -12,7 +12,7 @@ use std::cell::OnceCell;
 use super::host::Host;
 use super::{of_op, value_of};
 use crate::interpreter::AnyTensor;
-use crate::program::{AutodiffMode, Kind, Op, Step};
+use crate::program::{AutodiffMode, Kind, Op, Step, Unspecified};
 
 /// The largest parameter whose gradient is computed (each element costs four forward passes
 /// along the path, and one more for the whole).
@@ -218,6 +218,15 @@ pub fn gradient(
             .any(|i| is_param(*i) || (*i < depends.len() && depends[*i]));
         if depends[n] && !matches!(tape[n].what, What::Op(_) | What::Clone) {
             return Err("a move or an autodiff step between the parameter and the loss");
+        }
+        // The reference of a quantized entry is its operand within one step, not the rounding
+        // itself, whose derivative is 0 almost everywhere (and Burn documents none: a
+        // one-element round trip is the identity, yet Burn passes no gradient through it:
+        // fuzz --seed 2).
+        if depends[n]
+            && matches!(&tape[n].what, What::Op(op) if op.unspecified() == Unspecified::Quantized)
+        {
+            return Err("a quantized round trip between the parameter and the loss");
         }
     }
     if !depends[loss] {

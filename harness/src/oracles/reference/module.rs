@@ -184,6 +184,39 @@ fn avg_pool(x: &Host, k: usize) -> Option<Host> {
     })
 }
 
+/// The backward of a same-padded, stride-1 average pooling of `k × k` (the padding counted in,
+/// so every window divides by `k²`), seeded with the operand itself as the output gradient:
+/// each input gathers `g / k²` from every window holding it, the outputs `o` with
+/// `i + p - k + 1 <= o <= i + p` in each spatial dim. Where the terms' magnitudes add up past
+/// f32's range, Burn's f32 sum overflows in an order the reference does not know: left open.
+fn avg_pool_backward(x: &Host, k: usize) -> Option<Host> {
+    let (d, g) = nchw(x)?;
+    let (kh, kw, ph, pw) = window(x, k);
+    let span = |i: usize, len: usize, k: usize, p: usize| {
+        (i + p + 1).saturating_sub(k)..(i + p + 1).min(len)
+    };
+    let mut out = vec![None; g.len()];
+    for n in 0..d[0] {
+        for c in 0..d[1] {
+            for iy in 0..d[2] {
+                for ix in 0..d[3] {
+                    let (mut sum, mut magnitude) = (0.0, 0.0);
+                    for oy in span(iy, d[2], kh, ph) {
+                        for ox in span(ix, d[3], kw, pw) {
+                            let term = g[at(d, n, c, oy, ox)];
+                            sum += term;
+                            magnitude += term.abs();
+                        }
+                    }
+                    out[at(d, n, c, iy, ix)] =
+                        (magnitude <= F32_MAX).then(|| sum / (kh * kw) as f64);
+                }
+            }
+        }
+    }
+    Some(out_of(x, out))
+}
+
 fn max_pool(x: &Host, k: usize) -> Option<Host> {
     pool(x, k, |t, _| {
         (!t.iter().any(|(v, _)| v.is_nan()))
@@ -508,8 +541,9 @@ pub const MODULE: &[(&str, Module)] = &[
     ("attention_causal", Module::Loops(|x, _| attention(x, true))),
     ("layer_norm", Module::Loops(layer_norm)),
     ("batch_norm", Module::Loops(batch_norm)),
-    ("avg_pool2d_backward", Module::Missing(BACKWARD)),
-    ("avg_pool3d_backward", Module::Missing(BACKWARD)),
+    ("avg_pool2d_backward", Module::Loops(avg_pool_backward)),
+    // A depth of 1 with no depth padding: the 2-D backward over each slice.
+    ("avg_pool3d_backward", Module::Loops(avg_pool_backward)),
     ("max_pool2d_backward", Module::Missing(BACKWARD)),
     ("max_pool3d_backward", Module::Missing(BACKWARD)),
     ("conv2d_weight_backward", Module::Missing(BACKWARD)),
@@ -556,6 +590,16 @@ mod tests {
         let x = Host::float(vec![1, 1, 2, 2], [4.0, 8.0, 0.0, 2.0].map(Some).to_vec());
         let got = quarter_pixel_right(&x, 1).unwrap();
         assert_eq!(values(&got), [5.0, 6.0, 0.5, 1.5]);
+    }
+
+    #[test]
+    fn an_average_pooling_backward_spreads_each_gradient_over_its_window_divided_by_its_size() {
+        // 1 x 3 of gradients [1, 2, 3], windows of 3 x 3 (one row): each input gathers the
+        // windows around it, / 9.
+        let x = Host::float(vec![1, 1, 1, 3], [1.0, 2.0, 3.0].map(Some).to_vec());
+        let got = avg_pool_backward(&x, 3).unwrap();
+        assert_eq!(values(&got), [3.0 / 9.0, 6.0 / 9.0, 5.0 / 9.0]);
+        assert_eq!(values(&avg_pool_backward(&x, 1).unwrap()), [1.0, 2.0, 3.0]);
     }
 
     #[test]
