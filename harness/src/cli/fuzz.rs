@@ -344,15 +344,10 @@ impl Session<'_> {
     }
 }
 
-/// Each poison reason's share of the values the differential and eager-replay met (compared,
-/// or left uncompared for some reason), for the values it left wholly uncompared (`poisoned`)
-/// or `partly` so.
-fn poisoned_shares(stats: &Stats, partly: bool) -> BTreeMap<String, f64> {
+/// Each reason's share, in `counts` (values left wholly or partly uncompared), of the values
+/// the differential and eager-replay met (compared, or left uncompared for some reason).
+fn poisoned_shares(stats: &Stats, counts: &BTreeMap<String, u64>) -> BTreeMap<String, f64> {
     let met = stats.compared + stats.replay_compared + stats.poisoned.values().sum::<u64>();
-    let counts = match partly {
-        false => &stats.poisoned,
-        true => &stats.partly_poisoned,
-    };
     counts
         .iter()
         .map(|(why, n)| (why.clone(), *n as f64 / met.max(1) as f64))
@@ -595,9 +590,9 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
                 "wgpu_compared": stats.compared,
                 "replay_compared": stats.replay_compared,
                 "wgpu_poisoned": stats.poisoned,
-                "poisoned_share": poisoned_shares(stats, false),
+                "poisoned_share": poisoned_shares(stats, &stats.poisoned),
                 "partly_poisoned": stats.partly_poisoned,
-                "partly_poisoned_share": poisoned_shares(stats, true),
+                "partly_poisoned_share": poisoned_shares(stats, &stats.partly_poisoned),
                 "reference_judged": stats.reference_judged,
                 "reference_gradients_judged": stats.reference_gradients,
                 "reference_open": stats.reference_open,
@@ -681,7 +676,7 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
             "flex vs wgpu: {} values compared; eager-replay: {} replayed outputs compared",
             stats.compared, stats.replay_compared
         );
-        let shares = poisoned_shares(stats, false);
+        let shares = poisoned_shares(stats, &stats.poisoned);
         for (why, n) in &stats.poisoned {
             let share = shares.get(why).copied().unwrap_or_default();
             let grain = dispatch_fuzz::oracles::compare::Poison::named(why)
@@ -691,7 +686,7 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
                 100.0 * share
             );
         }
-        let shares = poisoned_shares(stats, true);
+        let shares = poisoned_shares(stats, &stats.partly_poisoned);
         for (why, n) in &stats.partly_poisoned {
             let share = shares.get(why).copied().unwrap_or_default();
             println!(

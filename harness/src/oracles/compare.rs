@@ -71,12 +71,6 @@ pub fn zero_signs_differ(a: &TensorData, b: &TensorData) -> Option<Elements> {
     Elements::of(a.shape(), bits)
 }
 
-/// Whether `a` and `b` hold the same values bit for bit (NaN equal to NaN), whatever their
-/// storage dtypes.
-pub fn identical(a: &TensorData, b: &TensorData) -> bool {
-    a.shape() == b.shape() && difference_with(a, b, None, ("", "")).is_none()
-}
-
 /// Where `a` and `b` are not bit for bit the same (NaN equal to NaN), if anywhere: every
 /// element, when their shapes differ.
 pub fn differing(a: &TensorData, b: &TensorData) -> Option<Elements> {
@@ -191,11 +185,6 @@ fn out_of_i32(v: f64) -> bool {
     v.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&v)
 }
 
-/// Whether casting `data` (a float tensor) to int meets a NaN or a value outside `i32`.
-pub fn cast_out_of_range(data: &TensorData) -> bool {
-    data.dtype().is_float() && values(data).into_iter().any(out_of_i32)
-}
-
 /// Whether `argmax` over this lane meets a tie for the maximum (or a NaN).
 fn argmax_tie(lane: &[f64]) -> bool {
     let max = lane.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -212,16 +201,6 @@ fn has_ties(lane: &[f64]) -> bool {
     let mut sorted = lane.to_vec();
     sorted.sort_by(f64::total_cmp);
     sorted.windows(2).any(|w| w[0] == w[1]) || lane.iter().any(|v| v.is_nan())
-}
-
-/// Whether `argmax` over `dim` of `data` meets a tie for the maximum in some lane.
-pub fn argmax_has_tie(data: &TensorData, dim: usize) -> bool {
-    lanes_where(data, dim, argmax_tie).is_some()
-}
-
-/// Whether some lane of `data` along `dim` holds two equal values or a NaN.
-pub fn lane_has_ties(data: &TensorData, dim: usize) -> bool {
-    lanes_where(data, dim, has_ties).is_some()
 }
 
 /// Every element of the lanes of `data` along `dim` for which `test` holds, if any.
@@ -497,6 +476,7 @@ mod tests {
         let inside = TensorData::new(vec![2_147_483_520.0f32, -5.0], [2]);
         let outside = TensorData::new(vec![1.0f32, 8.66e16], [2]);
         let nan = TensorData::new(vec![f32::NAN], [1]);
+        let cast_out_of_range = |d: &TensorData| elements_where(d, out_of_i32).is_some();
         assert!(!cast_out_of_range(&inside));
         assert!(cast_out_of_range(&outside) && cast_out_of_range(&nan));
     }
@@ -504,6 +484,7 @@ mod tests {
     #[test]
     fn ties_are_found_per_lane() {
         let data = TensorData::new(vec![1.0f32, 2.0, 3.0, 3.0], [2, 2]);
+        let argmax_has_tie = |d: &TensorData, dim| lanes_where(d, dim, argmax_tie).is_some();
         assert!(!argmax_has_tie(&data, 0));
         assert!(argmax_has_tie(&data, 1));
     }

@@ -89,14 +89,20 @@ impl Oracle for Differential {
         let (poisoned, family) = match step {
             Step::Op { op, out } => {
                 let family = op.tolerance();
-                let out_shape = shared
-                    .flex
-                    .as_ref()
-                    .and_then(|m| m.get(*out))
-                    .map(|t| t.ty().shape);
-                let on_result = |at: &Elements| match &out_shape {
-                    Some(to) => at.reach(op.reach(), to),
-                    None => Elements::All,
+                // Read only where some element is to be carried (most steps carry none).
+                let out_shape = std::cell::OnceCell::new();
+                let on_result = |at: &Elements| {
+                    let shape = out_shape.get_or_init(|| {
+                        shared
+                            .flex
+                            .as_ref()
+                            .and_then(|m| m.get(*out))
+                            .map(|t| t.ty().shape)
+                    });
+                    match shape {
+                        Some(to) => at.reach(op.reach(), to),
+                        None => Elements::All,
+                    }
                 };
                 let operands = op.operands();
                 let reached = |per_slot: &dyn Fn(usize) -> Option<Elements>| {
@@ -395,21 +401,11 @@ fn judge(
         shared.poison[o] = Taint::or(shared.poison[o].take(), Some(signed));
     }
     match verdict {
-        DiffEq::Poisoned(why) => {
-            *shared
-                .report
-                .poisoned
-                .entry(why.name().to_string())
-                .or_default() += 1
-        }
+        DiffEq::Poisoned(why) => shared.report.count_poisoned(why, false),
         _ => {
             shared.report.compared += 1;
             if let Some(partly) = &poisoned {
-                *shared
-                    .report
-                    .partly_poisoned
-                    .entry(partly.why.name().to_string())
-                    .or_default() += 1;
+                shared.report.count_poisoned(partly.why, true);
             }
             shared.report.judgements.push(Judgement {
                 step: index,

@@ -78,15 +78,6 @@ impl EagerReplay {
     }
 }
 
-/// Counts a value left uncompared for `why`.
-fn count(shared: &mut Shared, why: Poison) {
-    *shared
-        .report
-        .poisoned
-        .entry(why.name().to_string())
-        .or_default() += 1;
-}
-
 impl Oracle for EagerReplay {
     fn after_step(&mut self, _shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
         let step = &world.program().steps[facts.index];
@@ -166,7 +157,7 @@ impl Oracle for EagerReplay {
         for (k, ((slot, _), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
             let open = self.left_open(shared, *slot, misread_on_flex);
             if let Some(whole) = open.as_ref().filter(|t| t.at == Elements::All) {
-                count(shared, whole.why);
+                shared.report.count_poisoned(whole.why, false);
                 continue;
             }
             let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
@@ -175,15 +166,11 @@ impl Oracle for EagerReplay {
             // Poisoned at some elements: compared at the others.
             let skip = match &open {
                 Some(t) if t.covers(eager.shape()) => {
-                    count(shared, t.why);
+                    shared.report.count_poisoned(t.why, false);
                     continue;
                 }
                 Some(t) => {
-                    *shared
-                        .report
-                        .partly_poisoned
-                        .entry(t.why.name().to_string())
-                        .or_default() += 1;
+                    shared.report.count_poisoned(t.why, true);
                     t.at.skips(eager.shape())
                 }
                 None => None,
@@ -211,7 +198,7 @@ impl Oracle for EagerReplay {
                 Ok(Ok(on_wgpu)) => {
                     for (k, ((slot, _), data)) in scope.outputs.iter().zip(&on_wgpu).enumerate() {
                         if self.drawn[usize::from(*slot)] {
-                            count(shared, Poison::RandomDraw);
+                            shared.report.count_poisoned(Poison::RandomDraw, false);
                             continue;
                         }
                         let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {

@@ -104,6 +104,18 @@ pub struct ReferenceCounts {
     pub open: BTreeMap<String, usize>,
 }
 
+impl OracleReport {
+    /// Counts a value the differential or eager-replay left uncompared for `why`: wholly, or
+    /// (`partly`) at some of its elements only.
+    pub fn count_poisoned(&mut self, why: Poison, partly: bool) {
+        let counts = match partly {
+            false => &mut self.poisoned,
+            true => &mut self.partly_poisoned,
+        };
+        *counts.entry(why.name().to_string()).or_default() += 1;
+    }
+}
+
 impl ReferenceCounts {
     /// Whether nothing was counted (a run the oracle did not follow).
     pub fn is_empty(&self) -> bool {

@@ -2,7 +2,7 @@
 //! entry, by name, each the op's definition on f64 or exact ints, with the source that defines
 //! it where Burn's own doc comment does not.
 
-use super::host::{broadcast_positions, prod_fits, sum_fits, Data, Host};
+use super::host::{broadcast_positions, identity_positions, prod_fits, sum_fits, Data, Host};
 
 /// How the reference computes one unary entry.
 #[derive(Clone, Copy)]
@@ -363,11 +363,6 @@ pub const UNARY: &[(&str, Unary)] = &[
         }),
     ),
 ];
-
-/// Every position in place: a layout move that moves nothing.
-fn identity_positions(shape: &[usize]) -> Vec<usize> {
-    (0..shape.iter().product()).collect()
-}
 
 /// How the reference computes one two-operand entry (binary, comparison or scalar).
 #[derive(Clone, Copy)]

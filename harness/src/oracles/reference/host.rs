@@ -230,6 +230,11 @@ pub fn quantized(x: &Host, layout: &[usize]) -> Result<Host, &'static str> {
     ))
 }
 
+/// Every position of `shape` in place: the layout of a move that moves nothing.
+pub fn identity_positions(shape: &[usize]) -> Vec<usize> {
+    (0..shape.iter().product()).collect()
+}
+
 /// One step of the symmetric 8-bit scale of `x` (`max |x| / 127`), with a margin of 1% for the
 /// scale's own f32 rounding: how far a quantized round trip of `x` may move an element (half a
 /// step rounding the value, half a step more where 127.5 steps clamp to 127).

@@ -567,7 +567,7 @@ pub fn module(reference: Module, x: &Host, k: usize) -> Result<Host, &'static st
     match reference {
         Module::Missing(why) => Err(why),
         Module::Loops(f) => f(x, k).ok_or("the operand holds an unknown element"),
-        Module::Quantized => super::host::quantized(x, &(0..x.numel()).collect::<Vec<_>>()),
+        Module::Quantized => super::host::quantized(x, &super::host::identity_positions(&x.shape)),
     }
 }
 
