@@ -234,6 +234,10 @@ pub struct StepFacts<'a> {
 /// An oracle. Lockstep oracles implement the step and scope hooks, trace oracles `after_run`;
 /// all of them read the [`Shared`] mirrors and push [`Violation`]s.
 pub trait Oracle {
+    /// After step `index` ran, before the mirrors follow it: they still hold its operands
+    /// (the step may write a slot it reads).
+    fn before_mirrors(&mut self, _shared: &Shared, _world: &World<'_>, _index: usize) {}
+
     /// After a step ran and the mirrors followed it.
     fn after_step(&mut self, _shared: &mut Shared, _world: &World<'_>, _facts: &StepFacts<'_>) {}
 

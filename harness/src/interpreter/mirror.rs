@@ -73,7 +73,13 @@ impl Mirror {
     /// The data of the mirror's tensor in slot `s`, when it has one and reading it neither
     /// panics nor errs (see [`read_data`]).
     pub fn data(&self, s: Slot) -> Option<TensorData> {
-        self.get(s).and_then(read_data)
+        held_in(&self.slots, s).and_then(read_copy)
+    }
+
+    /// The kind and data of the mirror's tensor in slot `s` ([`Mirror::data`] with its kind).
+    pub fn read(&self, s: Slot) -> Option<(Kind, TensorData)> {
+        let t = held_in(&self.slots, s)?;
+        Some((t.kind(), read_copy(t)?))
     }
 
     /// Follows step `index`, which just ran with `outcome`, and returns the values the mirror
@@ -312,7 +318,20 @@ pub fn on_flex(t: &AnyTensor) -> bool {
 
 /// The data of `t`, or `None` when reading it panics or errs (either goes to the run's
 /// journal, to be judged with the trace).
+#[inline(never)]
 pub fn read_data(t: AnyTensor) -> Option<TensorData> {
+    read_owned(t)
+}
+
+/// [`read_data`] of a copy of `t` (a handle's clone is part of reading it): apart from
+/// `read_data`, so `ci/bench-ir.sh` counts every read of Burn's values an oracle makes.
+#[inline(never)]
+pub fn read_copy(t: &AnyTensor) -> Option<TensorData> {
+    read_owned(t.clone())
+}
+
+#[inline(always)]
+fn read_owned(t: AnyTensor) -> Option<TensorData> {
     match attempt(|| t.try_into_data())? {
         Ok(data) => Some(data),
         Err(e) => {

@@ -117,6 +117,16 @@ impl OracleReport {
 }
 
 impl ReferenceCounts {
+    /// Counts a value left open for `why` (allocating its text only the first time).
+    pub fn count_open(&mut self, why: &str) {
+        match self.open.get_mut(why) {
+            Some(n) => *n += 1,
+            None => {
+                self.open.insert(why.to_string(), 1);
+            }
+        }
+    }
+
     /// Whether nothing was counted (a run the oracle did not follow).
     pub fn is_empty(&self) -> bool {
         self.judged == 0 && self.open.is_empty()
@@ -143,6 +153,9 @@ impl Lockstep for OracleRun {
         let Some(outcome) = world.outcome(index) else {
             return;
         };
+        for (name, oracle) in &mut self.oracles {
+            at_site(name, || oracle.before_mirrors(&self.shared, world, index));
+        }
         let shared = &mut self.shared;
         let step = &world.program().steps[index];
         let (unspecified, absolute_floor) = match (&shared.wgpu, &shared.flex, outcome) {

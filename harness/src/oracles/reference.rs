@@ -26,7 +26,7 @@ pub use super::ReferenceCounts;
 use super::{Context, Judgement, Oracle, OracleId, Shared, StepFacts, Violation};
 use crate::interpreter::{kind_of, AnyTensor, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{fill_data, Kind, Op, Step, Tolerance};
+use crate::program::{fill_data, DeviceRef, Kind, Op, Step, Tolerance};
 
 /// Class of a value Burn computed that its op's definition does not give.
 pub const REFERENCE_MISMATCH: &str = "reference-mismatch";
@@ -244,16 +244,73 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-/// The value Burn holds in slot `s` (its eager Flex value) as a host array, and its dtype.
-fn held_value(shared: &Shared, s: u8) -> Option<(Host, DType)> {
-    value_of(shared.flex.as_ref()?.get(s)?)
+/// A tensor's value as a host array, and its dtype.
+fn value_of(tensor: &AnyTensor) -> Option<(Host, DType)> {
+    let data = crate::interpreter::read_copy(tensor)?;
+    Some((host_of(tensor.kind(), &data), data.dtype()))
 }
 
-/// A tensor's value as a host array, and its dtype.
-fn value_of(tensor: AnyTensor) -> Option<(Host, DType)> {
-    let kind = tensor.kind();
-    let data = crate::interpreter::read_data(tensor)?;
-    Some((host_of(kind, &data), data.dtype()))
+/// Why a value is left open: most reasons are fixed text.
+type Why = std::borrow::Cow<'static, str>;
+
+/// A value Burn holds, as read: its data, and its host array, made the first time an op takes
+/// it as an operand (most values read are created data and moves, judged by their bytes).
+struct Value {
+    kind: Kind,
+    data: TensorData,
+    host: std::cell::OnceCell<Host>,
+}
+
+impl Value {
+    /// Reads slot `s` of the eager mirror (`None`: no value, or reading it panicked or
+    /// erred, which the journal keeps).
+    fn read(shared: &Shared, s: u8) -> Option<Value> {
+        let (kind, data) = shared.flex.as_ref()?.read(s)?;
+        Some(Value::of(kind, data))
+    }
+
+    fn of(kind: Kind, data: TensorData) -> Value {
+        Value {
+            kind,
+            data,
+            host: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Its host array.
+    fn host(&self) -> &Host {
+        self.host.get_or_init(|| host_of(self.kind, &self.data))
+    }
+}
+
+/// A value's reference: created data and a moved value are known as Burn data (equal bytes
+/// agree at once; anything else is judged element by element), an op's as a host array.
+enum Expected {
+    /// Data the program created, of its kind.
+    Data(Value),
+    /// The value a move or clone hands on.
+    Held(std::rc::Rc<Value>),
+    /// An op's result, computed on host arrays.
+    Host(Host),
+}
+
+impl Expected {
+    fn host(&self) -> &Host {
+        match self {
+            Expected::Data(v) => v.host(),
+            Expected::Held(v) => v.host(),
+            Expected::Host(h) => h,
+        }
+    }
+
+    /// The bytes of the data it was given as, if it was.
+    fn data(&self) -> Option<&TensorData> {
+        match self {
+            Expected::Data(v) => Some(&v.data),
+            Expected::Held(v) => Some(&v.data),
+            Expected::Host(_) => None,
+        }
+    }
 }
 
 /// The range of an int dtype.
@@ -386,15 +443,30 @@ fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, absolu
     Judged::Agree(known)
 }
 
+/// [`judge`] of Burn's value `actual` against `expected`, where equal bytes (created data, a
+/// value handed on unchanged) agree without a host array.
+fn judge_value(expected: &Expected, actual: &Value, family: Tolerance, absolute: f64) -> Judged {
+    if expected.data() == Some(&actual.data) {
+        return Judged::Agree(actual.data.num_elements());
+    }
+    judge(
+        expected.host(),
+        actual.host(),
+        actual.data.dtype(),
+        family,
+        absolute,
+    )
+}
+
 /// The reference oracle's state over one run: per slot, the host array of the value Burn holds
 /// there (its eager Flex value), the operands of later steps.
 pub struct Reference {
-    held: Vec<Option<Host>>,
-    /// Per slot, Burn's value there when it is not read yet: a value the oracle leaves open is
+    held: Vec<Option<std::rc::Rc<Value>>>,
+    /// Per slot, whether Burn's value there is not read yet: a value the oracle leaves open is
     /// read only when a later step takes it as an operand (reading is most of the oracle's
-    /// cost, and most open values are never an operand). The handle is kept, not the slot, as
-    /// the step that reads it may write that slot too.
-    unread: Vec<Option<AnyTensor>>,
+    /// cost, and most open values are never an operand), from the eager mirror before it
+    /// follows that step (which may write the slot it reads).
+    unread: [bool; MAX_SLOTS as usize],
     /// Per slot, the known bug that makes what Flex computes from its value garbage, if one
     /// does: a wgpu bool moved to Flex keeps its `Bool(U32)` storage, which Flex misreads (the
     /// catalogued bool-storage-transfer bug), and so does every value computed from it.
@@ -402,8 +474,10 @@ pub struct Reference {
     /// Every value the run made, for the gradients' finite differences ([`gradient`]); kept
     /// only in a program with a `backward` step (decided at its first step).
     tape: Option<Vec<gradient::Node>>,
-    /// Whether the tape was decided on.
+    /// Whether the tape was decided on (and [`Reference::wgpu`]).
     taped: bool,
+    /// Whether the program names wgpu, so a value it hands on may have been computed there.
+    wgpu: bool,
     /// Per slot, its current value's node on the tape.
     node: Vec<Option<usize>>,
 }
@@ -412,10 +486,11 @@ impl Default for Reference {
     fn default() -> Self {
         Reference {
             held: vec![None; usize::from(MAX_SLOTS)],
-            unread: vec![None; usize::from(MAX_SLOTS)],
+            unread: [false; MAX_SLOTS as usize],
             known_bug: vec![None; usize::from(MAX_SLOTS)],
             tape: None,
             taped: false,
+            wgpu: false,
             node: vec![None; usize::from(MAX_SLOTS)],
         }
     }
@@ -423,26 +498,31 @@ impl Default for Reference {
 
 impl Reference {
     /// The reference of step `step`'s value for slot `out` over the held operands.
-    fn expected(&self, step: &Step) -> Result<Host, String> {
-        let held = |s: u8| -> Result<&Host, String> {
+    fn expected(&self, step: &Step) -> Result<Expected, Why> {
+        let held = |s: u8| -> Result<&std::rc::Rc<Value>, Why> {
             self.held[usize::from(s)]
                 .as_ref()
-                .ok_or_else(|| "an operand Burn holds no readable value for".to_string())
+                .ok_or(Why::Borrowed("an operand Burn holds no readable value for"))
         };
         match step {
             Step::Create {
                 kind, shape, fill, ..
-            } => Ok(host_of(*kind, &fill_data(*kind, shape, *fill))),
+            } => Ok(Expected::Data(Value::of(
+                *kind,
+                fill_data(*kind, shape, *fill),
+            ))),
             Step::ToDevice { src, .. } | Step::Clone { src, .. } | Step::Autodiff { src, .. } => {
-                held(*src).cloned()
+                held(*src).cloned().map(Expected::Held)
             }
             Step::Op { op, .. } => {
                 let operands: Vec<&Host> = op
                     .operands()
                     .iter()
-                    .map(|s| held(*s))
+                    .map(|s| held(*s).map(|v| v.host()))
                     .collect::<Result<_, _>>()?;
-                of_op(op, &operands).map_err(str::to_string)
+                of_op(op, &operands)
+                    .map(Expected::Host)
+                    .map_err(Why::Borrowed)
             }
             Step::Replay { .. } => Err("a replayed graph's output (eager-replay judges it)".into()),
             Step::Backward { .. } => Err("a gradient (in a run without a tape)".into()),
@@ -463,7 +543,7 @@ impl Reference {
                 .first()
                 .and_then(|s| self.held[usize::from(*s)].as_ref());
             if round_trips_quantized(op) {
-                return operand.map_or(0.0, host::quantization_step);
+                return operand.map_or(0.0, |v| host::quantization_step(v.host()));
             }
         }
         bounds(family).0 * self.scale(step)
@@ -479,7 +559,7 @@ impl Reference {
         let operands: Vec<&Host> = op
             .operands()
             .iter()
-            .filter_map(|s| self.held[usize::from(*s)].as_ref())
+            .filter_map(|s| self.held[usize::from(*s)].as_deref().map(Value::host))
             .collect();
         let largest = operands
             .iter()
@@ -505,36 +585,31 @@ fn misread_bools(dtype: DType) -> Option<&'static str> {
     (dtype == DType::Bool(BoolStore::U32)).then(|| Poison::BoolU32OnFlex.name())
 }
 
-impl Reference {
-    /// Reads the values of `slots` left unread, now that a step takes them as operands.
-    fn read_operands(&mut self, slots: &[u8]) {
-        for &s in slots {
+impl Oracle for Reference {
+    /// Reads the operands of step `index` left unread, from the eager mirror as it held them.
+    fn before_mirrors(&mut self, shared: &Shared, world: &World<'_>, index: usize) {
+        for s in world.program().steps[index].reads() {
             let i = usize::from(s);
-            if let Some(tensor) = self.unread[i].take() {
-                let value = value_of(tensor);
-                if let Some((_, dtype)) = &value {
-                    self.known_bug[i] = self.known_bug[i].or(misread_bools(*dtype));
+            if std::mem::take(&mut self.unread[i]) {
+                let value = Value::read(shared, s);
+                if let Some(v) = &value {
+                    self.known_bug[i] = self.known_bug[i].or(misread_bools(v.data.dtype()));
                 }
-                self.held[i] = value.map(|(h, _)| h);
+                self.held[i] = value.map(std::rc::Rc::new);
             }
         }
     }
-}
 
-impl Oracle for Reference {
     fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
         let step = &world.program().steps[facts.index];
         let writes = step.writes();
         if !std::mem::replace(&mut self.taped, true) {
-            let backward = world
-                .program()
-                .steps
-                .iter()
-                .any(|s| matches!(s, Step::Backward { .. }));
+            let steps = &world.program().steps;
+            let backward = steps.iter().any(|s| matches!(s, Step::Backward { .. }));
             self.tape = backward.then(Vec::new);
+            self.wgpu = steps.iter().any(|s| s.device() == Some(DeviceRef::Wgpu));
         }
         let reads = step.reads();
-        self.read_operands(&reads);
         let ok = matches!(facts.outcome, Outcome::Ok { .. });
         let expected = (ok && !writes.is_empty()).then(|| match (step, &self.tape) {
             // A gradient against finite differences over the reference forward of the loss.
@@ -543,21 +618,21 @@ impl Oracle for Reference {
                 let grads = at(param)
                     .and_then(|p| Ok((p, at(loss)?)))
                     .and_then(|(p, l)| gradient::gradient(tape, p, l))
-                    .map_err(|why| format!("a gradient: {why}"))?;
+                    .map_err(|why| Why::Owned(format!("a gradient: {why}")))?;
                 let shape = tape[self.node[usize::from(*param)].unwrap_or_default()]
                     .value()
                     .map(|v| v.shape.clone())
                     .unwrap_or_default();
-                Ok(Host::float(shape, grads))
+                Ok(Expected::Host(Host::float(shape, grads)))
             }
             // A value wgpu computed, handed on: its reference is wgpu's value, which only the
             // differential reads (the eager Flex value differs by wgpu's own rounding).
             (
                 Step::ToDevice { src, .. } | Step::Clone { src, .. } | Step::Autodiff { src, .. },
                 _,
-            ) if computed_on_wgpu(world, *src, facts.index) => {
-                Err("a value computed on wgpu, handed on: the differential judges it".to_string())
-            }
+            ) if self.wgpu && computed_on_wgpu(world, *src, facts.index) => Err(Why::Borrowed(
+                "a value computed on wgpu, handed on: the differential judges it",
+            )),
             _ => self.expected(step),
         });
         let family = match step {
@@ -592,34 +667,33 @@ impl Oracle for Reference {
                 context: Context::Eager,
             }),
         };
-        let mut now = Vec::with_capacity(writes.len());
+        let mut now: smallvec::SmallVec<[_; 2]> = smallvec::SmallVec::new();
         for out in writes {
             // Only a value to judge is read now; the others when an operand (see `unread`).
             let open = match &expected {
                 None => None,
-                Some(_) if inherited.is_some() => Some(Poison::FromPoisoned.name().to_string()),
-                Some(Err(why)) => Some(why.clone()),
-                Some(Ok(_)) if random => Some("random draw".to_string()),
+                Some(_) if inherited.is_some() => Some(Poison::FromPoisoned.name()),
+                Some(Err(why)) => Some(why.as_ref()),
+                Some(Ok(_)) if random => Some("random draw"),
                 Some(Ok(_)) => None,
             };
             let counts = &mut shared.report.reference;
             if let Some(why) = open {
-                *counts.open.entry(why).or_default() += 1;
+                counts.count_open(why);
             }
             let judged = matches!(expected, Some(Ok(_))) && inherited.is_none() && !random;
             if !judged {
-                let handle = shared.flex.as_ref().and_then(|f| f.get(out));
-                now.push((out, None, inherited, handle));
+                now.push((out, None, inherited, true));
                 continue;
             }
-            let actual = held_value(shared, out);
-            let bug = inherited.or(actual.as_ref().and_then(|(_, dtype)| misread_bools(*dtype)));
+            let actual = Value::read(shared, out);
+            let bug = inherited.or(actual.as_ref().and_then(|v| misread_bools(v.data.dtype())));
             let counts = &mut shared.report.reference;
             match (&expected, &actual) {
-                (_, None) => *counts.open.entry("value not readable".into()).or_default() += 1,
-                (Some(Ok(e)), Some((a, dtype))) => match judge(e, a, *dtype, family, absolute) {
-                    Judged::Agree(known) if known == 0 && e.numel() > 0 => {
-                        *counts.open.entry("every element open".into()).or_default() += 1
+                (_, None) => counts.count_open("value not readable"),
+                (Some(Ok(e)), Some(a)) => match judge_value(e, a, family, absolute) {
+                    Judged::Agree(known) if known == 0 && e.host().numel() > 0 => {
+                        counts.count_open("every element open")
                     }
                     Judged::Agree(_) => {
                         counts.judged += 1;
@@ -668,9 +742,12 @@ impl Oracle for Reference {
                 },
                 (_, Some(_)) => {}
             }
-            now.push((out, actual.map(|(h, _)| h), bug, None));
+            now.push((out, actual.map(std::rc::Rc::new), bug, false));
         }
-        let inputs: Vec<Option<usize>> = reads.iter().map(|s| self.node[usize::from(*s)]).collect();
+        let inputs: Vec<Option<usize>> = match &self.tape {
+            Some(_) => reads.iter().map(|s| self.node[usize::from(*s)]).collect(),
+            None => Vec::new(),
+        };
         // The operands of later steps: what Burn holds now in every slot the step wrote.
         for (out, value, bug, unread) in now {
             let o = usize::from(out);
@@ -683,9 +760,7 @@ impl Oracle for Reference {
                 // differences take each value off the parameter's path as Burn held it.
                 let complete = inputs.iter().all(Option::is_some);
                 let inputs = inputs.iter().flatten().copied().collect();
-                let handle = unread
-                    .clone()
-                    .or_else(|| shared.flex.as_ref().and_then(|f| f.get(out)));
+                let handle = shared.flex.as_ref().and_then(|f| f.get(out));
                 let node = gradient::Node::new(step, inputs, None, handle, tape);
                 // A node with an operand off the tape cannot be evaluated again: an `Other`.
                 let node = if complete {

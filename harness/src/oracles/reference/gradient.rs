@@ -26,7 +26,8 @@ pub struct Node {
     /// Burn's value (its eager Flex value), where it could be read: read from `handle` the
     /// first time a gradient needs it (most values are never on a gradient's path).
     value: OnceCell<Option<Host>>,
-    handle: Option<AnyTensor>,
+    /// Boxed: a handle is ~770 bytes, and the tape moves its nodes as it grows.
+    handle: Option<Box<AnyTensor>>,
 }
 
 enum What {
@@ -110,14 +111,14 @@ impl Node {
             what,
             inputs,
             value: cell,
-            handle,
+            handle: handle.map(Box::new),
         }
     }
 
     /// Burn's value, read now if it was not yet.
     pub fn value(&self) -> Option<&Host> {
         self.value
-            .get_or_init(|| self.handle.clone().and_then(value_of).map(|(h, _)| h))
+            .get_or_init(|| self.handle.as_deref().and_then(value_of).map(|(h, _)| h))
             .as_ref()
     }
 
