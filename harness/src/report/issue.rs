@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::oracles::catalogue::{catalogue, record_of};
+use crate::oracles::reference::{Mismatch, REFERENCE_MISMATCH};
 use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::{Program, ProgramFile};
 use crate::Verdict;
@@ -38,10 +39,33 @@ fn expected(finding: &Finding) -> String {
             "The call gives `{}`, as the capture/dispatch contract says.",
             expected_outcome(&finding.signature)
         ),
+        REFERENCE_MISMATCH => reference_value(finding).unwrap_or_else(|| {
+            "The value the op's definition gives (the reference oracle's host arithmetic).".into()
+        }),
         _ => "No panic: the op computes its result, or the Tensor API rejects the call with a \
               clear error before it reaches a backend."
             .into(),
     }
+}
+
+/// The value the reference oracle's definition gives where Burn's differs, quoted from a
+/// reference-mismatch finding's message (`None` for any other finding).
+pub fn reference_value(finding: &Finding) -> Option<String> {
+    if finding.class != REFERENCE_MISMATCH {
+        return None;
+    }
+    let m = Mismatch::parse(&finding.message)?;
+    let how = if finding.signature.summary.starts_with("backward of") {
+        "Central finite differences in f64 over the ops' definitions (the reference oracle's \
+         gradient, which shares no code with burn-autodiff) give"
+    } else {
+        "The op's definition, computed in f64 on host arrays and rounded to the value's dtype \
+         (the reference oracle, which shares no code with Burn), gives"
+    };
+    Some(format!(
+        "{how} `{}` at element {} of `t{}`; Burn computed `{}`.",
+        m.expected, m.element, m.slot, m.actual
+    ))
 }
 
 /// The parts of a stored case's report that come from running it: what a per-case issue body
@@ -52,6 +76,9 @@ pub struct IssueParts {
     pub what_happens: String,
     /// What should happen, from the finding's kind (a root cause's report states its own).
     pub expected: String,
+    /// The reference oracle's value where Burn's differs from it (see [`reference_value`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
     /// The Rust reproducer.
     pub reproducer: String,
     /// The environment it ran in: Burn, backends, adapter and driver, OS, rustc, profile.
@@ -128,6 +155,7 @@ pub fn issue_parts(
     Some(IssueParts {
         what_happens,
         expected: expected(finding),
+        reference: reference_value(finding),
         reproducer: to_rust(program, &verdict.trace, Some(finding)),
         environment,
         program: render(program, verdict, Style::Normalized),
@@ -164,9 +192,13 @@ pub fn issue_body(
     let _ = writeln!(out, "## What happens\n\n{}", parts.what_happens);
     let expected = match bug {
         Some(bug) => format!(
-            "{}\n\nOne of the {} stored case(s) of the root cause reported as `{}` \
+            "{}{}\n\nOne of the {} stored case(s) of the root cause reported as `{}` \
              (`regressions/upstream/{}.md`, owned by {}).",
             bug.expected,
+            parts
+                .reference
+                .as_ref()
+                .map_or_else(String::new, |r| format!("\n\n{r}")),
             bug.cases.len(),
             bug.id,
             bug.id,
@@ -218,4 +250,42 @@ pub(super) fn write_common(out: &mut String, file: &ProgramFile, parts: &IssuePa
         parts.signature,
         file.found.as_deref().unwrap_or("(date not recorded)")
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(class: &str, signature: &str, message: &str) -> Finding {
+        Finding {
+            signature: signature.parse().expect("a signature"),
+            class: class.into(),
+            step: Some(1),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn a_reference_mismatch_says_what_the_definition_gives_and_what_burn_computed() {
+        let value = finding(
+            REFERENCE_MISMATCH,
+            "reference-mismatch | quantize_roundtrip over (F32) differs from its definition | -",
+            "t1 element 0: the definition gives 2.0, Burn computed 1e-36",
+        );
+        let text = expected(&value);
+        assert!(text.contains("`2.0` at element 0 of `t1`"), "{text}");
+        assert!(text.contains("Burn computed `1e-36`"), "{text}");
+        let gradient = finding(
+            REFERENCE_MISMATCH,
+            "reference-mismatch | backward of selu over (F32) differs from its definition | -",
+            "t3 element 0: the definition gives 1.05, Burn computed NaN",
+        );
+        assert!(expected(&gradient).starts_with("Central finite differences"));
+        let other = finding(
+            DIVERGENCE,
+            "flex-wgpu-divergence | x | -",
+            "t1 element 0: ...",
+        );
+        assert_eq!(reference_value(&other), None);
+    }
 }

@@ -32,6 +32,9 @@ pub fn upstream_report(
         parts.what_happens
     );
     let _ = writeln!(out, "## What should happen\n\n{}\n", bug.expected);
+    if let Some(reference) = &parts.reference {
+        let _ = writeln!(out, "{reference}\n");
+    }
     write_common(&mut out, file, parts);
     let _ = writeln!(out, "\n## Cases this report covers\n");
     let _ = writeln!(out, "| case | steps | signature |");
