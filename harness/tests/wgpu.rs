@@ -206,6 +206,50 @@ mod differential {
         assert_eq!(finding.class, REFERENCE_MISMATCH, "{finding:?}");
     }
 
+    pub(super) fn a_wrong_wgpu_value_where_flex_computed_nothing_is_a_reference_mismatch_on_wgpu() {
+        use dispatch_fuzz::oracles::REFERENCE_MISMATCH;
+        wgpu::enable().expect("a wgpu adapter");
+        // Flex panics on this sum_dim (flex-sum-dim-on-permuted-tensor-reads-out-of-range), so
+        // the eager mirror holds nothing to compare wgpu's value with: the differential cannot
+        // judge it, and only the reference oracle, over wgpu's own operands, does.
+        let program = common::program(
+            r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 1, 4, 1], "fill": "arange", "device": "wgpu"}},
+                {"op": {"out": 1, "op": {"swap_dims": {"src": 0, "dim0": 3, "dim1": 0}}}},
+                {"op": {"out": 2, "op": {"sum_dim": {"src": 1, "dim": 0}}}}]"#,
+        );
+        let mismatches = |v: &dispatch_fuzz::Verdict| -> Vec<(usize, String)> {
+            (v.oracles.violations.iter())
+                .filter(|v| v.class == REFERENCE_MISMATCH || v.class == DIVERGENCE)
+                .map(|v| (v.step, v.summary.clone()))
+                .collect()
+        };
+        let clean = check(&program).unwrap();
+        assert_eq!(mismatches(&clean), vec![], "{:?}", clean.oracles);
+        assert!(
+            clean.oracles.reference.on_wgpu >= 3,
+            "{:?}",
+            clean.oracles.reference
+        );
+        perturb_wgpu_values_for_tests(Some(2));
+        let wrong = check(&program);
+        perturb_wgpu_values_for_tests(None);
+        let wrong = wrong.unwrap();
+        assert_eq!(
+            mismatches(&wrong),
+            vec![(
+                2,
+                "sum_dim over (F32) on wgpu differs from its definition".to_string()
+            )],
+            "{:?}",
+            wrong.oracles
+        );
+        // Its reproducer runs the steps again on wgpu and asserts the element there.
+        let finding = wrong.finding.as_ref().expect("a finding");
+        let rust = dispatch_fuzz::report::to_rust(&program, &wrong.trace, Some(finding));
+        assert!(rust.contains("let w2 = w1.clone().sum_dim(0);"), "{rust}");
+        assert!(rust.contains("let got = w2.to_data()"), "{rust}");
+    }
+
     pub(super) fn a_wgpu_value_moved_to_flex_is_the_differentials_not_judged_against_flexs_own() {
         use dispatch_fuzz::oracles::{OracleId, Oracles};
         use dispatch_fuzz::{check_with_oracles, config};
@@ -1033,7 +1077,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 47] = [
+    let tests: [(common::Classes, &str, fn()); 48] = [
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
         row!(any, a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug),
@@ -1072,6 +1116,7 @@ fn main() -> ExitCode {
         row!(any, differential::a_wrong_result_every_backend_shares_is_no_divergence_but_a_reference_mismatch),
         row!(any, random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu),
         row!(any, differential::a_wgpu_value_moved_to_flex_is_the_differentials_not_judged_against_flexs_own),
+        row!(any, differential::a_wrong_wgpu_value_where_flex_computed_nothing_is_a_reference_mismatch_on_wgpu),
         row!(any, differential::a_bicubic_backward_wgpu_refuses_is_the_catalogued_limitation),
         row!(any, differential::a_wrong_gradient_of_another_op_is_no_stored_sqrt_gradients_case),
         row!(llvmpipe, a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does),

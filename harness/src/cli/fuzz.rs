@@ -144,6 +144,9 @@ struct Stats {
     reference_judged: u64,
     reference_gradients: u64,
     reference_open: BTreeMap<String, u64>,
+    /// The same for the values the wgpu mirror computed.
+    reference_on_wgpu: u64,
+    reference_open_on_wgpu: BTreeMap<String, u64>,
     signatures: BTreeSet<String>,
     /// Op steps by what they did: the share that ran is the share that reached Burn's kernels.
     ops: StepCounts,
@@ -373,6 +376,10 @@ fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> 
     for (why, n) in &verdict.oracles.reference.open {
         *stats.reference_open.entry(why.clone()).or_default() += *n as u64;
     }
+    stats.reference_on_wgpu += verdict.oracles.reference.on_wgpu as u64;
+    for (why, n) in &verdict.oracles.reference.open_on_wgpu {
+        *stats.reference_open_on_wgpu.entry(why.clone()).or_default() += *n as u64;
+    }
     for (record, step) in verdict.trace.steps.iter().zip(&program.steps) {
         if let Outcome::Ok {
             graph: Some(graph), ..
@@ -596,6 +603,8 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
                 "reference_judged": stats.reference_judged,
                 "reference_gradients_judged": stats.reference_gradients,
                 "reference_open": stats.reference_open,
+                "reference_judged_on_wgpu": stats.reference_on_wgpu,
+                "reference_open_on_wgpu": stats.reference_open_on_wgpu,
                 "rss_kib": rss.map(|r| r.0),
                 "peak_rss_kib": rss.map(|r| r.1),
                 "warm_rss_kib": warm_rss,
@@ -666,6 +675,21 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
             stats.reference_gradients
         );
         let mut reasons: Vec<_> = stats.reference_open.iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (why, n) in reasons {
+            println!("  open ({why}): {n}");
+        }
+    }
+    let open: u64 = stats.reference_open_on_wgpu.values().sum();
+    if stats.reference_on_wgpu + open > 0 {
+        println!(
+            "reference on wgpu: {} of {} values the wgpu mirror computed judged against their \
+             definitions, over wgpu's own operands ({:.1}%)",
+            stats.reference_on_wgpu,
+            stats.reference_on_wgpu + open,
+            100.0 * stats.reference_on_wgpu as f64 / (stats.reference_on_wgpu + open) as f64
+        );
+        let mut reasons: Vec<_> = stats.reference_open_on_wgpu.iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         for (why, n) in reasons {
             println!("  open ({why}): {n}");

@@ -426,6 +426,8 @@ fn judge(
         let summary = format!("the result of {} differs between Flex and wgpu", named.what);
         diverge(shared, index, out, (&summary, &named), both);
     }
+    // Read once: the reference oracle judges the same data against its definition.
+    shared.wgpu_read.push((out, on_wgpu));
 }
 
 /// A divergence's summary for a backend that failed: what failed, on which op's value, and the

@@ -35,8 +35,8 @@ pub fn corrupt_replay_feed_for_tests(on: bool) {
     CORRUPT_REPLAY_FEED.with(|c| c.set(on));
 }
 
-/// Makes the differential oracle see the wgpu values of step `step` plus one (bools flipped) on
-/// this thread.
+/// Makes the differential and the reference oracle see the wgpu values of step `step` plus one
+/// (bools flipped) on this thread.
 #[doc(hidden)]
 pub fn perturb_wgpu_values_for_tests(step: Option<usize>) {
     PERTURB_WGPU.with(|c| c.set(step));

@@ -32,6 +32,9 @@ pub struct Shared {
     /// Whether the wgpu mirror met a known bug that fails its device's stream
     /// (`catalogue::DEVICE_FAILURES`): nothing wgpu computes after it is compared.
     pub wgpu_failed: bool,
+    /// The wgpu values the differential read at the current step, by slot (after any planted
+    /// fault), for the reference oracle to judge without reading them again.
+    pub wgpu_read: Vec<(Slot, burn::tensor::TensorData)>,
     /// What the oracles found and counted so far.
     pub report: OracleReport,
 }
@@ -92,7 +95,8 @@ pub struct OracleReport {
     pub judgements: Vec<super::Judgement>,
 }
 
-/// What the reference oracle counts: values judged, and values left open per reason.
+/// What the reference oracle counts: values judged, and values left open per reason, for the
+/// eager Flex values and for the values the wgpu mirror computed.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReferenceCounts {
     /// Values compared with their reference.
@@ -102,6 +106,16 @@ pub struct ReferenceCounts {
     pub gradients: usize,
     /// Values not compared, per reason.
     pub open: BTreeMap<String, usize>,
+    /// Values the wgpu mirror computed that were compared with their reference.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub on_wgpu: usize,
+    /// Values the wgpu mirror computed that were not, per reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub open_on_wgpu: BTreeMap<String, usize>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl OracleReport {
@@ -116,15 +130,24 @@ impl OracleReport {
     }
 }
 
+fn count(counts: &mut BTreeMap<String, usize>, why: &str) {
+    match counts.get_mut(why) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(why.to_string(), 1);
+        }
+    }
+}
+
 impl ReferenceCounts {
     /// Counts a value left open for `why` (allocating its text only the first time).
     pub fn count_open(&mut self, why: &str) {
-        match self.open.get_mut(why) {
-            Some(n) => *n += 1,
-            None => {
-                self.open.insert(why.to_string(), 1);
-            }
-        }
+        count(&mut self.open, why);
+    }
+
+    /// [`ReferenceCounts::count_open`] for a value the wgpu mirror computed.
+    pub fn count_open_on_wgpu(&mut self, why: &str) {
+        count(&mut self.open_on_wgpu, why);
     }
 
     /// Whether nothing was counted (a run the oracle did not follow).
@@ -153,6 +176,7 @@ impl Lockstep for OracleRun {
         let Some(outcome) = world.outcome(index) else {
             return;
         };
+        self.shared.wgpu_read.clear();
         for (name, oracle) in &mut self.oracles {
             at_site(name, || oracle.before_mirrors(&self.shared, world, index));
         }
@@ -224,6 +248,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         poison: vec![None; usize::from(MAX_SLOTS)],
         inexact: vec![None; usize::from(MAX_SLOTS)],
         wgpu_failed: false,
+        wgpu_read: Vec::new(),
         report: OracleReport::default(),
     };
     let chosen: Vec<(&'static str, Box<dyn Oracle>)> = ORACLES

@@ -22,6 +22,7 @@ use burn::tensor::{BoolStore, DType, TensorData};
 use self::host::{to_f32, Data, Host, F32_MAX};
 use super::compare::Poison;
 use super::naming::{gradient_role, producer_step};
+use super::taint::Elements;
 pub use super::ReferenceCounts;
 use super::{Context, Judgement, Oracle, OracleId, Shared, StepFacts, Violation};
 use crate::interpreter::{kind_of, AnyTensor, Outcome, World};
@@ -458,15 +459,36 @@ fn judge_value(expected: &Expected, actual: &Value, family: Tolerance, absolute:
     )
 }
 
-/// The reference oracle's state over one run: per slot, the host array of the value Burn holds
-/// there (its eager Flex value), the operands of later steps.
-pub struct Reference {
+/// What one mirror holds, as the reference oracle knows it: per slot, the value Burn holds
+/// there, the operands of the later steps judged over it.
+struct Track {
     held: Vec<Option<std::rc::Rc<Value>>>,
     /// Per slot, whether Burn's value there is not read yet: a value the oracle leaves open is
     /// read only when a later step takes it as an operand (reading is most of the oracle's
-    /// cost, and most open values are never an operand), from the eager mirror before it
-    /// follows that step (which may write the slot it reads).
+    /// cost, and most open values are never an operand), from the mirror before it follows
+    /// that step (which may write the slot it reads).
     unread: [bool; MAX_SLOTS as usize],
+}
+
+impl Default for Track {
+    fn default() -> Self {
+        Track {
+            held: vec![None; usize::from(MAX_SLOTS)],
+            unread: [false; MAX_SLOTS as usize],
+        }
+    }
+}
+
+/// The reference oracle's state over one run: what the eager Flex mirror holds, and the wgpu
+/// mirror where the differential runs (each value judged over its own backend's operands).
+pub struct Reference {
+    flex: Track,
+    /// The wgpu mirror's values.
+    on_wgpu: Track,
+    /// Where the current step's definition does not pin wgpu's result down, over wgpu's
+    /// operands (what the differential leaves open, WGSL's unspecified NaN and overflow cases
+    /// included), at which operand elements.
+    unpinned_on_wgpu: Option<super::compare::Unpinned>,
     /// Per slot, the known bug that makes what Flex computes from its value garbage, if one
     /// does: a wgpu bool moved to Flex keeps its `Bool(U32)` storage, which Flex misreads (the
     /// catalogued bool-storage-transfer bug), and so does every value computed from it.
@@ -485,8 +507,9 @@ pub struct Reference {
 impl Default for Reference {
     fn default() -> Self {
         Reference {
-            held: vec![None; usize::from(MAX_SLOTS)],
-            unread: [false; MAX_SLOTS as usize],
+            flex: Track::default(),
+            on_wgpu: Track::default(),
+            unpinned_on_wgpu: None,
             known_bug: vec![None; usize::from(MAX_SLOTS)],
             tape: None,
             taped: false,
@@ -496,7 +519,25 @@ impl Default for Reference {
     }
 }
 
-impl Reference {
+impl Track {
+    /// Holds `data` (of kind `kind`), read already, as slot `o`'s value.
+    fn hold(&mut self, o: usize, kind: Kind, data: TensorData) {
+        self.held[o] = Some(std::rc::Rc::new(Value::of(kind, data)));
+        self.unread[o] = false;
+    }
+
+    /// Reads the operands `slots` left unread, from `mirror` as it holds them.
+    fn read_operands(&mut self, mirror: Option<&crate::interpreter::Mirror>, slots: &[u8]) {
+        for &s in slots {
+            let i = usize::from(s);
+            if std::mem::take(&mut self.unread[i]) {
+                self.held[i] = mirror
+                    .and_then(|m| m.read(s))
+                    .map(|(kind, data)| std::rc::Rc::new(Value::of(kind, data)));
+            }
+        }
+    }
+
     /// The reference of step `step`'s value for slot `out` over the held operands.
     fn expected(&self, step: &Step) -> Result<Expected, Why> {
         let held = |s: u8| -> Result<&std::rc::Rc<Value>, Why> {
@@ -535,7 +576,7 @@ impl Reference {
     /// the number of terms an output can sum.
     /// The absolute error step `step`'s float result may carry beyond its family's bounds: for
     /// an accumulating op, the family's relative bound at the scale of its terms (see
-    /// [`Reference::scale`]); for a quantized round trip, one quantization step of its operand.
+    /// [`Track::scale`]); for a quantized round trip, one quantization step of its operand.
     fn allowance(&self, step: &Step, family: Tolerance) -> f64 {
         if let Step::Op { op, .. } = step {
             let operand = op
@@ -586,17 +627,24 @@ fn misread_bools(dtype: DType) -> Option<&'static str> {
 }
 
 impl Oracle for Reference {
-    /// Reads the operands of step `index` left unread, from the eager mirror as it held them.
+    /// Reads the operands of step `index` left unread, from the mirrors as they held them.
     fn before_mirrors(&mut self, shared: &Shared, world: &World<'_>, index: usize) {
-        for s in world.program().steps[index].reads() {
+        let reads = world.program().steps[index].reads();
+        let fresh: smallvec::SmallVec<[u8; 4]> = (reads.iter().copied())
+            .filter(|s| self.flex.unread[usize::from(*s)])
+            .collect();
+        self.flex.read_operands(shared.flex.as_ref(), &fresh);
+        for s in fresh {
             let i = usize::from(s);
-            if std::mem::take(&mut self.unread[i]) {
-                let value = Value::read(shared, s);
-                if let Some(v) = &value {
-                    self.known_bug[i] = self.known_bug[i].or(misread_bools(v.data.dtype()));
-                }
-                self.held[i] = value.map(std::rc::Rc::new);
-            }
+            let dtype = self.flex.held[i].as_ref().map(|v| v.data.dtype());
+            self.known_bug[i] = self.known_bug[i].or(dtype.and_then(misread_bools));
+        }
+        if let Some(wgpu) = shared.wgpu.as_ref().filter(|_| !shared.wgpu_failed) {
+            self.on_wgpu.read_operands(Some(wgpu), &reads);
+            // Over wgpu's own operands, which may hold a NaN or a pole where Flex's hold none
+            // (or where Flex holds nothing at all).
+            self.unpinned_on_wgpu =
+                super::compare::unspecified(&world.program().steps[index], wgpu);
         }
     }
 
@@ -633,7 +681,7 @@ impl Oracle for Reference {
             ) if self.wgpu && computed_on_wgpu(world, *src, facts.index) => Err(Why::Borrowed(
                 "a value computed on wgpu, handed on: the differential judges it",
             )),
-            _ => self.expected(step),
+            _ => self.flex.expected(step),
         });
         let family = match step {
             Step::Op { op, .. } => op.tolerance(),
@@ -642,7 +690,7 @@ impl Oracle for Reference {
             _ => Tolerance::Exact,
         };
         let absolute = if ok {
-            self.allowance(step, family)
+            self.flex.allowance(step, family)
         } else {
             0.0
         };
@@ -668,6 +716,7 @@ impl Oracle for Reference {
             }),
         };
         let mut now: smallvec::SmallVec<[_; 2]> = smallvec::SmallVec::new();
+        let mut differed: smallvec::SmallVec<[u8; 2]> = smallvec::SmallVec::new();
         for out in writes {
             // Only a value to judge is read now; the others when an operand (see `unread`).
             let open = match &expected {
@@ -701,6 +750,7 @@ impl Oracle for Reference {
                         shared.report.judgements.extend(judgement);
                     }
                     Judged::Differ(at, want, got) => {
+                        differed.push(out);
                         shared.report.judgements.extend(judgement);
                         let what = match step {
                             Step::Op { op, .. } => op.name(),
@@ -771,9 +821,175 @@ impl Oracle for Reference {
                 self.node[o] = Some(tape.len());
                 tape.push(node);
             }
-            self.held[o] = value;
+            self.flex.held[o] = value;
             self.known_bug[o] = bug;
-            self.unread[o] = unread;
+            self.flex.unread[o] = unread;
+        }
+        if shared.wgpu.is_some() {
+            let on = Judging {
+                index: facts.index,
+                ok,
+                random,
+                family,
+                differed: &differed,
+            };
+            self.judge_on_wgpu(shared, step, facts, &on);
+        }
+    }
+}
+
+/// What judging one step's wgpu values needs from its eager judging.
+struct Judging<'a> {
+    index: usize,
+    /// Whether the step succeeded.
+    ok: bool,
+    /// Whether it draws random values.
+    random: bool,
+    family: Tolerance,
+    /// The slots whose eager Flex value differed from its definition.
+    differed: &'a [u8],
+}
+
+impl Reference {
+    /// Judges the values the wgpu mirror computed at a step over the wgpu mirror's own
+    /// operands, as the eager Flex ones are judged over Flex's. A value the differential found
+    /// diverging, or whose Flex value already differed from its definition, is that finding's
+    /// and is not judged again; so what this adds is mostly the wgpu values the differential
+    /// could not compare (Flex computed nothing comparable there: a known Flex bug's operand,
+    /// a Flex failure).
+    fn judge_on_wgpu(
+        &mut self,
+        shared: &mut Shared,
+        step: &Step,
+        facts: &StepFacts<'_>,
+        on: &Judging<'_>,
+    ) {
+        let mut read = std::mem::take(&mut shared.wgpu_read);
+        // Whatever a step writes, the slot holds what the wgpu mirror holds now.
+        for out in step.writes() {
+            let o = usize::from(out);
+            self.on_wgpu.held[o] = None;
+            self.on_wgpu.unread[o] = true;
+        }
+        if !on.ok || shared.wgpu_failed {
+            return;
+        }
+        if on.random {
+            for _ in facts.on_wgpu {
+                shared.report.reference.count_open_on_wgpu("random draw");
+            }
+            return;
+        }
+        for computed in facts.on_wgpu {
+            let (out, o) = (computed.slot, usize::from(computed.slot));
+            let Ok(tensor) = &computed.value else {
+                continue;
+            };
+            let stashed = read.iter().position(|(s, _)| *s == out);
+            let stashed = stashed.map(|i| read.swap_remove(i).1);
+            let diverged = shared.report.violations.iter().any(|v| {
+                v.step == on.index
+                    && v.class == super::DIVERGENCE
+                    && v.message.starts_with(&format!("t{out}:"))
+            });
+            let expected = match step {
+                Step::Backward { .. } => Err(Why::Borrowed(
+                    "a gradient on wgpu (the differential compares it with Flex's)",
+                )),
+                _ if diverged || on.differed.contains(&out) => {
+                    Err(Why::Borrowed("a value another finding is about"))
+                }
+                _ => self.on_wgpu.expected(step),
+            };
+            let counts = &mut shared.report.reference;
+            let expected = match expected {
+                Ok(e) => e,
+                Err(why) => {
+                    counts.count_open_on_wgpu(&why);
+                    if let Some(data) = stashed {
+                        self.on_wgpu.hold(o, tensor.kind(), data);
+                    }
+                    continue;
+                }
+            };
+            let data = stashed.or_else(|| {
+                crate::interpreter::read_copy(tensor)
+                    .map(|d| super::faults::wgpu_value(on.index, d))
+            });
+            let Some(data) = data else {
+                counts.count_open_on_wgpu("value not readable");
+                continue;
+            };
+            let actual = Value::of(tensor.kind(), data);
+            let absolute = self.on_wgpu.allowance(step, on.family);
+            // Left open where the definition does not pin the result down on wgpu.
+            let unpinned = self.unpinned_on_wgpu.as_ref().and_then(|u| {
+                let shape = actual.data.shape().to_vec();
+                let reach = match step {
+                    Step::Op { op, .. } => op.reach(),
+                    _ => crate::program::Reach::Whole,
+                };
+                let at = (u.operands.iter().flatten())
+                    .map(|at| at.reach(reach, &shape))
+                    .reduce(Elements::union)?;
+                Some((u.why, at.skips(&shape).map(<[bool]>::to_vec)))
+            });
+            let expected = match unpinned {
+                None => expected,
+                Some((why, None)) => {
+                    counts.count_open_on_wgpu(why.name());
+                    self.on_wgpu.held[o] = Some(std::rc::Rc::new(actual));
+                    self.on_wgpu.unread[o] = false;
+                    continue;
+                }
+                Some((_, Some(skip))) => Expected::Host(expected.host().without(&skip)),
+            };
+            match judge_value(&expected, &actual, on.family, absolute) {
+                Judged::Agree(known) if known == 0 && expected.host().numel() > 0 => {
+                    counts.count_open_on_wgpu("every element open")
+                }
+                Judged::Agree(_) => {
+                    counts.on_wgpu += 1;
+                    shared.report.judgements.push(Judgement {
+                        step: on.index,
+                        oracle: OracleId::Reference,
+                        context: Context::Wgpu,
+                    });
+                }
+                Judged::Differ(at, want, got) => {
+                    shared.report.judgements.push(Judgement {
+                        step: on.index,
+                        oracle: OracleId::Reference,
+                        context: Context::Wgpu,
+                    });
+                    let dtypes = (step.reads().iter())
+                        .filter_map(|s| self.on_wgpu.held[usize::from(*s)].as_ref())
+                        .map(|v| format!("{:?}", v.data.dtype()))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let what = match step {
+                        Step::Op { op, .. } => op.name(),
+                        other => other.name().to_string(),
+                    };
+                    shared.report.violations.push(Violation {
+                        step: on.index,
+                        class: REFERENCE_MISMATCH.to_string(),
+                        summary: format!(
+                            "{what} over ({dtypes}) on wgpu differs from its definition"
+                        ),
+                        message: Mismatch {
+                            slot: out,
+                            element: at,
+                            expected: want,
+                            actual: got,
+                        }
+                        .to_string(),
+                        ..Violation::default()
+                    });
+                }
+            }
+            self.on_wgpu.held[o] = Some(std::rc::Rc::new(actual));
+            self.on_wgpu.unread[o] = false;
         }
     }
 }

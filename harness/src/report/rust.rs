@@ -160,6 +160,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     let reference = finding
         .filter(|f| f.class == REFERENCE_MISMATCH)
         .and_then(|f| Mismatch::parse(&f.message));
+    // A wgpu mirror's value: the steps are run again on wgpu, as the differential's wgpu run.
+    let reference_on_wgpu = finding
+        .filter(|f| f.class == REFERENCE_MISMATCH && f.signature.summary.contains(" on wgpu "));
     let outcome = |i: usize| trace.steps.get(i).map(|r| &r.outcome);
     let ran = |i: usize| !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None);
     let last_run = (0..program.steps.len()).rev().find(|&i| ran(i));
@@ -179,7 +182,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         .steps
         .iter()
         .any(|s| matches!(s, Step::Replay { .. }));
-    if differential.is_some() && !devices.contains(&DeviceRef::Wgpu) {
+    if (differential.is_some() || reference_on_wgpu.is_some())
+        && !devices.contains(&DeviceRef::Wgpu)
+    {
         let _ = writeln!(
             body,
             "    let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);"
@@ -377,7 +382,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         if let (Some(m), Some(Outcome::Ok { value: Some(v), .. })) =
             (reference.as_ref().filter(|_| at == Some(i)), outcome(i))
         {
-            body.push_str(&reference_check(m, v.kind, &pad));
+            if reference_on_wgpu.is_none() {
+                body.push_str(&reference_check(m, v.kind, &pad, &format!("t{}", m.slot)));
+            }
         }
         if let Some(f) = model.filter(|_| at == Some(i)) {
             let expected = expected_outcome(&f.signature);
@@ -391,6 +398,19 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                     body,
                     "{pad}assert!(caught.is_err(), \"the contract expects {expected} here; Burn accepted the call\");"
                 );
+            }
+        }
+    }
+    if let (Some(m), Some(_), Some(at)) = (&reference, reference_on_wgpu, at) {
+        let pad = "    ";
+        let _ = writeln!(
+            body,
+            "{pad}// The finding: the same steps run on wgpu (slots renamed `wN`), as the \
+             differential's wgpu run does."
+        );
+        if rerun(program, at, &ran, ("w", "wgpu"), &mut body) {
+            if let Some(Outcome::Ok { value: Some(v), .. }) = outcome(at) {
+                body.push_str(&reference_check(m, v.kind, pad, &format!("w{}", m.slot)));
             }
         }
     }
@@ -472,7 +492,7 @@ fn dependencies(wgpu: bool, replay: bool) -> Vec<String> {
 /// The assertion a reference finding ends on: the element the oracle judged, read back and
 /// compared with the definition's value (a float within a thousandth, or NaN where it is NaN;
 /// an int or a bool exactly), failing with the oracle's own words.
-fn reference_check(m: &Mismatch, kind: Kind, pad: &str) -> String {
+fn reference_check(m: &Mismatch, kind: Kind, pad: &str, name: &str) -> String {
     let (t, e) = (m.slot, m.element);
     let mut out = String::new();
     let _ = writeln!(out, "{pad}// {m}");
@@ -491,7 +511,7 @@ fn reference_check(m: &Mismatch, kind: Kind, pad: &str) -> String {
     };
     let _ = writeln!(
         out,
-        "{pad}let got = t{t}.to_data().iter::<{ty}>().nth({e}).expect(\"element {e}\");"
+        "{pad}let got = {name}.to_data().iter::<{ty}>().nth({e}).expect(\"element {e}\");"
     );
     let _ = writeln!(out, "{pad}let want: {ty} = {want};");
     let same = match kind {
@@ -627,7 +647,32 @@ fn differential_check(program: &Program, at: usize, ran: &dyn Fn(usize) -> bool)
         out,
         "{pad}// The finding: the same steps run on wgpu must give what they give on Flex."
     );
-    for (prefix, device) in [("e", "flex"), ("w", "wgpu")] {
+    for run in [("e", "flex"), ("w", "wgpu")] {
+        if !rerun(program, at, ran, run, &mut out) {
+            return out;
+        }
+    }
+    if let Some(o) = program.steps[at].writes().first() {
+        let _ = writeln!(
+            out,
+            "{pad}assert_same_values(\"t{o}: wgpu vs flex\", &w{o}.clone().into_data(), &e{o}.clone().into_data());"
+        );
+    }
+    out
+}
+
+/// Every step up to `at` that ran, again with every tensor on `device` (slots renamed
+/// `{prefix}N`), moves between devices becoming clones, written to `out`; `false` where a
+/// scope or replay step stops it (said in a comment).
+fn rerun(
+    program: &Program,
+    at: usize,
+    ran: &dyn Fn(usize) -> bool,
+    (prefix, device): (&str, &str),
+    out: &mut String,
+) -> bool {
+    let pad = "    ";
+    {
         let mut written: BTreeSet<Slot> = BTreeSet::new();
         for i in 0..=at {
             if !ran(i) {
@@ -661,7 +706,7 @@ fn differential_check(program: &Program, at: usize, ran: &dyn Fn(usize) -> bool)
                         out,
                         "{pad}// (step {i} is not run again here: a scope or replay step)"
                     );
-                    return out;
+                    return false;
                 }
             };
             if let Some((o, text)) = line {
@@ -670,13 +715,7 @@ fn differential_check(program: &Program, at: usize, ran: &dyn Fn(usize) -> bool)
             }
         }
     }
-    if let Some(o) = program.steps[at].writes().first() {
-        let _ = writeln!(
-            out,
-            "{pad}assert_same_values(\"t{o}: wgpu vs flex\", &w{o}.clone().into_data(), &e{o}.clone().into_data());"
-        );
-    }
-    out
+    true
 }
 
 /// After the program, for a divergence at replay step `at`: the graph replayed on wgpu (as the

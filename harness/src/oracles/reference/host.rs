@@ -26,6 +26,26 @@ pub struct Host {
 }
 
 impl Host {
+    /// This array with the elements where `skip` is set unknown (left open when judged).
+    pub fn without(&self, skip: &[bool]) -> Host {
+        fn clear<T: Clone>(v: &[Option<T>], skip: &[bool]) -> Vec<Option<T>> {
+            let keep = |(i, e): (usize, &Option<T>)| {
+                e.clone().filter(|_| !skip.get(i).copied().unwrap_or(false))
+            };
+            v.iter().enumerate().map(keep).collect()
+        }
+        let data = match &self.data {
+            Data::Float(v) => Data::Float(clear(v, skip)),
+            Data::Int(v) => Data::Int(clear(v, skip)),
+            Data::Bool(v) => Data::Bool(clear(v, skip)),
+        };
+        Host {
+            shape: self.shape.clone(),
+            data,
+            range: self.range,
+        }
+    }
+
     /// A float array.
     pub fn float(shape: Vec<usize>, values: Vec<Option<f64>>) -> Host {
         Host {
