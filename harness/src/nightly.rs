@@ -311,6 +311,13 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     // Timeout and out-of-memory artifacts each run in a process of their own, most of their time
     // spent waiting out a limit: in parallel, one at a time per core.
     let mut limited = Vec::new();
+    // Crash artifacts and corpus inputs run in this process, on every core; a wgpu target's on
+    // one thread, as wgpu's one device stream is shared (`fuzz --jobs` refuses wgpu likewise).
+    let mut crashes = Vec::new();
+    let in_process = rayon::ThreadPoolBuilder::new()
+        .num_threads(if target.backends.wgpu { 1 } else { 0 })
+        .build()
+        .context("cannot start triage's thread pool")?;
     for path in paths {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let Some(kind) = KINDS
@@ -335,17 +342,24 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         let program = Program::from_fuzz_bytes(&bytes, target.backends);
         match kind {
             "timeout" | "oom" => limited.push((shown.clone(), kind, program.clone())),
-            _ => triage.artifacts.push(Artifact {
-                path: shown.clone(),
-                kind: kind.to_string(),
-                signature: artifact_signature(&program, kind, policy),
-                limited_run: None,
-            }),
+            _ => crashes.push((shown.clone(), kind, program.clone())),
         }
         programs.insert(shown, program);
     }
     {
         use rayon::prelude::*;
+        let judged: Vec<Artifact> = in_process.install(|| {
+            crashes
+                .par_iter()
+                .map(|(path, kind, program)| Artifact {
+                    path: path.clone(),
+                    kind: kind.to_string(),
+                    signature: artifact_signature(program, kind, policy),
+                    limited_run: None,
+                })
+                .collect()
+        });
+        triage.artifacts.extend(judged);
         let judged: Vec<Artifact> = limited
             .par_iter()
             .map(|(path, kind, program)| {
@@ -417,28 +431,10 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     for dir in &options.corpus {
         files_under(dir, &mut inputs);
     }
-    let mut tally = crate::guide::Tally::default();
-    for input in &inputs {
-        let Ok(bytes) = std::fs::read(input) else {
-            continue;
-        };
-        let program = Program::from_fuzz_bytes(&bytes, target.backends);
-        let classes: std::collections::BTreeSet<_> = match crate::check(&program) {
-            Ok(verdict) => {
-                tally.add(&program, &verdict, 0.0);
-                verdict
-                    .trace
-                    .panics()
-                    .map(|(_, p)| p.class.clone())
-                    .collect()
-            }
-            Err(_) => [HARNESS_ERROR.to_string()].into(),
-        };
-        for class in classes {
-            *triage.classes.entry(class).or_default() += 1;
-        }
-        triage.corpus_inputs += 1;
-    }
+    let corpus = in_process.install(|| corpus_classes(&inputs, target.backends));
+    let (tally, classes, corpus_inputs) = corpus;
+    triage.classes = classes;
+    triage.corpus_inputs = corpus_inputs;
     // No corpus, no table: a table of zeros would read as oracles that judged nothing.
     if triage.corpus_inputs > 0 {
         triage.judged = JudgedView::of(&tally);
@@ -460,6 +456,50 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The corpus `inputs` run on `backends` (in parallel on the current rayon pool): what the
+/// oracles judged, how many inputs met each panic class, and how many inputs were read.
+fn corpus_classes(
+    inputs: &[PathBuf],
+    backends: crate::program::Backends,
+) -> (crate::guide::Tally, BTreeMap<String, usize>, usize) {
+    use rayon::prelude::*;
+    type Counts = (crate::guide::Tally, BTreeMap<String, usize>, usize);
+    let add = |mut acc: Counts, input: &PathBuf| {
+        let Ok(bytes) = std::fs::read(input) else {
+            return acc;
+        };
+        let program = Program::from_fuzz_bytes(&bytes, backends);
+        let classes: std::collections::BTreeSet<_> = match crate::check(&program) {
+            Ok(verdict) => {
+                acc.0.add(&program, &verdict, 0.0);
+                verdict
+                    .trace
+                    .panics()
+                    .map(|(_, p)| p.class.clone())
+                    .collect()
+            }
+            Err(_) => [HARNESS_ERROR.to_string()].into(),
+        };
+        for class in classes {
+            *acc.1.entry(class).or_default() += 1;
+        }
+        acc.2 += 1;
+        acc
+    };
+    let merge = |mut a: Counts, b: Counts| {
+        a.0.merge(&b.0);
+        for (class, n) in b.1 {
+            *a.1.entry(class).or_default() += n;
+        }
+        a.2 += b.2;
+        a
+    };
+    inputs
+        .par_iter()
+        .fold(Counts::default, add)
+        .reduce(Counts::default, merge)
 }
 
 /// Minimizes a new bucket's example into `regressions/pending/` (a case awaiting review: the

@@ -37,10 +37,13 @@ struct Row<'a> {
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
+        use rayon::prelude::*;
         let chosen = load_named(&self.regressions, &self.cases)?;
         let (mut still, mut changed, mut skipped) = (0, 0, 0);
-        // Flex and capture cases first, wgpu ones after with wgpu on (as the suite runs them).
-        for case in suite_order(&chosen) {
+        // Flex and capture cases first, in parallel, wgpu ones after with wgpu on, one at a
+        // time (as the suite runs them: they share wgpu's one device stream).
+        let order = suite_order(&chosen);
+        let judge = |case: &&dispatch_fuzz::regressions::Case| {
             // A case of another graphics API is left to a machine or a run pinned to it.
             let unavailable = match case.placement() {
                 Placement::Here => None,
@@ -53,8 +56,15 @@ impl Args {
             };
             let standing = match unavailable {
                 Some(_) => None,
-                None => Some(case.standing()?),
+                None => Some(case.standing()),
             };
+            (unavailable, standing)
+        };
+        let cpu = order.iter().take_while(|c| !c.uses_wgpu()).count();
+        let mut judged: Vec<_> = order[..cpu].par_iter().map(judge).collect();
+        judged.extend(order[cpu..].iter().map(judge));
+        for (case, (unavailable, standing)) in order.iter().zip(judged) {
+            let standing = standing.transpose()?;
             match &standing {
                 None => skipped += 1,
                 Some(Standing::StillFails) => still += 1,
