@@ -31,8 +31,8 @@ fn programs(count: usize, seed: u64, backends: Backends) -> Vec<Program> {
         .collect()
 }
 
-/// What a path runs on each program of the set.
-type Run = Box<dyn Fn(&Program) -> Result<()>>;
+/// What a path runs over the set, one pass.
+type Run = Box<dyn Fn(&[Program]) -> Result<()>>;
 
 /// One path of the benchmark: a name and what it runs on each program.
 struct Path {
@@ -45,10 +45,20 @@ struct Path {
 }
 
 impl Path {
+    /// A path that runs `run` on each program in turn, on this thread.
     fn new(
         key: &'static str,
         name: impl Into<String>,
         run: impl Fn(&Program) -> Result<()> + 'static,
+    ) -> Path {
+        Path::over_set(key, name, move |set| set.iter().try_for_each(&run))
+    }
+
+    /// A path that runs `run` over the whole set (spread over a thread pool).
+    fn over_set(
+        key: &'static str,
+        name: impl Into<String>,
+        run: impl Fn(&[Program]) -> Result<()> + 'static,
     ) -> Path {
         Path {
             key,
@@ -73,9 +83,7 @@ fn measure(programs: &[Program], budget: Duration, paths: &mut [Path]) -> Result
     while paths.iter().any(|p| p.secs < budget) {
         for path in paths.iter_mut() {
             let start = Instant::now();
-            for program in programs {
-                (path.run)(program)?;
-            }
+            (path.run)(programs)?;
             path.secs += start.elapsed().as_secs_f64();
             path.execs += programs.len() as u64;
         }
@@ -115,6 +123,11 @@ pub struct Args {
     /// `--only bare,all` for the one ratio.
     #[arg(long, value_delimiter = ',', value_parser = PATH_KEYS, conflicts_with = "minimize")]
     only: Vec<String>,
+    /// Workers of the `all-jobs` path: `check` with all oracles over the set on this many
+    /// threads, as `fuzz --jobs` runs it (default: every core). Not with wgpu, whose one
+    /// device stream `fuzz --jobs` does not share either.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     /// Instead: minimize this many seeded crashing programs of 50-200 steps and print the
     /// figures (classes from DISPATCH_FUZZ_CRASH_ON, or the seed and known-bug classes).
     #[arg(long, conflicts_with_all = ["programs", "seconds"])]
@@ -125,13 +138,20 @@ impl Args {
     pub fn run(self) -> Result<ExitCode> {
         match self.minimize {
             Some(count) => minimization(count, self.seed),
-            None => main(self.programs, self.seed, self.seconds, &self.only),
+            None => main(
+                (self.programs, self.seed, self.seconds),
+                &self.only,
+                self.jobs.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, usize::from),
+                    usize::from,
+                ),
+            ),
         }
     }
 }
 
 /// The names `--only` takes: the bare path, `check` with no oracle, each oracle alone, all.
-const PATH_KEYS: [&str; 10] = [
+const PATH_KEYS: [&str; 11] = [
     "bare",
     "off",
     "eager-replay",
@@ -142,9 +162,14 @@ const PATH_KEYS: [&str; 10] = [
     "reference",
     "all-but-reference",
     "all",
+    "all-jobs",
 ];
 
-fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCode> {
+fn main(
+    (count, seed, seconds): (usize, u64, u64),
+    only: &[String],
+    jobs: usize,
+) -> Result<ExitCode> {
     let set = programs(count, seed, config::get().backends);
     let steps: usize = set.iter().map(|p| p.steps.len()).sum();
     let policy = Policy::default();
@@ -185,6 +210,27 @@ fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCo
         Oracles::ALL.without(OracleId::Reference),
     ));
     paths.push(check("all", "check, all oracles".into(), Oracles::ALL));
+    // The same on `jobs` workers: what `fuzz --jobs` gains, in the same run as one worker.
+    if differential {
+        println!(
+            "{:<34} skipped: wgpu is on",
+            format!("check, all oracles, {jobs} jobs:")
+        );
+    } else {
+        use rayon::prelude::*;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+        let policy = policy.clone();
+        paths.push(Path::over_set(
+            "all-jobs",
+            format!("check, all oracles, {jobs} jobs"),
+            move |set| {
+                pool.install(|| {
+                    set.par_iter()
+                        .try_for_each(|p| checked_program(p, &policy, Oracles::ALL))
+                })
+            },
+        ));
+    }
     paths.retain(|p| only.is_empty() || only.iter().any(|o| o == p.key));
     measure(&set, Duration::from_secs(seconds), &mut paths)?;
     let bare = paths.iter().find(|p| p.key == "bare").map(Path::rate);
@@ -205,6 +251,11 @@ fn main(count: usize, seed: u64, seconds: u64, only: &[String]) -> Result<ExitCo
             print!(", to oracles off {:.2}", off / rate);
         }
         println!();
+    }
+    let all = paths.iter().find(|p| p.key == "all").map(Path::rate);
+    let many = paths.iter().find(|p| p.key == "all-jobs").map(Path::rate);
+    if let (Some(one), Some(many)) = (all, many) {
+        println!("{jobs} jobs to 1 job: {:.2}x the execs/s", many / one);
     }
     if let Some((rss, peak)) = crate::cli::rss_kib() {
         println!("rss: {} MiB, peak {} MiB", rss / 1024, peak / 1024);
