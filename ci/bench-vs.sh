@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares `bench`'s all-oracles figure of this work tree with a baseline revision's, in two ways
 # that a shared machine's speed drift (a third, minutes apart, on the 2-core VM) cannot skew:
-#   - instructions: callgrind counts what one all-oracles `check_with` of each program in the
+#   - instructions: callgrind counts what one all-oracles `check` of each program in the
 #     bench set executes (the warm-up pass both revisions' bench run before timing anything);
 #     deterministic, so one run is the figure, but blind to cache misses;
 #   - execs/s: both benches run at the same time, each pinned to its own core and swapped every
@@ -35,11 +35,18 @@ now="$PWD/target/release/dispatch-fuzz"
 if command -v valgrind >/dev/null; then
   for side in base now; do
     bin="${!side}"
-    grep -q ' dispatch_fuzz::check_with$' < <(nm -C "$bin") ||
-      { echo "bench-vs: $bin has no dispatch_fuzz::check_with to count" >&2; exit 2; }
-    # --seconds 0: the warm-up pass only (one check_with per program), no timed path.
+    # The bench's warm-up calls `check` in a session (revisions before sessions: `check_with`).
+    symbols=$(nm -C "$bin")
+    if grep -q ' dispatch_fuzz::check_with$' <<<"$symbols"; then
+      entry=dispatch_fuzz::check_with
+    elif grep -q ' dispatch_fuzz::check$' <<<"$symbols"; then
+      entry=dispatch_fuzz::check
+    else
+      echo "bench-vs: $bin has no dispatch_fuzz::check to count" >&2; exit 2
+    fi
+    # --seconds 0: the warm-up pass only (one check per program), no timed path.
     valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.$side" \
-      --toggle-collect='dispatch_fuzz::check_with' "$bin" bench --seconds 0 \
+      --toggle-collect="$entry" "$bin" bench --seconds 0 \
       >"$out/callgrind.$side.log" 2>&1
   done
   ir() { sed -n 's/^==[0-9]*== Collected : \([0-9]*\).*/\1/p' "$out/callgrind.$1.log"; }

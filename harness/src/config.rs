@@ -245,8 +245,8 @@ pub fn known_classes() -> Vec<String> {
     classes
 }
 
-/// The switches of this process, read from the environment once. Turns wgpu on when
-/// `DISPATCH_FUZZ_BACKENDS` names it.
+/// The switches of this process, read from the environment once (the adapter and API choices
+/// go to the wgpu device, which Burn holds once per process).
 pub fn try_get() -> Result<&'static Config, &'static ConfigError> {
     static CONFIG: OnceLock<Result<Config, ConfigError>> = OnceLock::new();
     CONFIG
@@ -254,9 +254,6 @@ pub fn try_get() -> Result<&'static Config, &'static ConfigError> {
             let config = Config::parse(|var| std::env::var(var).ok())?;
             wgpu::set_adapter(config.adapter);
             wgpu::set_api(config.api);
-            if config.backends.wgpu {
-                wgpu::turn_on();
-            }
             Ok(config)
         })
         .as_ref()

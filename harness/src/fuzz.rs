@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use crate::oracles::{self, Policy};
 use crate::program::{Backends, Program, RunLimits};
-use crate::{check, config, interpreter, Verdict};
+use crate::{check, config, interpreter, Session, Verdict};
 
 /// One libFuzzer target of `fuzz/`: what its inputs decode for. The one place that says it, read
 /// by the targets' `init`, by triage (an artifact is decoded and run with its own target's
@@ -61,7 +61,7 @@ impl Target {
     /// `Err` says why it cannot be had here.
     pub fn start(&self) -> Result<(), String> {
         if self.backends.wgpu {
-            interpreter::wgpu::enable()?;
+            interpreter::wgpu::adapter()?;
         }
         Ok(())
     }
@@ -132,15 +132,19 @@ impl LibFuzzerOptions {
     }
 }
 
-/// The backends a target fixed in its `init` (the wgpu target), over `DISPATCH_FUZZ_BACKENDS`.
-static TARGET_BACKENDS: OnceLock<Backends> = OnceLock::new();
+/// The session the target's `init` built: libFuzzer's callback takes the input alone, so the
+/// glue keeps the one session its process runs, as the CLI keeps one in its loop.
+static SESSION: OnceLock<Session> = OnceLock::new();
 
-/// The backends this process's inputs decode for: the target's own, or the session's.
+/// The session this process's inputs run in: the one `init` built (the wgpu target's own
+/// backends, over `DISPATCH_FUZZ_BACKENDS`), or the switches' when `init` has not run.
+fn session() -> &'static Session {
+    SESSION.get_or_init(Session::from_config)
+}
+
+/// The backends this process's inputs decode for.
 fn target_backends() -> Backends {
-    TARGET_BACKENDS
-        .get()
-        .copied()
-        .unwrap_or(config::get().backends)
+    session().backends
 }
 
 /// One fuzz input as the typed targets take it: the program the bytes decode to for the
@@ -169,7 +173,7 @@ impl std::fmt::Debug for FuzzInput {
 /// `DEDUP_TOKEN` line on a finding (or a harness error), as libFuzzer expects of a crash. Call
 /// [`init`] (or [`init_wgpu`]) once first.
 pub fn run(program: &Program) {
-    match check(program) {
+    match check(session(), program) {
         Ok(Verdict {
             finding: Some(finding),
             ..
@@ -219,16 +223,17 @@ pub fn init_wgpu() {
 }
 
 fn init_with(backends: Option<Backends>) {
-    if let Some(backends) = backends {
-        let _ = TARGET_BACKENDS.set(backends);
-        interpreter::wgpu::turn_on();
-    }
     if let Err(error) = config::try_get() {
         eprintln!("==dispatch-fuzz== {error}");
         std::process::exit(2);
     }
+    let from_switches = Session::from_config();
+    let _ = SESSION.set(match backends {
+        Some(backends) => from_switches.on(backends),
+        None => from_switches,
+    });
     fn policy(panic: &interpreter::PanicInfo) {
-        let decision = hook_decision(panic, config::get().policy());
+        let decision = hook_decision(panic, &session().policy);
         if let HookDecision::Finding(signature) | HookDecision::HarnessError(signature) = &decision
         {
             eprintln!(

@@ -7,7 +7,6 @@
 mod catch;
 mod exec;
 pub mod faults;
-pub mod fusion;
 mod lockstep;
 mod mirror;
 mod ops;

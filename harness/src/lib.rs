@@ -6,7 +6,7 @@
 //! what is a bug, [`minimize`] shrinks findings, [`regressions`] stores them, [`report`] prints
 //! everything a person reads, and [`guide`] steers the in-process session toward what the oracles
 //! have judged least. The fuzz target ([`fuzz`]), the CLI and `cargo test` all go
-//! through [`check`], so they can never drift apart.
+//! through [`check`], in a [`Session`] they hold, so they can never drift apart.
 
 #![warn(missing_docs)]
 
@@ -28,12 +28,15 @@ pub mod program;
 pub mod regressions;
 pub mod report;
 pub mod rng;
+mod session;
+
+pub use session::Session;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use interpreter::Trace;
-use oracles::{Finding, OracleReport, Oracles, Policy};
+use oracles::{Finding, OracleReport};
 use program::Program;
 
 /// The result of checking one program.
@@ -52,20 +55,11 @@ pub struct Verdict {
     pub finding: Option<Finding>,
 }
 
-/// Runs `program` with every oracle (but those `DISPATCH_FUZZ_ORACLES_OFF` names) and classifies
-/// what happened under this process's policy (`DISPATCH_FUZZ_CRASH_ON`). `Err` means the harness itself failed, never Burn.
-pub fn check(program: &Program) -> Result<Verdict> {
-    check_with(program, config::get().policy())
-}
-
-/// [`check`] under an explicit policy (the oracles still those of this process's switches).
-pub fn check_with(program: &Program, policy: &Policy) -> Result<Verdict> {
-    check_with_oracles(program, policy, config::get().oracles)
-}
-
-/// [`check`] under an explicit policy with a choice of oracles (the benchmark turns them off).
-pub fn check_with_oracles(program: &Program, policy: &Policy, oracles: Oracles) -> Result<Verdict> {
-    let mut judged = oracles::run(program, oracles)?;
+/// Runs `program` in `session`: on its backends, with its oracles following, every panic
+/// classified under its policy. `Err` means the harness itself failed, never Burn.
+pub fn check(session: &Session, program: &Program) -> Result<Verdict> {
+    let policy = &session.policy;
+    let mut judged = oracles::run(program, session.backends, session.oracles)?;
     let classified = oracles::classify(
         &program.steps,
         &mut judged.trace,

@@ -10,13 +10,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::config;
 use crate::interpreter::HARNESS_ERROR;
-use crate::oracles::{Policy, Signature};
+use crate::oracles::Signature;
 use crate::program::RunLimits;
 use crate::program::{Program, ProgramFile};
 use crate::regressions::limited::{run_limited, Ending, OUT_OF_MEMORY, TIMEOUT};
 use crate::regressions::{program_files, promote, promote_limited as store_limited, Promotion};
+use crate::Session;
 
 pub mod coverage;
 
@@ -170,16 +170,19 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The bucket of an artifact of `kind` (`crash`, `timeout`, ...) that a fuzz run under `policy`
+/// The bucket of an artifact of `kind` (`crash`, `timeout`, ...) that a fuzz run in `session`
 /// wrote. It is the finding that stopped the run: judged under that same policy, where stored
 /// bugs are counted but are not findings, so a program that shows a stored bug before a new
 /// one is bucketed by the new one. Only a program that shows nothing new under it is judged
 /// again with stored bugs as findings, and then a reviewed case covers its bucket. A harness
 /// error is a bucket of its own: one must not stop the night's triage.
-pub fn artifact_signature(program: &Program, kind: &str, policy: &Policy) -> String {
-    let verdict = crate::check_with(program, policy).and_then(|verdict| match verdict.finding {
+pub fn artifact_signature(program: &Program, kind: &str, session: &Session) -> String {
+    let verdict = crate::check(session, program).and_then(|verdict| match verdict.finding {
         Some(_) => Ok(verdict),
-        None => crate::check_with(program, &policy.with_class(None)),
+        None => crate::check(
+            &session.with_policy(session.policy.with_class(None)),
+            program,
+        ),
     });
     match verdict {
         Ok(verdict) => verdict.finding.map_or_else(
@@ -200,10 +203,10 @@ pub fn limited_signature(
     program: &Program,
     kind: &str,
     limits: RunLimits,
-    policy: &Policy,
+    session: &Session,
 ) -> (String, String) {
     let exe = std::env::current_exe().unwrap_or_default();
-    match run_limited(&exe, program, limits, policy) {
+    match run_limited(&exe, program, limits, session) {
         Ok(ending) => {
             let described = ending.describe(limits);
             let signature = match ending.signature(program) {
@@ -303,7 +306,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../fuzz/{}.options", target.name))
     });
     let limits = crate::fuzz::LibFuzzerOptions::load(&options_file)?.limits;
-    let policy = config::get().policy();
+    let session = Session::from_config().on(target.backends);
     let mut paths = Vec::new();
     files_under(&options.artifacts, &mut paths);
     paths.sort();
@@ -354,7 +357,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
                 .map(|(path, kind, program)| Artifact {
                     path: path.clone(),
                     kind: kind.to_string(),
-                    signature: artifact_signature(program, kind, policy),
+                    signature: artifact_signature(program, kind, &session),
                     limited_run: None,
                 })
                 .collect()
@@ -363,7 +366,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         let judged: Vec<Artifact> = limited
             .par_iter()
             .map(|(path, kind, program)| {
-                let (signature, ending) = limited_signature(program, kind, limits, policy);
+                let (signature, ending) = limited_signature(program, kind, limits, &session);
                 Artifact {
                     path: path.clone(),
                     kind: kind.to_string(),
@@ -423,7 +426,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
                 Some(program) if limited => {
                     promote_limited(bucket, program, limits, &pending_dir, target.backends)
                 }
-                _ => promote_pending(bucket, &pending_dir, target.backends),
+                _ => promote_pending(bucket, &pending_dir, &session),
             }
         }
     }
@@ -431,7 +434,7 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     for dir in &options.corpus {
         files_under(dir, &mut inputs);
     }
-    let corpus = in_process.install(|| corpus_classes(&inputs, target.backends));
+    let corpus = in_process.install(|| corpus_classes(&inputs, &session));
     let (tally, classes, corpus_inputs) = corpus;
     triage.classes = classes;
     triage.corpus_inputs = corpus_inputs;
@@ -458,11 +461,11 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     })
 }
 
-/// The corpus `inputs` run on `backends` (in parallel on the current rayon pool): what the
+/// The corpus `inputs` run in `session` (in parallel on the current rayon pool): what the
 /// oracles judged, how many inputs met each panic class, and how many inputs were read.
 fn corpus_classes(
     inputs: &[PathBuf],
-    backends: crate::program::Backends,
+    session: &Session,
 ) -> (crate::guide::Tally, BTreeMap<String, usize>, usize) {
     use rayon::prelude::*;
     type Counts = (crate::guide::Tally, BTreeMap<String, usize>, usize);
@@ -470,8 +473,8 @@ fn corpus_classes(
         let Ok(bytes) = std::fs::read(input) else {
             return acc;
         };
-        let program = Program::from_fuzz_bytes(&bytes, backends);
-        let classes: std::collections::BTreeSet<_> = match crate::check(&program) {
+        let program = Program::from_fuzz_bytes(&bytes, session.backends);
+        let classes: std::collections::BTreeSet<_> = match crate::check(session, &program) {
             Ok(verdict) => {
                 acc.0.add(&program, &verdict, 0.0);
                 verdict
@@ -505,7 +508,7 @@ fn corpus_classes(
 /// Minimizes a new bucket's example into `regressions/pending/` (a case awaiting review: the
 /// regression suite runs only reviewed cases). A failure is recorded, never fatal: the artifact
 /// stays on disk either way.
-fn promote_pending(bucket: &mut Bucket, dir: &Path, backends: crate::program::Backends) {
+fn promote_pending(bucket: &mut Bucket, dir: &Path, session: &Session) {
     let name = pending_name(bucket);
     let root_cause = pending_root_cause(bucket);
     let request = Promotion {
@@ -513,11 +516,11 @@ fn promote_pending(bucket: &mut Bucket, dir: &Path, backends: crate::program::Ba
         name: Some(name.clone()),
         root_cause: Some(root_cause),
         dir: dir.to_path_buf(),
-        backends,
+        backends: session.backends,
     };
     // An artifact of a long libFuzzer process may need state its earlier inputs left there:
     // promote stores only a case that shows its finding in a process of its own.
-    match promote(request, config::get().policy()) {
+    match promote(request, session) {
         Ok(done) => bucket.case = Some(done.path.display().to_string()),
         Err(e) => bucket.promote_error = Some(format!("{e:#}")),
     }
@@ -633,6 +636,8 @@ pub fn combine(workers: &[Vec<Sample>]) -> Vec<Sample> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracles::Policy;
+    use crate::program::Backends;
 
     #[test]
     fn fork_mode_status_lines_parse() {
@@ -674,13 +679,14 @@ mod tests {
             .program();
         // The run's policy names the reload's class, as DISPATCH_FUZZ_CRASH_ON would.
         let policy = Policy::parse("element-not-representable");
-        let signature = artifact_signature(&program, "crash", &policy);
+        let session = Session::new(Backends::FLEX_CAPTURE);
+        let signature = artifact_signature(&program, "crash", &session.with_policy(policy));
         assert!(
             signature.starts_with("element-not-representable |"),
             "{signature}"
         );
         // Nothing new under the default policy: the stored bug is the bucket.
-        let signature = artifact_signature(&program, "crash", &Policy::default());
+        let signature = artifact_signature(&program, "crash", &session);
         assert!(signature.starts_with("replay-mismatch |"), "{signature}");
     }
 

@@ -13,6 +13,7 @@ mod entry;
 mod file;
 mod fill;
 mod fixup;
+pub mod fusion;
 mod kind;
 pub mod limits;
 mod module;

@@ -10,9 +10,9 @@ use anyhow::{bail, Context, Result};
 use crate::interpreter::wgpu::{Api, Placement};
 use crate::oracles::catalogue::catalogue;
 use crate::oracles::Policy;
-use crate::program::ProgramFile;
+use crate::program::{Backends, ProgramFile};
 use crate::report::{render, Style};
-use crate::{check_with, Verdict};
+use crate::{check, Session, Verdict};
 
 #[cfg(feature = "cli")]
 mod fresh;
@@ -47,8 +47,23 @@ impl Case {
         Policy::default().with_class(self.file.class.as_deref())
     }
 
+    /// The session it runs in: on wgpu too if it [uses wgpu](Case::uses_wgpu), else on Flex and
+    /// capture alone (whatever ran before it in the process), under its own [policy](Case::policy)
+    /// and the oracles of this process's switches.
+    pub fn session(&self) -> Session {
+        let backends = if self.uses_wgpu() {
+            Backends::WITH_WGPU
+        } else {
+            Backends::FLEX_CAPTURE
+        };
+        Session::from_config()
+            .on(backends)
+            .with_policy(self.policy())
+    }
+
     /// Whether any step names the wgpu device, or the case is a Flex/wgpu divergence: such cases
-    /// need wgpu enabled and run one at a time (a CPU adapter costs ~1 ms per op, and one device queue serves them all).
+    /// run on wgpu too, one at a time (a CPU adapter costs ~1 ms per op, and one device queue
+    /// serves them all).
     pub fn uses_wgpu(&self) -> bool {
         // A Flex/wgpu divergence needs the wgpu run even when every step names Flex.
         self.file.class.as_deref() == Some(crate::oracles::DIVERGENCE)
@@ -59,8 +74,7 @@ impl Case {
                 .any(|s| s.device() == Some(crate::program::DeviceRef::Wgpu))
     }
 
-    /// Where this machine judges the case, turning wgpu on for a wgpu case judged in this
-    /// process: here; in a process pinned to another graphics API (a class it holds on has
+    /// Where this machine judges the case: here; in a process pinned to another graphics API (a class it holds on has
     /// another API than this process's adapter); or nowhere, with why ("found on
     /// Vulkan/llvmpipe; this machine has GL/llvmpipe", no adapter).
     pub fn placement(&self) -> Placement {
@@ -69,17 +83,12 @@ impl Case {
         }
         // The switches pin the API the placement answers for (a run the suite pinned).
         let _ = crate::config::try_get();
-        let placement = crate::interpreter::wgpu::placement(&self.file.adapters);
-        if placement == Placement::Here {
-            crate::interpreter::wgpu::turn_on();
-        }
-        placement
+        crate::interpreter::wgpu::placement(&self.file.adapters)
     }
 
     /// Runs the case.
     pub fn check(&self) -> Result<Verdict> {
-        check_with(&self.file.program(), &self.policy())
-            .with_context(|| format!("case {}", self.name))
+        check(&self.session(), &self.file.program()).with_context(|| format!("case {}", self.name))
     }
 
     /// Its Rust reproducer (`fmt --rust`), which must fail the way the case says: the file
@@ -227,7 +236,7 @@ impl Case {
             .limits
             .with_context(|| format!("case {} records no limits", self.name))?;
         let program = self.file.program();
-        let ending = limited::run_limited(exe, &program, limits, &self.policy())?;
+        let ending = limited::run_limited(exe, &program, limits, &self.session())?;
         let mut text = String::new();
         for (i, step) in program.steps.iter().enumerate() {
             text.push_str(&format!("{i:>3}  {}\n", crate::program::step_line(step)));
@@ -332,8 +341,8 @@ pub fn load_all(dir: &Path) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-/// `cases` in the order the regression suite runs them: Flex and capture cases first, then the
-/// wgpu ones.
+/// `cases` grouped: Flex and capture cases first, then the wgpu ones (which share one device
+/// stream and run one at a time). Each runs in its own session: no verdict depends on it.
 pub fn suite_order(cases: &[Case]) -> Vec<&Case> {
     let (wgpu, cpu): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| c.uses_wgpu());
     cpu.into_iter().chain(wgpu).collect()
@@ -357,9 +366,9 @@ pub fn load_named(dir: &Path, names: &[String]) -> Result<Vec<Case>> {
         .collect())
 }
 
-/// Runs `each` over `cases` in the order the regression suite runs them: Flex and capture cases
-/// first, then the wgpu ones, with wgpu turned on only then (with it on, a later Flex case
-/// would also run on wgpu under the differential and show another trace). A wgpu case of an
+/// Runs `each` over `cases`, Flex and capture cases first, then the wgpu ones (each case in its
+/// own session, so the order changes no verdict: it keeps the wgpu cases, which share one device
+/// stream, together). A wgpu case of an
 /// adapter class whose graphics API this process's adapter does not have goes to `pinned`
 /// (which runs it in a process pinned to that API); one this machine cannot judge at all is an
 /// error: what is written from a case's run (a reproducer, a report) must come from an adapter

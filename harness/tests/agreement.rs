@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use dispatch_fuzz::check_with;
+use dispatch_fuzz::check;
 use dispatch_fuzz::fuzz::HookDecision;
 use dispatch_fuzz::interpreter::install_panic_hook;
 use dispatch_fuzz::oracles::Policy;
@@ -72,7 +72,7 @@ fn mirror_meets_int_dtype_mix() -> Program {
 #[test]
 fn a_panic_in_the_eager_mirror_is_recorded_and_judged_like_a_steps() {
     let program = mirror_meets_int_dtype_mix();
-    let verdict = check_with(&program, &Policy::default()).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     let side = &verdict.trace.side_panics;
     assert_eq!(side.len(), 1, "{side:?}");
@@ -84,7 +84,7 @@ fn a_panic_in_the_eager_mirror_is_recorded_and_judged_like_a_steps() {
     // Under a policy that makes the class a finding, check finds it where the hook would abort
     // (naming the class makes it a finding though a stored case has this very panic).
     let policy = Policy::parse("int-dtype-mismatch");
-    let finding = check_with(&program, &policy)
+    let finding = check(&common::cpu().with_policy(policy.clone()), &program)
         .unwrap()
         .finding
         .expect("a finding");
@@ -122,7 +122,7 @@ fn an_error_reading_a_replays_feed_is_recorded_and_judged_not_dropped() {
             {"exit_scope": {"inputs": [], "outputs": [1]}},
             {"replay": {"graph": 0, "feed": [1], "outputs": [2]}}]"#,
     );
-    let verdict = check_with(&program, &Policy::default()).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     let errors = &verdict.trace.side_errors;
     assert!(
         errors.iter().any(|e| e.step == Some(4)
@@ -140,8 +140,13 @@ fn a_harness_panic_in_an_oracle_hook_is_a_harness_error_inside_a_scope_or_outsid
     let program = mirror_meets_int_dtype_mix();
     // Inside the scope (step 3) and before it (step 0): never the scope's or a step's outcome.
     for at in [3, 0] {
-        let error = run_in_lockstep(&program, Mode::Full, &mut PanickingHook { at })
-            .expect_err("the harness's panic must not become a Burn outcome");
+        let error = run_in_lockstep(
+            &program,
+            Backends::FLEX_CAPTURE,
+            Mode::Full,
+            &mut PanickingHook { at },
+        )
+        .expect_err("the harness's panic must not become a Burn outcome");
         let text = format!("{error:#}");
         assert!(text.contains("an oracle's hook panicked"), "{at}: {text}");
         assert!(
@@ -200,10 +205,10 @@ fn a_known_finding_is_a_finding_again_under_the_known_switch() {
     let program = dispatch_fuzz::program::ProgramFile::load(&path)
         .unwrap()
         .program();
-    let verdict = check_with(&program, &Policy::default()).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none());
     assert_eq!(verdict.known_findings.len(), 1);
-    let verdict = check_with(&program, &Policy::parse("known")).unwrap();
+    let verdict = check(&common::cpu().with_policy(Policy::parse("known")), &program).unwrap();
     assert_eq!(verdict.finding.expect("a finding").class, "replay-mismatch");
 }
 
@@ -227,4 +232,69 @@ fn the_typed_fuzz_input_decodes_exactly_what_the_byte_path_decodes_and_prints_it
         assert!(debug.ends_with(&plain.to_string()), "{debug}");
     }
     assert!(steps > 10_000, "only {steps} steps decoded");
+}
+
+/// The signature of the finding `check` makes of each of `programs` (by index) in `session`, on a
+/// rayon pool of `workers` threads (as `fuzz --jobs` spreads its programs), with replayed graphs fed wrong
+/// data on each of them: the planted fault, a replay mismatch wherever a program replays a graph
+/// with a fed input.
+fn signatures_on(
+    workers: usize,
+    session: &dispatch_fuzz::Session,
+    programs: &[Program],
+) -> BTreeMap<usize, String> {
+    use dispatch_fuzz::oracles::faults::corrupt_replay_feed_for_tests;
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        programs
+            .par_iter()
+            .enumerate()
+            .filter_map(|(k, program)| {
+                // The fault is per thread: each worker plants it before its check.
+                corrupt_replay_feed_for_tests(true);
+                let verdict = check(session, program);
+                corrupt_replay_feed_for_tests(false);
+                let verdict = verdict.unwrap_or_else(|e| panic!("{e:#}\n{program}"));
+                verdict.finding.map(|f| (k, f.signature.to_string()))
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn n_workers_find_the_same_signatures_as_one_worker_over_the_same_programs() {
+    let mut rng = SplitMix64::new(30);
+    let programs: Vec<Program> = (0..600)
+        .map(|_| {
+            let len = rng.below(3000) as usize;
+            Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE)
+        })
+        .collect();
+    // The seed guards are findings too, so the set holds more than the planted fault's class.
+    let session = common::cpu().with_policy(Policy::parse(
+        "capture-tensor-not-materialized,operation-outside-capture-scope,capture-scope-complete",
+    ));
+    let one = signatures_on(1, &session, &programs);
+    let four = signatures_on(4, &session, &programs);
+    let set = |found: &BTreeMap<usize, String>| {
+        found
+            .values()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let signatures = set(&one);
+    assert!(
+        signatures
+            .iter()
+            .any(|s| s.starts_with(dispatch_fuzz::oracles::REPLAY_MISMATCH)),
+        "the planted fault shows: {signatures:#?}"
+    );
+    assert!(signatures.len() >= 3, "{signatures:#?}");
+    assert_eq!(signatures, set(&four));
+    // Stronger than the set: each program gives the same finding on whichever worker runs it.
+    assert_eq!(one, four);
 }

@@ -3,7 +3,6 @@
 
 mod common;
 
-use dispatch_fuzz::check;
 use dispatch_fuzz::program::{Backends, Program};
 
 #[test]
@@ -23,7 +22,7 @@ fn each_corpus_input_reaches_its_class() {
         };
         let program =
             Program::from_fuzz_bytes(&std::fs::read(&path).unwrap(), Backends::FLEX_CAPTURE);
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
         assert!(
             verdict.trace.panics().any(|(_, p)| p.class == class),
             "{name} does not reach {class}:\n{program}"

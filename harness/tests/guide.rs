@@ -12,7 +12,11 @@ fn session(seed: u64, guided: bool, programs: usize) -> (Guide, Vec<Program>) {
     let mut seen = Vec::with_capacity(programs);
     for i in 0..programs {
         let (program, _) = guide.next_program();
-        let verdict = dispatch_fuzz::check(&program).expect("the harness runs the program");
+        let verdict = dispatch_fuzz::check(
+            &dispatch_fuzz::Session::new(dispatch_fuzz::program::Backends::FLEX_CAPTURE),
+            &program,
+        )
+        .expect("the harness runs the program");
         guide.observe(&program, &verdict, i as f64);
         seen.push(program);
     }
@@ -61,7 +65,11 @@ fn guidance_aimed_at_a_rare_target_reaches_it_where_blind_generation_does_not() 
     let run = |mut guide: Guide| {
         for i in 0..100 {
             let (program, _) = guide.next_program();
-            let verdict = dispatch_fuzz::check(&program).expect("the harness runs the program");
+            let verdict = dispatch_fuzz::check(
+                &dispatch_fuzz::Session::new(dispatch_fuzz::program::Backends::FLEX_CAPTURE),
+                &program,
+            )
+            .expect("the harness runs the program");
             guide.observe(&program, &verdict, i as f64);
         }
         guide.tally().count(&key)

@@ -7,7 +7,7 @@ use dispatch_fuzz::interpreter::{pool, Outcome};
 use dispatch_fuzz::oracles::STATE_LEAK;
 use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
-use dispatch_fuzz::{check, Verdict};
+use dispatch_fuzz::Verdict;
 
 #[test]
 fn thousands_of_random_programs_run_without_harness_failure() {
@@ -17,8 +17,8 @@ fn thousands_of_random_programs_run_without_harness_failure() {
     for _ in 0..2000 {
         let len = rng.below(2048) as usize;
         let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
-        let verdict =
-            check(&program).unwrap_or_else(|e| panic!("harness failure {e:#} on\n{program}"));
+        let verdict = dispatch_fuzz::check(&common::cpu(), &program)
+            .unwrap_or_else(|e| panic!("harness failure {e:#} on\n{program}"));
         assert_eq!(verdict.trace.steps.len(), program.steps.len());
         assert!(
             verdict.trace.leaked_devices.is_empty(),
@@ -53,7 +53,7 @@ fn more_programs_than_capture_device_ids_run_in_one_process() {
             {"exit_scope": {"inputs": [1], "outputs": [1]}}]"#,
     );
     for i in 0..70_000 {
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
         assert!(
             verdict.finding.is_none(),
             "program {i}: {:?}",
@@ -68,7 +68,7 @@ fn check_with_capture0_held_open(program: &Program) -> Verdict {
     let mut inside = None;
     pool::capture(0)
         .capture_scope(|scope| {
-            inside = Some(check(program).unwrap());
+            inside = Some(dispatch_fuzz::check(&common::cpu(), program).unwrap());
             scope.complete([], [])
         })
         .unwrap();
@@ -82,14 +82,17 @@ fn a_scope_left_open_on_a_pooled_device_the_program_names_is_a_state_leak() {
         r#"[{"create": {"out": 0, "kind": "int", "shape": [3], "fill": "arange", "device": "flex"}},
             {"device": {"device": {"capture": 0}, "call": "name"}}]"#,
     );
-    let clean = check(&program).unwrap();
+    let clean = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
     assert!(clean.finding.is_none());
     let finding = check_with_capture0_held_open(&program)
         .finding
         .expect("the open scope is reported");
     assert_eq!(finding.class, STATE_LEAK);
     // Once the scope is closed, the pool is clean again.
-    assert!(check(&program).unwrap().finding.is_none());
+    assert!(dispatch_fuzz::check(&common::cpu(), &program)
+        .unwrap()
+        .finding
+        .is_none());
 }
 
 #[test]
@@ -114,7 +117,7 @@ fn nested_scope_on_the_same_device_is_an_error_outcome_not_a_crash() {
             {"exit_scope": {"inputs": [], "outputs": []}},
             {"exit_scope": {"inputs": [], "outputs": []}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
     let outcomes: Vec<&Outcome> = verdict.trace.steps.iter().map(|r| &r.outcome).collect();
     assert!(matches!(outcomes[1], Outcome::Error { error, .. } if error == "AlreadyActive"));
     assert!(
@@ -139,7 +142,7 @@ fn a_replayed_graph_computes_what_flex_computes_eagerly() {
             {"op": {"out": 6, "op": {"scalar": {"op": "add", "src": 5, "value": 3}}}},
             {"read": {"src": 6, "fallible": true}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
     let Outcome::Ok { outputs, .. } = &verdict.trace.steps[6].outcome else {
         panic!("replay failed: {:?}", verdict.trace.steps[6]);
     };
@@ -157,7 +160,7 @@ fn wgpu_steps_are_skipped_with_a_reason_when_wgpu_is_not_enabled() {
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "ones", "device": "wgpu"}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
     assert!(
         matches!(&verdict.trace.steps[0].outcome, Outcome::Skipped { reason } if reason.contains("not enabled")),
         "{:?}",
@@ -167,7 +170,7 @@ fn wgpu_steps_are_skipped_with_a_reason_when_wgpu_is_not_enabled() {
 
 /// The outcomes of `program`'s steps, in order, and no finding.
 fn outcomes_without_finding(program: &Program) -> Vec<Outcome> {
-    let verdict = check(program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::cpu(), program).unwrap();
     assert!(
         verdict.finding.is_none(),
         "{:?}\n{program}",

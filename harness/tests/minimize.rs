@@ -3,11 +3,11 @@
 
 mod common;
 
-use dispatch_fuzz::check_with;
 use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
 use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
+use dispatch_fuzz::{check, Session};
 
 fn policy() -> Policy {
     Policy::parse(
@@ -25,7 +25,10 @@ fn crashing_programs(seed: u64, count: usize, min_steps: usize) -> Vec<Program> 
         let len = 200 + rng.below(3000) as usize;
         let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
         if program.steps.len() >= min_steps
-            && check_with(&program, &policy).unwrap().finding.is_some()
+            && check(&in_session(&policy), &program)
+                .unwrap()
+                .finding
+                .is_some()
         {
             found.push(program);
         }
@@ -34,7 +37,7 @@ fn crashing_programs(seed: u64, count: usize, min_steps: usize) -> Vec<Program> 
 }
 
 fn signature(program: &Program, policy: &Policy) -> Option<String> {
-    check_with(program, policy)
+    check(&in_session(policy), program)
         .unwrap()
         .finding
         .map(|f| f.signature.to_string())
@@ -46,7 +49,7 @@ fn minimized_programs_keep_their_signature_and_are_one_minimal() {
     for program in crashing_programs(5, 6, 30) {
         let before = signature(&program, &policy).unwrap();
         let (kept, minimized, reproduction) =
-            minimize_finding(program.clone(), &policy, Minimizer::new()).unwrap();
+            minimize_finding(program.clone(), &in_session(&policy), Minimizer::new()).unwrap();
         assert_eq!(kept.to_string(), before);
         assert_eq!(reproduction, Reproduction::Reproducible);
         let small = minimized.program;
@@ -85,7 +88,7 @@ fn seed_classes_minimize_to_a_handful_of_steps() {
             Program::from_fuzz_bytes(&std::fs::read(&input).unwrap(), Backends::FLEX_CAPTURE);
         let policy = Policy::parse(class);
         let (signature, minimized, _) =
-            minimize_finding(program, &policy, Minimizer::new()).unwrap();
+            minimize_finding(program, &in_session(&policy), Minimizer::new()).unwrap();
         assert_eq!(signature.class, class);
         assert!(
             minimized.program.steps.len() <= 5,
@@ -110,14 +113,16 @@ fn a_nested_scope_that_failed_to_open_is_removed_with_its_exit() {
         .unwrap()
         .program();
     let policy = Policy::parse("router-int-cast-unreplayable");
-    let (_, minimized, _) = minimize_finding(program, &policy, Minimizer::new()).unwrap();
+    let (_, minimized, _) =
+        minimize_finding(program, &in_session(&policy), Minimizer::new()).unwrap();
     assert_eq!(minimized.program.steps.len(), 4, "{:?}", minimized.program);
 }
 
 #[test]
 fn a_program_without_a_finding_is_refused() {
     let program = common::corpus_program("seed-000-after");
-    let error = minimize_finding(program, &Policy::default(), Minimizer::new()).unwrap_err();
+    let error =
+        minimize_finding(program, &in_session(&Policy::default()), Minimizer::new()).unwrap_err();
     assert!(error.to_string().contains("no finding"), "{error}");
 }
 
@@ -126,6 +131,11 @@ fn the_attempt_budget_is_respected() {
     let program = crashing_programs(9, 1, 40).remove(0);
     let policy = policy();
     let (_, minimized, _) =
-        minimize_finding(program, &policy, Minimizer::new().attempts(5)).unwrap();
+        minimize_finding(program, &in_session(&policy), Minimizer::new().attempts(5)).unwrap();
     assert!(minimized.attempts <= 5, "{} attempts", minimized.attempts);
+}
+
+/// The CPU session under `policy`.
+fn in_session(policy: &Policy) -> Session {
+    common::cpu().with_policy(policy.clone())
 }

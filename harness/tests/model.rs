@@ -7,11 +7,10 @@ mod common;
 use dispatch_fuzz::oracles::model::{
     self, invert_rule_for_tests, known_divergences, MODEL_MISMATCH, RULES,
 };
-use dispatch_fuzz::oracles::{OracleId, Oracles, Policy};
+use dispatch_fuzz::oracles::{OracleId, Oracles};
 use dispatch_fuzz::program::ProgramFile;
 use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
-use dispatch_fuzz::{check, check_with_oracles};
 
 #[test]
 fn the_model_is_quiet_on_random_programs_while_judging_their_steps() {
@@ -20,7 +19,7 @@ fn the_model_is_quiet_on_random_programs_while_judging_their_steps() {
     for _ in 0..2000 {
         let len = rng.below(3000) as usize;
         let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
         for v in &verdict.oracles.violations {
             assert!(v.class != MODEL_MISMATCH, "{}\n{program}", v.message);
         }
@@ -55,7 +54,7 @@ fn a_scope_an_unfollowed_op_over_a_stale_tensor_recorded_into_is_not_judged_at_i
             {"exit_scope":{"inputs":[],"outputs":[]}}
         ]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     let exit = program.steps.len() - 1;
     assert!(
@@ -72,9 +71,12 @@ fn a_scope_an_unfollowed_op_over_a_stale_tensor_recorded_into_is_not_judged_at_i
 #[test]
 fn an_inverted_rule_is_a_model_mismatch_at_the_step_it_governs() {
     let program = common::corpus_program("seed-001-before");
-    assert!(check(&program).unwrap().finding.is_none());
+    assert!(dispatch_fuzz::check(&common::cpu(), &program)
+        .unwrap()
+        .finding
+        .is_none());
     invert_rule_for_tests(Some(model::CREATE_OUTSIDE_SCOPE.id));
-    let verdict = check(&program);
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program);
     invert_rule_for_tests(None);
     let finding = verdict.unwrap().finding.expect("the model fires");
     assert_eq!(finding.class, MODEL_MISMATCH);
@@ -93,7 +95,7 @@ fn the_model_can_be_turned_off() {
     let program = common::corpus_program("seed-001-before");
     invert_rule_for_tests(Some(model::CREATE_OUTSIDE_SCOPE.id));
     let oracles = Oracles::ALL.without(OracleId::Model);
-    let verdict = check_with_oracles(&program, &Policy::default(), oracles);
+    let verdict = dispatch_fuzz::check(&common::cpu().with_oracles(oracles), &program);
     invert_rule_for_tests(None);
     assert!(verdict.unwrap().finding.is_none());
 }
@@ -106,7 +108,7 @@ fn every_known_divergence_is_still_shown_by_its_reproducer() {
         let program = ProgramFile::load(&path)
             .unwrap_or_else(|e| panic!("{}: {e}", known.id))
             .program();
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
         assert!(
             verdict.oracles.known_divergences.contains(&known.id),
             "known divergence `{}` is stale: its reproducer no longer shows it (fixed in Burn? \
@@ -178,7 +180,8 @@ fn every_rule_fires_when_inverted_on_some_random_or_stored_program() {
     for rule in RULES {
         invert_rule_for_tests(Some(rule.id));
         let fired = programs.iter().any(|program| {
-            let verdict = check_with_oracles(program, &Policy::default(), model).unwrap();
+            let verdict =
+                dispatch_fuzz::check(&common::cpu().with_oracles(model), program).unwrap();
             verdict
                 .oracles
                 .violations
@@ -203,7 +206,9 @@ fn model_on_edited(id: &str, edit: impl FnOnce(&mut Program)) -> model::ModelRep
     let mut program = ProgramFile::load(&common::repo().join(&known.reproducer))
         .unwrap()
         .program();
-    let trace = check(&program).unwrap().trace;
+    let trace = dispatch_fuzz::check(&common::cpu(), &program)
+        .unwrap()
+        .trace;
     assert!(model::check(&program, &trace).known.contains(&known.id));
     edit(&mut program);
     model::check(&program, &trace)
@@ -265,7 +270,7 @@ fn the_stale_operand_entry_covers_a_mask_wheres_stale_mask_and_value_and_nothing
             {"op": {"out": 0, "op": {"mask_where": {"src": 1, "mask": 0, "value": 0}}}},
             {"exit_scope": {"inputs": [], "outputs": []}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert_eq!(
         verdict.oracles.known_divergences,
@@ -326,7 +331,7 @@ fn past_a_known_divergence_the_model_still_judges_the_scope_exit() {
         .program();
     let exit = program.steps.len() - 1;
     invert_rule_for_tests(Some(model::EXIT_UNDECLARED_INPUT.id));
-    let verdict = check(&program);
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program);
     invert_rule_for_tests(None);
     let violations = verdict.unwrap().oracles.violations;
     assert_eq!(violations.len(), 1, "{violations:?}");
@@ -354,7 +359,7 @@ fn every_module_entry_that_creates_weights_fails_at_the_creation_on_a_leaked_ten
                 {{"op": {{"out": 1, "op": {{"module": {{"op": "{}", "src": 0, "kernel": 3}}}}}}}}]"#,
             spec.name
         ));
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
         assert!(
             verdict
                 .oracles

@@ -3,7 +3,6 @@
 
 mod common;
 
-use dispatch_fuzz::check;
 use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
 use dispatch_fuzz::oracles::faults::corrupt_replay_feed_for_tests;
 use dispatch_fuzz::oracles::{self, Oracles};
@@ -24,9 +23,12 @@ fn captured_exp() -> Program {
 #[test]
 fn replay_given_wrong_input_data_is_a_replay_mismatch() {
     let program = captured_exp();
-    assert!(check(&program).unwrap().finding.is_none());
+    assert!(dispatch_fuzz::check(&common::cpu(), &program)
+        .unwrap()
+        .finding
+        .is_none());
     corrupt_replay_feed_for_tests(true);
-    let verdict = check(&program);
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program);
     corrupt_replay_feed_for_tests(false);
     let finding = verdict.unwrap().finding.expect("the oracle fires");
     assert_eq!(finding.class, REPLAY_MISMATCH);
@@ -41,7 +43,7 @@ fn replay_given_wrong_input_data_is_a_replay_mismatch() {
 #[test]
 fn the_oracle_can_be_turned_off() {
     corrupt_replay_feed_for_tests(true);
-    let judged = oracles::run(&captured_exp(), Oracles::NONE);
+    let judged = oracles::run(&captured_exp(), Backends::FLEX_CAPTURE, Oracles::NONE);
     corrupt_replay_feed_for_tests(false);
     assert!(judged.unwrap().report.violations.is_empty());
 }
@@ -53,7 +55,7 @@ fn eager_replay_is_quiet_on_random_programs_while_judging_real_graphs() {
     for _ in 0..2000 {
         let len = rng.below(3000) as usize;
         let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
         // A replay that meets a catalogued Burn bug (the int cast burn-router cannot replay)
         // takes that bug's class and is no finding: any other replay violation is.
         if let Some(v) = &verdict.finding {
@@ -92,7 +94,7 @@ fn captured_draw() -> Program {
 
 #[test]
 fn a_graph_drawing_random_values_is_replayed_and_only_its_undrawn_outputs_are_compared() {
-    let verdict = check(&captured_draw()).unwrap();
+    let verdict = dispatch_fuzz::check(&common::cpu(), &captured_draw()).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     // The draw and the exp of it are skipped; exp(t1) is compared.
     assert_eq!(verdict.oracles.poisoned.get("random-draw"), Some(&2));
@@ -109,7 +111,7 @@ fn a_transaction_answers_each_tensor_as_its_own_read_on_random_programs() {
     for _ in 0..2000 {
         let len = rng.below(3000) as usize;
         let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::FLEX_CAPTURE);
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
         for v in &verdict.oracles.violations {
             assert!(v.class != TRANSACTION_MISMATCH, "{}\n{program}", v.message);
         }
@@ -136,9 +138,12 @@ fn a_transaction_answer_that_is_not_the_tensors_own_read_is_a_transaction_mismat
         {"transaction": {"srcs": [1, 0, 1], "fallible": true}}
     ]"#,
     );
-    assert!(check(&program).unwrap().finding.is_none());
+    assert!(dispatch_fuzz::check(&common::cpu(), &program)
+        .unwrap()
+        .finding
+        .is_none());
     corrupt_own_reads_for_tests(true);
-    let verdict = check(&program);
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program);
     corrupt_own_reads_for_tests(false);
     let finding = verdict.unwrap().finding.expect("a transaction mismatch");
     assert_eq!(finding.class, TRANSACTION_MISMATCH);
@@ -207,13 +212,13 @@ fn a_second_wrong_output_of_a_scope_whose_first_is_a_stored_case_is_a_new_findin
             {"exit_scope": {"inputs": [2, 6], "outputs": [3, 4]}}]"#,
     );
     let cast = "captured-float-to-int-cast-replays-as-i64-unlike-eager-flex";
-    let clean = check(&program).unwrap();
+    let clean = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
     assert_eq!(
         (clean.known_findings, clean.finding),
         (vec![cast.to_string()], None)
     );
     corrupt_replay_feed_for_tests(true);
-    let verdict = check(&program);
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program);
     corrupt_replay_feed_for_tests(false);
     let verdict = verdict.unwrap();
     assert_eq!(verdict.known_findings, [cast]);

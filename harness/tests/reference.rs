@@ -7,7 +7,7 @@ mod common;
 
 use dispatch_fuzz::interpreter::faults::wrong_unary_for_tests;
 use dispatch_fuzz::oracles::{OracleId, Oracles, REFERENCE_MISMATCH};
-use dispatch_fuzz::{check_with_oracles, config, Verdict};
+use dispatch_fuzz::{check, Verdict};
 
 /// `op` of `kind` computed eagerly and read, then recorded in a capture scope and replayed: the
 /// issue's 7-step program, where eager and replay are compared.
@@ -31,7 +31,7 @@ fn with_wrong(
     oracles: Oracles,
 ) -> Verdict {
     wrong_unary_for_tests(Some(op));
-    let verdict = check_with_oracles(program, config::get().policy(), oracles);
+    let verdict = check(&common::cpu().with_oracles(oracles), program);
     wrong_unary_for_tests(None);
     verdict.expect("the harness runs the program")
 }
@@ -40,8 +40,7 @@ fn with_wrong(
 /// passes the run (the replay was compared, and agreed), and the reference names the op.
 fn only_the_reference_sees(kind: &str, op: &'static str) {
     let program = eager_and_replayed(kind, op);
-    let policy = config::get().policy();
-    let clean = check_with_oracles(&program, policy, Oracles::ALL).unwrap();
+    let clean = check(&common::cpu(), &program).unwrap();
     assert!(clean.finding.is_none(), "{:?}", clean.finding);
     assert!(
         clean.oracles.reference.judged >= 4,
@@ -114,7 +113,7 @@ fn a_quantized_round_trip_within_one_step_of_its_scale_agrees_and_a_nan_leaves_i
             {"op": {"out": 6, "op": {"scalar": {"op": "mul", "src": 5, "value": 0}}}},
             {"op": {"out": 7, "op": {"unary": {"op": "quantize_roundtrip", "src": 6}}}}]"#,
     );
-    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     let counts = &verdict.oracles.reference;
     // log(0) * 0 is NaN: its round trip's scale, and so every element, is open.
@@ -131,7 +130,7 @@ fn a_grid_sample_a_quarter_pixel_right_is_judged_against_its_bilinear_definition
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 2, 3, 4], "fill": "arange", "device": "flex"}},
             {"op": {"out": 1, "op": {"module": {"op": "grid_sample_2d", "src": 0, "kernel": 1}}}}]"#,
     );
-    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     let counts = &verdict.oracles.reference;
     assert_eq!((counts.judged, counts.open.len()), (2, 0), "{counts:?}");
@@ -145,7 +144,7 @@ fn an_average_pooling_backward_is_judged_against_the_windows_that_hold_each_inpu
             {"op": {"out": 2, "op": {"module": {"op": "avg_pool3d_backward", "src": 0, "kernel": 3}}}},
             {"op": {"out": 3, "op": {"module": {"op": "avg_pool2d_backward", "src": 0, "kernel": 1}}}}]"#,
     );
-    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     let counts = &verdict.oracles.reference;
     assert_eq!((counts.judged, counts.open.len()), (4, 0), "{counts:?}");
@@ -164,7 +163,7 @@ fn a_gradient_through_a_quantized_round_trip_is_left_open() {
             {"backward":{"out":0,"loss":2,"param":1}}
         ]"#,
     );
-    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     let open = &verdict.oracles.reference.open;
     assert!(
@@ -182,8 +181,7 @@ fn a_wrong_backward_formula_is_seen_by_the_reference_oracle_alone() {
             {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
             {"backward": {"out": 3, "loss": 2, "param": 1}}]"#,
     );
-    let policy = config::get().policy();
-    let clean = check_with_oracles(&program, policy, Oracles::ALL).unwrap();
+    let clean = check(&common::cpu(), &program).unwrap();
     assert!(clean.finding.is_none(), "{:?}", clean.finding);
     assert!(
         !clean
@@ -197,8 +195,11 @@ fn a_wrong_backward_formula_is_seen_by_the_reference_oracle_alone() {
     );
 
     dispatch_fuzz::interpreter::faults::wrong_gradient_for_tests(true);
-    let others = check_with_oracles(&program, policy, Oracles::ALL.without(OracleId::Reference));
-    let all = check_with_oracles(&program, policy, Oracles::ALL);
+    let others = check(
+        &common::cpu().with_oracles(Oracles::ALL.without(OracleId::Reference)),
+        &program,
+    );
+    let all = check(&common::cpu(), &program);
     dispatch_fuzz::interpreter::faults::wrong_gradient_for_tests(false);
     let (others, all) = (others.unwrap(), all.unwrap());
     assert!(others.finding.is_none(), "{:?}", others.finding);
@@ -219,7 +220,7 @@ fn a_wrong_backward_formula_is_seen_by_the_reference_oracle_alone() {
 /// and found nothing.
 fn judged_gradient_agrees(steps: &str) {
     let program = common::program(steps);
-    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(
         verdict.oracles.reference.gradients > 0,
@@ -256,6 +257,6 @@ fn a_require_grad_that_panicked_made_no_leaf() {
             {"op": {"out": 1, "op": {"binary": {"op": "max_pair", "lhs": 2, "rhs": 3}}}},
             {"backward": {"out": 4, "loss": 1, "param": 3}}]"#,
     );
-    let verdict = check_with_oracles(&program, config::get().policy(), Oracles::ALL).unwrap();
+    let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
 }

@@ -1,10 +1,11 @@
 //! The regression suite: one trial per case under `regressions/`, each run and compared with its
 //! snapshot in `regressions/snapshots/`. Cargo's usual arguments work (`cargo test --test
-//! regressions -- <filter>`, `--list`, `--exact`). Flex and capture cases run in parallel; wgpu
-//! cases run after them, one at a time, with wgpu enabled only then (with it on, every case would
-//! also run on wgpu under the differential oracle and see a different trace). A wgpu case runs
-//! only on an adapter of a class it holds on (its `adapters`); elsewhere it is ignored with the
-//! reason, or fails under `DISPATCH_FUZZ_WGPU=required`.
+//! regressions -- <filter>`, `--list`, `--exact`). Each case runs in its own session
+//! (`Case::session`: wgpu only for a wgpu case), so the order does not matter: the wgpu cases run
+//! first, one at a time (one device queue serves them all), then the Flex and capture cases in
+//! parallel, which a wgpu case before them must not have put on wgpu. A wgpu case runs only on an
+//! adapter of a class it holds on (its `adapters`); elsewhere it is ignored with the reason, or
+//! fails under `DISPATCH_FUZZ_WGPU=required`.
 
 mod common;
 
@@ -68,12 +69,12 @@ fn main() -> ExitCode {
         }
     };
     let (wgpu, cpu): (Vec<Case>, Vec<Case>) = cases.into_iter().partition(Case::uses_wgpu);
-    let cpu = libtest_mimic::run(&args, cpu.into_iter().map(trial).collect());
     let serial = Arguments {
         test_threads: Some(1),
         ..args.clone()
     };
     let wgpu = libtest_mimic::run(&serial, wgpu.into_iter().map(trial).collect());
+    let cpu = libtest_mimic::run(&args, cpu.into_iter().map(trial).collect());
     if args.list {
         return ExitCode::SUCCESS;
     }

@@ -6,7 +6,7 @@ mod common;
 use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::oracles::catalogue::{catalogue, parse};
 use dispatch_fuzz::oracles::Policy;
-use dispatch_fuzz::{check, check_with, Verdict};
+use dispatch_fuzz::{check, Session, Verdict};
 
 fn panics(verdict: &Verdict) -> Vec<(usize, String, Option<String>)> {
     verdict
@@ -18,7 +18,7 @@ fn panics(verdict: &Verdict) -> Vec<(usize, String, Option<String>)> {
 
 #[test]
 fn moving_a_captured_tensor_to_flex_is_classified_as_seed_000() {
-    let verdict = check(&common::corpus_program("seed-000-before")).unwrap();
+    let verdict = check(&common::cpu(), &common::corpus_program("seed-000-before")).unwrap();
     let panics = panics(&verdict);
     assert_eq!(panics.len(), 1, "{panics:?}");
     let (step, class, location) = &panics[0];
@@ -36,7 +36,7 @@ fn moving_a_captured_tensor_to_flex_is_classified_as_seed_000() {
 
 #[test]
 fn replaying_the_graph_before_moving_fixes_seed_000() {
-    let verdict = check(&common::corpus_program("seed-000-after")).unwrap();
+    let verdict = check(&common::cpu(), &common::corpus_program("seed-000-after")).unwrap();
     assert!(panics(&verdict).is_empty(), "{:?}", verdict.trace);
     assert!(verdict.finding.is_none());
     // The replayed value and the moved-and-read value are the same data.
@@ -50,7 +50,7 @@ fn replaying_the_graph_before_moving_fixes_seed_000() {
 
 #[test]
 fn creating_a_capture_tensor_before_its_scope_is_classified_as_seed_001() {
-    let verdict = check(&common::corpus_program("seed-001-before")).unwrap();
+    let verdict = check(&common::cpu(), &common::corpus_program("seed-001-before")).unwrap();
     let panics = panics(&verdict);
     assert_eq!(panics.len(), 1, "{panics:?}");
     assert_eq!(panics[0].0, 0);
@@ -59,7 +59,7 @@ fn creating_a_capture_tensor_before_its_scope_is_classified_as_seed_001() {
 
 #[test]
 fn creating_the_tensor_inside_the_scope_fixes_seed_001() {
-    let verdict = check(&common::corpus_program("seed-001-after")).unwrap();
+    let verdict = check(&common::cpu(), &common::corpus_program("seed-001-after")).unwrap();
     assert!(panics(&verdict).is_empty(), "{:?}", verdict.trace);
     assert!(matches!(
         verdict.trace.steps[3].outcome,
@@ -69,7 +69,11 @@ fn creating_the_tensor_inside_the_scope_fixes_seed_001() {
 
 #[test]
 fn leaked_capture_tensor_is_rejected_after_scope() {
-    let verdict = check(&common::corpus_program("leaked-capture-tensor")).unwrap();
+    let verdict = check(
+        &common::cpu(),
+        &common::corpus_program("leaked-capture-tensor"),
+    )
+    .unwrap();
     let panics = panics(&verdict);
     assert_eq!(panics.len(), 1, "{panics:?}");
     assert_eq!(panics[0].0, 5);
@@ -80,12 +84,12 @@ fn leaked_capture_tensor_is_rejected_after_scope() {
 fn crash_on_turns_a_seed_class_into_a_finding_with_a_stable_signature() {
     let policy = Policy::parse("capture-tensor-not-materialized, other-class");
     let program = common::corpus_program("seed-000-before");
-    let first = check_with(&program, &policy)
+    let first = check(&in_session(&policy), &program)
         .unwrap()
         .finding
         .expect("a finding");
     // Tensor and device ids differ between runs (global counters); the signature must not.
-    let second = check_with(&program, &policy)
+    let second = check(&in_session(&policy), &program)
         .unwrap()
         .finding
         .expect("a finding");
@@ -122,4 +126,9 @@ fn every_seed_record_is_in_the_catalogue_unchanged() {
         seen += 1;
     }
     assert_eq!(seen, 2);
+}
+
+/// The CPU session under `policy`.
+fn in_session(policy: &Policy) -> Session {
+    common::cpu().with_policy(policy.clone())
 }

@@ -257,16 +257,13 @@ fn main() -> ExitCode {
             Ok(())
         },
     )];
-    // Flex and capture cases first: a wgpu case's placement turns wgpu on for the process, and
-    // a CPU case then runs the differential too (as the regression suite orders them).
-    let mut shown: Vec<(Bug, Case)> = bugs
+    let shown: Vec<(Bug, Case)> = bugs
         .into_iter()
         .map(|b| {
             let case = smallest(&b, &cases).expect("a stored case").clone();
             (b, case)
         })
-        .collect();
-    shown.sort_by_key(|(_, c)| c.uses_wgpu());
+        .collect::<Vec<_>>();
     for (bug, case) in shown {
         let name = format!("upstream::{}", bug.id);
         trials.push(Trial::ignorable_test(name, move || {

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 
 use common::{run_trials, wgpu_trial, ANY, GL_LLVMPIPE, LLVMPIPE, VULKAN_LLVMPIPE};
 
-use dispatch_fuzz::check;
 use dispatch_fuzz::interpreter::{wgpu, Outcome};
 use dispatch_fuzz::program::{Backends, Program};
 
@@ -24,7 +23,7 @@ fn digest(
 }
 
 fn a_program_on_wgpu_computes_what_flex_computes() {
-    let adapter = wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let adapter = wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     eprintln!("wgpu adapter: {adapter}");
     let on = |device: &str| {
         common::program(&format!(
@@ -36,8 +35,8 @@ fn a_program_on_wgpu_computes_what_flex_computes() {
                 {{"read": {{"src": 4, "fallible": true}}}}]"#
         ))
     };
-    let flex = check(&on("\"flex\"")).unwrap();
-    let wgpu = check(&on("\"wgpu\"")).unwrap();
+    let flex = dispatch_fuzz::check(&common::on_wgpu(), &on("\"flex\"")).unwrap();
+    let wgpu = dispatch_fuzz::check(&common::on_wgpu(), &on("\"wgpu\"")).unwrap();
     assert!(wgpu.finding.is_none(), "{:?}", wgpu.finding);
     assert!(
         matches!(&wgpu.trace.steps[0].outcome, Outcome::Ok { value: Some(v), .. } if v.device == "wgpu")
@@ -46,7 +45,7 @@ fn a_program_on_wgpu_computes_what_flex_computes() {
 }
 
 fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
-    wgpu::enable().expect("a wgpu adapter");
+    wgpu::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "int", "shape": [4], "fill": "arange", "device": "wgpu"}},
             {"enter_scope": {"device": {"capture": 0}}},
@@ -55,7 +54,7 @@ fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
             {"exit_scope": {"inputs": [1], "outputs": [2]}},
             {"replay": {"graph": 0, "feed": [0], "outputs": [3]}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(
         matches!(&verdict.trace.steps[4].outcome, Outcome::Ok { graph: Some(g), .. } if g.values == 1),
@@ -67,7 +66,7 @@ fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
 fn a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug() {
     // Found by a wgpu fuzz session (seed 21) once the catalogue's Bool(U32) patterns were
     // narrowed: the same storage bug, met at two more Flex sites. Each has its own record.
-    wgpu::enable().expect("a wgpu adapter");
+    wgpu::adapter().expect("a wgpu adapter");
     let cases = [
         (
             r#"[{"create": {"out": 0, "kind": "bool", "shape": [1], "fill": "ones", "device": "wgpu"}},
@@ -84,7 +83,7 @@ fn a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug() {
         ),
     ];
     for (json, step) in cases {
-        let verdict = check(&common::program(json)).unwrap();
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(json)).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
         match &verdict.trace.steps[step].outcome {
             Outcome::Panic(p) => assert_eq!(p.class, "bool-storage-transfer", "{p:?}"),
@@ -98,7 +97,6 @@ mod differential {
     //! a poisoned one, and on random programs that run on both backends.
 
     use super::common;
-    use dispatch_fuzz::check;
     use dispatch_fuzz::interpreter::wgpu;
     use dispatch_fuzz::oracles::differential::DIVERGENCE;
     use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
@@ -118,7 +116,7 @@ mod differential {
 
     fn divergences_with_step_perturbed(program: &Program, step: usize) -> Vec<usize> {
         perturb_wgpu_values_for_tests(Some(step));
-        let verdict = check(program);
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), program);
         perturb_wgpu_values_for_tests(None);
         verdict
             .unwrap()
@@ -131,13 +129,16 @@ mod differential {
     }
 
     pub(super) fn a_perturbed_wgpu_value_is_a_flex_wgpu_divergence() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         let program = argmax_of(r#""arange""#);
-        assert!(check(&program).unwrap().finding.is_none());
+        assert!(dispatch_fuzz::check(&common::on_wgpu(), &program)
+            .unwrap()
+            .finding
+            .is_none());
         assert_eq!(divergences_with_step_perturbed(&program, 1), vec![1]);
         let finding = {
             perturb_wgpu_values_for_tests(Some(0));
-            let v = check(&program);
+            let v = dispatch_fuzz::check(&common::on_wgpu(), &program);
             perturb_wgpu_values_for_tests(None);
             v.unwrap().finding.expect("the oracle fires")
         };
@@ -148,7 +149,7 @@ mod differential {
     /// Divergent steps and the verdict when step `step`'s wgpu values are nudged a hair lower.
     fn with_step_nudged(program: &Program, step: usize) -> (Vec<usize>, dispatch_fuzz::Verdict) {
         nudge_wgpu_values_for_tests(Some(step));
-        let verdict = check(program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), program).unwrap();
         nudge_wgpu_values_for_tests(None);
         let steps = verdict
             .oracles
@@ -168,13 +169,16 @@ mod differential {
     }
 
     pub(super) fn a_floor_over_an_operand_the_backends_computed_slightly_differently_is_poisoned() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         let program = common::program(
             r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex"}},
                 {"op": {"out": 1, "op": {"scalar": {"op": "mul", "src": 0, "value": 1}}}},
                 {"op": {"out": 2, "op": {"unary": {"op": "floor", "src": 1}}}}]"#,
         );
-        assert!(check(&program).unwrap().finding.is_none());
+        assert!(dispatch_fuzz::check(&common::on_wgpu(), &program)
+            .unwrap()
+            .finding
+            .is_none());
         // 2.999997 floors to 2 where 3 floors to 3: not a bug, the operand was inexact.
         let (diverged, verdict) = with_step_nudged(&program, 1);
         assert!(diverged.is_empty(), "{diverged:?}");
@@ -184,16 +188,17 @@ mod differential {
     pub(super) fn a_wrong_result_every_backend_shares_is_no_divergence_but_a_reference_mismatch() {
         use dispatch_fuzz::interpreter::faults::wrong_unary_for_tests;
         use dispatch_fuzz::oracles::{OracleId, Oracles, REFERENCE_MISMATCH};
-        use dispatch_fuzz::{check_with_oracles, config};
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         // exp one too large on Flex and on wgpu alike, as a wrong forwarding in dispatch would
         // make it: the differential compares the two and they agree.
         let program = unary_of_arange("exp");
-        let policy = config::get().policy();
         wrong_unary_for_tests(Some("exp"));
-        let others =
-            check_with_oracles(&program, policy, Oracles::ALL.without(OracleId::Reference));
-        let all = check_with_oracles(&program, policy, Oracles::ALL);
+        let session = common::on_wgpu();
+        let others = dispatch_fuzz::check(
+            &session.with_oracles(Oracles::ALL.without(OracleId::Reference)),
+            &program,
+        );
+        let all = dispatch_fuzz::check(&session, &program);
         wrong_unary_for_tests(None);
         let (others, all) = (others.unwrap(), all.unwrap());
         assert!(others.finding.is_none(), "{:?}", others.finding);
@@ -208,7 +213,7 @@ mod differential {
 
     pub(super) fn a_wrong_wgpu_value_where_flex_computed_nothing_is_a_reference_mismatch_on_wgpu() {
         use dispatch_fuzz::oracles::REFERENCE_MISMATCH;
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         // Flex panics on this sum_dim (flex-sum-dim-on-permuted-tensor-reads-out-of-range), so
         // the eager mirror holds nothing to compare wgpu's value with: the differential cannot
         // judge it, and only the reference oracle, over wgpu's own operands, does.
@@ -223,7 +228,7 @@ mod differential {
                 .map(|v| (v.step, v.summary.clone()))
                 .collect()
         };
-        let clean = check(&program).unwrap();
+        let clean = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert_eq!(mismatches(&clean), vec![], "{:?}", clean.oracles);
         assert!(
             clean.oracles.reference.on_wgpu >= 3,
@@ -231,7 +236,7 @@ mod differential {
             clean.oracles.reference
         );
         perturb_wgpu_values_for_tests(Some(2));
-        let wrong = check(&program);
+        let wrong = dispatch_fuzz::check(&common::on_wgpu(), &program);
         perturb_wgpu_values_for_tests(None);
         let wrong = wrong.unwrap();
         assert_eq!(
@@ -252,8 +257,7 @@ mod differential {
 
     pub(super) fn a_wgpu_value_moved_to_flex_is_the_differentials_not_judged_against_flexs_own() {
         use dispatch_fuzz::oracles::{OracleId, Oracles};
-        use dispatch_fuzz::{check_with_oracles, config};
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         // Found by a guided wgpu session (seed 1): llvmpipe's sinh(42) is 14 ulps from Flex's,
         // within the transcendental tolerance; moved to Flex, it was judged as an exact move of
         // Flex's eager value and reported as a reference mismatch.
@@ -263,7 +267,8 @@ mod differential {
                 {"to_device": {"out": 2, "src": 1, "device": "flex"}}]"#,
         );
         let only = Oracles::only(OracleId::Reference);
-        let verdict = check_with_oracles(&program, config::get().policy(), only).unwrap();
+        let verdict =
+            dispatch_fuzz::check(&common::on_wgpu().with_oracles(only), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
         let why = "a value computed on wgpu, handed on: the differential judges it";
         assert_eq!(
@@ -275,7 +280,7 @@ mod differential {
     }
 
     pub(super) fn a_bicubic_backward_wgpu_refuses_is_the_catalogued_limitation() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         // Found by a guided wgpu session (seed 1): cubek-interpolate has no bicubic backward,
         // and wgpu panics where Flex computed the gradient.
         let program = common::program(
@@ -285,7 +290,7 @@ mod differential {
                 {"op": {"out": 2, "op": {"module": {"op": "interpolate_bicubic", "src": 1, "kernel": 1}}}},
                 {"backward": {"out": 3, "loss": 2, "param": 1}}]"#,
         );
-        let verdict = dispatch_fuzz::check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
         let classes: Vec<&str> = verdict
             .trace
@@ -300,7 +305,7 @@ mod differential {
 
     pub(super) fn a_wrong_gradient_of_another_op_is_no_stored_sqrt_gradients_case() {
         use dispatch_fuzz::oracles::faults::perturb_wgpu_values_for_tests;
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         // The stored wgpu-sqrt-gradient-at-zero-is-zero signs a wrong gradient; a wrong
         // gradient of exp (planted on wgpu) is another bug and must be a new finding, not that
         // case met again: a backward was signed `backward` alone, whatever its loss.
@@ -312,7 +317,7 @@ mod differential {
                 {"backward": {"out": 3, "loss": 2, "param": 1}}]"#,
         );
         perturb_wgpu_values_for_tests(Some(4));
-        let verdict = dispatch_fuzz::check(&program);
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program);
         perturb_wgpu_values_for_tests(None);
         let verdict = verdict.unwrap();
         assert!(
@@ -332,7 +337,7 @@ mod differential {
     }
 
     pub(super) fn an_exact_op_over_identical_operands_must_agree_bit_for_bit() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         // A relative 1e-6 passes the balanced tolerance, but neg adds no error of its own.
         assert_eq!(with_step_nudged(&unary_of_arange("neg"), 1).0, vec![1]);
         // exp is a transcendental: the same nudge is within its tolerance.
@@ -340,7 +345,7 @@ mod differential {
     }
 
     pub(super) fn a_wgpu_bool_moved_to_flex_is_poisoned_where_flex_misreads_it() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         // Found by a wgpu session (seed 41): [true, false] from wgpu casts to [1, 0] on wgpu
         // and to garbage on Flex, the catalogued bool-storage-transfer bug, not a new one.
         let program = common::program(
@@ -348,13 +353,13 @@ mod differential {
                 {"to_device": {"out": 1, "src": 0, "device": "flex"}},
                 {"op": {"out": 2, "op": {"cast": {"src": 1, "to": "float"}}}}]"#,
         );
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
         assert_eq!(verdict.oracles.poisoned.get("from-poisoned"), Some(&1));
     }
 
     pub(super) fn an_argmax_over_ties_is_poisoned_not_compared() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         assert!(divergences_with_step_perturbed(&argmax_of(r#""ones""#), 1).is_empty());
     }
 
@@ -371,9 +376,9 @@ mod differential {
     }
 
     pub(super) fn a_tie_poisons_only_its_lane_and_what_that_lane_reaches() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         let program = argmax_tied_in_one_lane();
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
         // The argmax and its cast are compared at the untied lane, the reduction not at all.
         assert_eq!(verdict.oracles.partly_poisoned.get("argmax-tie"), Some(&1));
@@ -390,7 +395,7 @@ mod differential {
     }
 
     pub(super) fn a_replay_fed_a_bool_is_fed_the_same_on_the_wgpu_mirror() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         // The real run feeds capture1's Bool(U8) zeros to a graph that recorded Bool(U8); the
         // wgpu mirror holds the same zeros as Bool(U32), and must feed them too rather than
         // let the replay fall back to the recorded ones.
@@ -405,19 +410,19 @@ mod differential {
             {"exit_scope": {"inputs": [], "outputs": []}}
         ]"#,
         );
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
         assert!(verdict.oracles.compared > 0);
     }
 
     pub(super) fn flex_and_wgpu_agree_on_random_programs() {
-        wgpu::enable().expect("a wgpu adapter");
+        wgpu::adapter().expect("a wgpu adapter");
         let mut rng = SplitMix64::new(77);
         let mut compared = 0;
         for _ in 0..150 {
             let len = rng.below(1500) as usize;
             let program = Program::from_fuzz_bytes(&rng.bytes(len), Backends::WITH_WGPU);
-            let verdict = check(&program).unwrap();
+            let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
             // Violations the catalogue explains (a known bug met through replay) are classified
             // as that bug; only what is left is a finding.
             if let Some(f) = &verdict.finding {
@@ -436,7 +441,7 @@ mod differential {
 
 fn with_wgpu_the_fuzz_target_and_check_decide_alike() {
     dispatch_fuzz::interpreter::install_panic_hook(Some(common::record));
-    dispatch_fuzz::interpreter::wgpu::enable()
+    dispatch_fuzz::interpreter::wgpu::adapter()
         .expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let mut rng = dispatch_fuzz::rng::SplitMix64::new(77);
     let mut side = std::collections::BTreeMap::<String, usize>::new();
@@ -493,7 +498,7 @@ impl dispatch_fuzz::interpreter::Lockstep for EagerOnly {
 }
 
 fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses_backends() {
-    wgpu::enable().expect("a wgpu adapter");
+    wgpu::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "wgpu"}},
             {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
@@ -507,7 +512,8 @@ fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses
         held: 0,
     };
     let mode = dispatch_fuzz::interpreter::Mode::Full;
-    dispatch_fuzz::interpreter::run_in_lockstep(&program, mode, &mut hook).unwrap();
+    dispatch_fuzz::interpreter::run_in_lockstep(&program, Backends::WITH_WGPU, mode, &mut hook)
+        .unwrap();
     assert_eq!(hook.held, 5);
     assert!(
         hook.off_flex.is_empty(),
@@ -515,7 +521,7 @@ fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses
         hook.off_flex
     );
     // And the differential compares each of the four values wgpu computed with Flex's.
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert_eq!(
         verdict.oracles.compared, 4,
@@ -525,15 +531,22 @@ fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses
 }
 
 fn a_gradient_on_flex_is_compared_with_the_same_gradient_computed_on_wgpu() {
-    wgpu::enable().expect("a wgpu adapter");
+    wgpu::adapter().expect("a wgpu adapter");
     let forward = r#"{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex_autodiff"}},
         {"autodiff": {"out": 1, "src": 0, "mode": "require_grad"}},
         {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
         {"op": {"out": 3, "op": {"matmul": {"lhs": 2, "rhs": 2, "transpose_rhs": true}}}}"#;
-    let without = check(&common::program(&format!("[{forward}]"))).unwrap();
-    let with = check(&common::program(&format!(
-        r#"[{forward}, {{"backward": {{"out": 4, "loss": 3, "param": 1}}}}]"#
-    )))
+    let without = dispatch_fuzz::check(
+        &common::on_wgpu(),
+        &common::program(&format!("[{forward}]")),
+    )
+    .unwrap();
+    let with = dispatch_fuzz::check(
+        &common::on_wgpu(),
+        &common::program(&format!(
+            r#"[{forward}, {{"backward": {{"out": 4, "loss": 3, "param": 1}}}}]"#
+        )),
+    )
     .unwrap();
     assert!(with.finding.is_none(), "{:?}", with.finding);
     assert!(
@@ -550,7 +563,7 @@ fn a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed() {
     // The wgpu mirror once cleared a replay's output slots before reading its feed, so a graph
     // replayed into its own feed slot ran on wgpu with the recorded value instead (a harness
     // fault the fuzzer reported as a Flex/wgpu divergence: 1 on wgpu, 0 on Flex).
-    wgpu::enable().expect("a wgpu adapter");
+    wgpu::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": {"capture": 0}}},
@@ -559,7 +572,7 @@ fn a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed() {
             {"clone": {"out": 2, "src": 1}},
             {"replay": {"graph": 0, "feed": [2], "outputs": [2]}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(verdict.oracles.compared >= 1);
 }
@@ -568,7 +581,7 @@ fn a_replay_feed_the_real_run_could_not_read_takes_the_recorded_value_on_wgpu_to
     // The real run cannot read a computed capture tensor, so the replay takes the input's
     // recorded value (-4); the wgpu mirror computed that slot (4) and once fed it instead (a
     // harness fault the fuzzer reported as a divergence: 4 on wgpu, -4 on Flex).
-    wgpu::enable().expect("a wgpu adapter");
+    wgpu::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": -4}, "device": {"capture": 0}}},
@@ -576,15 +589,15 @@ fn a_replay_feed_the_real_run_could_not_read_takes_the_recorded_value_on_wgpu_to
             {"exit_scope": {"inputs": [0], "outputs": [0]}},
             {"replay": {"graph": 0, "feed": [1], "outputs": [2]}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(verdict.oracles.compared >= 1);
 }
 
 /// Checks a program (a JSON step list) with wgpu on and asserts that it has no finding.
 fn quiet_on_wgpu(steps: &str) -> dispatch_fuzz::Verdict {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
-    let verdict = check(&common::program(steps)).unwrap();
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(steps)).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     verdict
 }
@@ -752,8 +765,8 @@ fn a_known_wgpu_bug_met_again_through_a_replay_keeps_its_signature() {
     // wgpu's 0^0 is 0 (a stored case); the replayed graph's output is named after the powf
     // that computed it inside the scope, not after the replay, so it is the same known
     // finding (before: a new finding "the result of replay differs", fuzz --seed 104).
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
-    let verdict = check(&common::program(
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
             {"op": {"out": 1, "op": {"binary": {"op": "powf", "lhs": 0, "rhs": 0}}}},
@@ -836,8 +849,8 @@ fn a_remainder_over_operands_the_backends_computed_differently_is_left_open() {
 
 fn a_remainder_over_identical_operands_is_still_compared() {
     // Both backends hold the same 0 and inf: wgpu's NaN is the stored case, met again.
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
-    let verdict = check(&common::program(
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
             {"op": {"out": 1, "op": {"scalar": {"op": "powi", "src": 0, "value": -110}}}},
             {"op": {"out": 2, "op": {"binary": {"op": "remainder", "lhs": 0, "rhs": 1}}}}]"#,
@@ -850,7 +863,7 @@ fn a_remainder_over_identical_operands_is_still_compared() {
 }
 
 fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex"}},
             {"op": {"out": 1, "op": {"along_dim": {"op": "random_normal_like", "src": 0, "dim": 1}}}},
@@ -862,7 +875,7 @@ fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
             {"read": {"src": 1, "fallible": false}},
             {"read": {"src": 4, "fallible": false}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     // The Flex draw, the captured draw (eager-replay, twice: on Flex and on wgpu) and the
     // replay's output are each left out.
@@ -876,7 +889,7 @@ fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
 }
 
 fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105, minimized: fmod's shader does not compile
     // on wgpu (catalogued), and the bridge then reads t1's data from the same device.
     let program = common::program(
@@ -889,7 +902,7 @@ fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_doe
             {"exit_scope": {"inputs": [], "outputs": []}},
             {"exit_scope": {"inputs": [], "outputs": []}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(
         matches!(&verdict.trace.steps[5].outcome, Outcome::Panic(p) if p.class == "wgpu-nan-constant-in-shader"),
@@ -899,7 +912,7 @@ fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_doe
 }
 
 fn an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_result_open() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105: log_sigmoid(73) is -2e-32 on Flex and 0 on
     // wgpu, so x / x is 1 and NaN; mish(-56) is -2.7e-23 and -0, so sqrt is NaN and -0.
     for (op, fill) in [("log_sigmoid", 73), ("mish", -56)] {
@@ -913,7 +926,7 @@ fn an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_resu
                 {{"op": {{"out": 1, "op": {{"unary": {{"op": "{op}", "src": 0}}}}}}}},
                 {{"op": {{"out": 2, "op": {last}}}}}]"#
         ));
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert!(verdict.finding.is_none(), "{op}: {:?}", verdict.finding);
         assert!(
             verdict.oracles.poisoned.contains_key("near-pole"),
@@ -924,7 +937,7 @@ fn an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_resu
 }
 
 fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105: Flex misreads the recorded Bool(U32) bytes
     // (the catalogued bool-storage-transfer bug), so its replay gives [1, 0] for [true, true].
     let program = common::program(
@@ -935,7 +948,7 @@ fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it(
             {"exit_scope": {"inputs": [], "outputs": [2]}},
             {"replay": {"graph": 0, "feed": [], "outputs": [2]}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert!(
         verdict.known_findings.is_empty(),
@@ -957,7 +970,7 @@ fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it(
 
 fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_quotient_are_left_open(
 ) {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105: acosh(cosh(-83)) is 83 on Flex and inf on
     // llvmpipe; remainder(2^33, 53) is 31 on Flex and 0 on llvmpipe. WGSL's formulas allow both.
     let cases = [
@@ -980,7 +993,7 @@ fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_qu
                 {{"op": {{"out": 1, "op": {first}}}}},
                 {{"op": {{"out": 2, "op": {second}}}}}]"#
         ));
-        let verdict = check(&program).unwrap();
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert!(verdict.finding.is_none(), "{poison}: {:?}", verdict.finding);
         assert!(
             verdict.oracles.poisoned.contains_key(poison),
@@ -991,7 +1004,7 @@ fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_qu
 }
 
 fn a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_replay_judged() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 107, minimized: wgpu's powf(0, 0) is 0 (the
     // stored wgpu-powf-zero-to-the-zero-is-zero-unlike-flex), moved into a scope it replays as
     // 0, and eager Flex computes 1: the known wgpu bug, not a replay bug.
@@ -1002,7 +1015,7 @@ fn a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_repl
             {"to_device": {"out": 2, "src": 1, "device": {"capture": 0}}},
             {"exit_scope": {"inputs": [], "outputs": [2]}}]"#,
     );
-    let verdict = check(&program).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     assert_eq!(
         verdict.known_findings,
@@ -1014,8 +1027,8 @@ fn a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max
     // The indices of a captured max_pool2d_with_indices replay on wgpu as packed i32 pairs (a
     // stored case); a scalar mul over them inside the scope is wrong on wgpu only. Signed with
     // the mul, every consumer was a new finding (fuzz --backends flex,capture,wgpu --seed 114).
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
-    let verdict = check(&common::program(
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [4, 3, 1, 3], "fill": "arange", "device": {"capture": 0}}},
             {"op": {"out": 1, "op": {"module": {"op": "max_pool2d_indices", "src": 0, "kernel": 3}}}},
@@ -1044,7 +1057,7 @@ fn an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation
     // Mesa's GL adapter has no SHADER_INT64: Burn says I64 is unsupported there, yet a cast to
     // I64 launches a shader naga rejects, reported at the read (harness/signatures.json,
     // wgpu-i64-without-shader-int64, which names the Burn and cubecl lines).
-    wgpu::enable().expect("a wgpu adapter");
+    wgpu::adapter().expect("a wgpu adapter");
     let device = wgpu::device().unwrap();
     assert!(!device.supports_dtype(burn::tensor::DType::I64));
     let class = "wgpu-i64-without-shader-int64";
@@ -1054,16 +1067,112 @@ fn an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation
             {"read": {"src": 1, "fallible": true}}]"#,
     );
     // A limitation, not a finding: fuzzing goes on past it...
-    assert!(check(&program).unwrap().finding.is_none());
+    assert!(dispatch_fuzz::check(&common::on_wgpu(), &program)
+        .unwrap()
+        .finding
+        .is_none());
     // ...and it is the catalogued class when asked for.
     let policy = dispatch_fuzz::oracles::Policy::parse(class);
-    let finding = dispatch_fuzz::check_with(&program, &policy)
+    let finding = dispatch_fuzz::check(&common::on_wgpu().with_policy(policy.clone()), &program)
         .unwrap()
         .finding;
     assert_eq!(
         finding.map(|f| (f.class, f.step)),
         Some((class.to_string(), Some(2)))
     );
+}
+
+/// What `run --json` shows of a verdict: each step's outcome kind, class and message, and the
+/// finding's signature (the child's JSON and this process's verdict alike).
+fn as_run_prints(steps: &[serde_json::Value], finding: &serde_json::Value) -> String {
+    let outcomes: Vec<String> = steps
+        .iter()
+        .map(|s| {
+            let o = &s["outcome"];
+            format!("{} {} {}", o["kind"], o["class"], o["message"])
+        })
+        .collect();
+    format!("{}\n{}", outcomes.join("\n"), finding["signature"])
+}
+
+/// `dispatch-fuzz run --json` of `program` in a process of its own on `backends`.
+fn in_own_process(program: &Program, backends: &str) -> String {
+    let path = std::env::temp_dir().join(format!(
+        "two-sessions-{}-{backends}.json",
+        std::process::id()
+    ));
+    let file = dispatch_fuzz::program::ProgramFile {
+        steps: program.steps.clone(),
+        ..Default::default()
+    };
+    std::fs::write(&path, file.to_text()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
+        .args(["run", "--json"])
+        .arg(&path)
+        .env("DISPATCH_FUZZ_BACKENDS", backends)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    as_run_prints(json["steps"].as_array().unwrap(), &json["finding"])
+}
+
+fn two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do() {
+    wgpu::adapter().expect("a wgpu adapter");
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": {"value": 3}, "device": "flex"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+            {"create": {"out": 2, "kind": "float", "shape": [3], "fill": {"value": 2}, "device": "wgpu"}},
+            {"op": {"out": 3, "op": {"unary": {"op": "sin", "src": 2}}}},
+            {"to_device": {"out": 4, "src": 3, "device": "flex"}}]"#,
+    );
+    let here = |session: &dispatch_fuzz::Session| {
+        let verdict = dispatch_fuzz::check(session, &program).unwrap();
+        let steps: Vec<serde_json::Value> = verdict
+            .trace
+            .steps
+            .iter()
+            .map(|r| {
+                let outcome = match &r.outcome {
+                    Outcome::Ok { .. } => serde_json::json!({"kind": "ok"}),
+                    Outcome::Error { error, message } => {
+                        serde_json::json!({"kind": "error", "class": error, "message": message})
+                    }
+                    Outcome::Panic(p) => {
+                        serde_json::json!({"kind": "panic", "class": p.class, "message": p.message})
+                    }
+                    Outcome::Skipped { reason } => {
+                        serde_json::json!({"kind": "skipped", "message": reason})
+                    }
+                };
+                serde_json::json!({"outcome": outcome})
+            })
+            .collect();
+        let finding = serde_json::json!({
+            "signature": verdict.finding.as_ref().map(|f| f.signature.to_string())
+        });
+        (as_run_prints(&steps, &finding), verdict.oracles.compared)
+    };
+    // Interleaved in one process: CPU, wgpu, CPU again.
+    let (cpu, cpu_compared) = here(&common::cpu());
+    let (gpu, gpu_compared) = here(&common::on_wgpu());
+    let (cpu_again, cpu_again_compared) = here(&common::cpu());
+    assert!(
+        cpu.contains("skipped"),
+        "the CPU session skips the wgpu steps:\n{cpu}"
+    );
+    assert!(
+        !gpu.contains("skipped"),
+        "the wgpu session runs them:\n{gpu}"
+    );
+    assert_eq!(cpu_compared, 0, "no value crosses backends without wgpu");
+    assert!(gpu_compared > 0, "the differential compares on wgpu");
+    // The wgpu session before it left the CPU session as it was.
+    assert_eq!((&cpu, cpu_compared), (&cpu_again, cpu_again_compared));
+    // And each is what a process of its own says.
+    assert_eq!(cpu, in_own_process(&program, "flex,capture"));
+    assert_eq!(gpu, in_own_process(&program, "flex,capture,wgpu"));
 }
 
 fn main() -> ExitCode {
@@ -1077,7 +1186,8 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 48] = [
+    let tests: [(common::Classes, &str, fn()); 49] = [
+        row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
         row!(any, a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug),

@@ -7,7 +7,6 @@ mod common;
 
 use std::process::ExitCode;
 
-use dispatch_fuzz::check;
 use dispatch_fuzz::interpreter::{wgpu, Outcome};
 use dispatch_fuzz::program::ProgramFile;
 
@@ -24,12 +23,12 @@ fn main() -> ExitCode {
 }
 
 fn an_int_compare_of_i64_and_i32_poisons_the_wgpu_device_and_the_read_shows_it() {
-    wgpu::enable().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let path = common::repo()
         .join("regressions/pending/wgpu-int-compare-of-i64-and-i32-poisons-the-device.json");
     let file = ProgramFile::load(&path).unwrap();
     // `Err` here would be the harness blaming itself for Burn's panic.
-    let verdict = check(&file.program()).unwrap();
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &file.program()).unwrap();
     let finding = verdict.finding.expect("the poisoned device fails the read");
     assert_eq!(Some(finding.signature.to_string()), file.signature);
     // Flex refuses the mix, so the differential reads nothing there; the reference oracle reads

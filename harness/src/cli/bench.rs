@@ -15,6 +15,7 @@ use dispatch_fuzz::interpreter::{run, Mode};
 use dispatch_fuzz::oracles::{OracleId, Oracles, Policy, ORACLES};
 use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
+use dispatch_fuzz::Session;
 
 /// Steps per benchmark program: the size the harness core's speed target is stated for.
 const BENCH_MAX_STEPS: usize = 32;
@@ -94,15 +95,15 @@ fn measure(programs: &[Program], budget: Duration, paths: &mut [Path]) -> Result
 /// One program on the bare path. Its own function, never inlined, so that callgrind can count
 /// this path alone (`ci/bench-ir.sh` toggles collection on it).
 #[inline(never)]
-fn bare_program(program: &Program) -> Result<()> {
-    run(program, Mode::Bare).map(drop)
+fn bare_program(program: &Program, backends: Backends) -> Result<()> {
+    run(program, backends, Mode::Bare).map(drop)
 }
 
-/// One program through `check` with `oracles`: like [`bare_program`], what `ci/bench-ir.sh`
+/// One program through `check` in `session`: like [`bare_program`], what `ci/bench-ir.sh`
 /// counts for a check path.
 #[inline(never)]
-fn checked_program(program: &Program, policy: &Policy, oracles: Oracles) -> Result<()> {
-    dispatch_fuzz::check_with_oracles(program, policy, oracles).map(drop)
+fn checked_program(program: &Program, session: &Session) -> Result<()> {
+    dispatch_fuzz::check(session, program).map(drop)
 }
 
 /// Benchmark `check`, oracle by oracle, against the bare Burn calls on a fixed seeded set.
@@ -170,28 +171,32 @@ fn main(
     only: &[String],
     jobs: usize,
 ) -> Result<ExitCode> {
-    let set = programs(count, seed, config::get().backends);
+    let backends = config::get().backends;
+    let set = programs(count, seed, backends);
     let steps: usize = set.iter().map(|p| p.steps.len()).sum();
-    let policy = Policy::default();
+    // The default policy, whatever the switches say: the figures compare like with like.
+    let session = Session::new(backends);
     println!(
         "bench: {} programs, {:.1} steps on average, seed {seed}, {} s per path",
         set.len(),
         steps as f64 / set.len().max(1) as f64,
         seconds
     );
-    if dispatch_fuzz::interpreter::wgpu::enabled() {
+    if backends.wgpu {
         wgpu_costs()?;
     }
     // Warm-up: first-touch allocations and the catalogue parse are not what we measure.
     for program in &set {
-        dispatch_fuzz::check_with(program, &policy)?;
+        dispatch_fuzz::check(&session, program)?;
     }
     // Each oracle alone, then all of them: what each one costs on top of `check`.
-    let differential = dispatch_fuzz::interpreter::wgpu::enabled();
-    let mut paths = vec![Path::new("bare", "bare (Burn calls only)", bare_program)];
+    let differential = backends.wgpu;
+    let mut paths = vec![Path::new("bare", "bare (Burn calls only)", move |p| {
+        bare_program(p, backends)
+    })];
     let check = |key: &'static str, name: String, oracles: Oracles| {
-        let policy = policy.clone();
-        Path::new(key, name, move |p| checked_program(p, &policy, oracles))
+        let session = session.with_oracles(oracles);
+        Path::new(key, name, move |p| checked_program(p, &session))
     };
     paths.push(check("off", "check, oracles off".into(), Oracles::NONE));
     for spec in ORACLES {
@@ -219,14 +224,14 @@ fn main(
     } else {
         use rayon::prelude::*;
         let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
-        let policy = policy.clone();
+        let session = session.clone();
         paths.push(Path::over_set(
             "all-jobs",
             format!("check, all oracles, {jobs} jobs"),
             move |set| {
                 pool.install(|| {
                     set.par_iter()
-                        .try_for_each(|p| checked_program(p, &policy, Oracles::ALL))
+                        .try_for_each(|p| checked_program(p, &session))
                 })
             },
         ));
@@ -283,7 +288,7 @@ fn op_chain(device: &str, n: usize) -> Result<Program> {
 /// on wgpu and on Flex, through the bare interpreter.
 fn wgpu_costs() -> Result<()> {
     let start = Instant::now();
-    let adapter = dispatch_fuzz::interpreter::wgpu::enable();
+    let adapter = dispatch_fuzz::interpreter::wgpu::adapter();
     let init = start.elapsed().as_secs_f64();
     println!(
         "wgpu start-up: {init:.2} s ({})",
@@ -294,12 +299,12 @@ fn wgpu_costs() -> Result<()> {
         let chain = op_chain(device, OPS)?;
         // The first run compiles each kernel: not the steady state.
         let first = Instant::now();
-        run(&chain, Mode::Bare)?;
+        run(&chain, Backends::WITH_WGPU, Mode::Bare)?;
         let first = first.elapsed().as_secs_f64();
         let rounds = if device == "wgpu" { 5 } else { 200 };
         let start = Instant::now();
         for _ in 0..rounds {
-            run(&chain, Mode::Bare)?;
+            run(&chain, Backends::WITH_WGPU, Mode::Bare)?;
         }
         let per_op = start.elapsed().as_secs_f64() / (rounds * OPS) as f64;
         println!(
@@ -330,21 +335,19 @@ fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
     let mut rows = Vec::new();
     let mut tried = 0u64;
     while rows.len() < count {
-        let policy = Policy::parse(&classes[rows.len() % classes.len()]);
+        let session =
+            Session::from_config().with_policy(Policy::parse(&classes[rows.len() % classes.len()]));
         tried += 1;
         let len = 1500 + rng.below(2600) as usize;
-        let program = Program::from_fuzz_bytes(&rng.bytes(len), config::get().backends);
+        let program = Program::from_fuzz_bytes(&rng.bytes(len), session.backends);
         if !(50..=200).contains(&program.steps.len()) {
             continue;
         }
-        if dispatch_fuzz::check_with(&program, &policy)?
-            .finding
-            .is_none()
-        {
+        if dispatch_fuzz::check(&session, &program)?.finding.is_none() {
             continue;
         }
         let (signature, minimized, reproduction) =
-            minimize_finding(program, &policy, Minimizer::new())?;
+            minimize_finding(program, &session, Minimizer::new())?;
         println!(
             "{:>3} -> {:>2} steps {:>5} runs {:>7.1} ms {}  {}",
             minimized.steps_before,

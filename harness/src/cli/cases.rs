@@ -40,8 +40,8 @@ impl Args {
         use rayon::prelude::*;
         let chosen = load_named(&self.regressions, &self.cases)?;
         let (mut still, mut changed, mut skipped) = (0, 0, 0);
-        // Flex and capture cases first, in parallel, wgpu ones after with wgpu on, one at a
-        // time (as the suite runs them: they share wgpu's one device stream).
+        // Flex and capture cases in parallel, wgpu ones one at a time (they share wgpu's one
+        // device stream); each case runs in its own session, so the order changes no verdict.
         let order = suite_order(&chosen);
         let judge = |case: &&dispatch_fuzz::regressions::Case| {
             // A case of another graphics API is left to a machine or a run pinned to it.

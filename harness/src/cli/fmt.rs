@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use dispatch_fuzz::program::{Input, ProgramFile};
 use dispatch_fuzz::report::to_rust;
-use dispatch_fuzz::{check_with, config};
+use dispatch_fuzz::{check, config, Session};
 
 /// Print a libFuzzer artifact (raw bytes) or a program file as a readable program.
 #[derive(clap::Args, Debug)]
@@ -36,8 +36,9 @@ impl Args {
 /// `fmt --rust`: runs the program (artifact or program file) and prints the Rust reproducer.
 fn rust(input: Input) -> Result<ExitCode> {
     let program = &input.program;
-    let policy = dispatch_fuzz::minimize::policy_for(&input, config::get().policy());
-    let verdict = check_with(program, &policy)?;
+    let session = Session::from_config();
+    let session = session.with_policy(dispatch_fuzz::minimize::policy_for(&input, &session.policy));
+    let verdict = check(&session, program)?;
     print!(
         "{}",
         to_rust(program, &verdict.trace, verdict.finding.as_ref())

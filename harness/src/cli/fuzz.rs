@@ -109,14 +109,14 @@ impl Args {
     }
 }
 
-/// Turns the backends on and says which are in use, before the first program runs.
+/// Brings the backends up and says which are in use, before the first program runs.
 fn start_backends(backends: Backends) -> Result<String> {
     use dispatch_fuzz::interpreter::wgpu;
     if !backends.wgpu {
         return Ok("flex + capture".into());
     }
     // wgpu costs ~1 ms per op on a CPU adapter: opt-in only, and it must come up before fuzzing.
-    match wgpu::enable() {
+    match wgpu::adapter() {
         Ok(adapter) => Ok(format!("flex + capture + wgpu (adapter {adapter})")),
         Err(reason) => anyhow::bail!("{reason}"),
     }
@@ -184,8 +184,9 @@ fn main(options: Args) -> Result<ExitCode> {
     };
     let backends = start_backends(chosen)?;
     let start = Instant::now();
-    let session = Session {
+    let workers = Workers {
         options: &options,
+        checked_in: dispatch_fuzz::Session::from_config().on(chosen),
         start,
         deadline: start + Duration::from_secs(options.seconds),
         stats: Mutex::new(Stats::default()),
@@ -218,7 +219,7 @@ fn main(options: Args) -> Result<ExitCode> {
         guides
             .into_par_iter()
             .enumerate()
-            .map(|(k, guide)| session.worker(k, guide))
+            .map(|(k, guide)| workers.worker(k, guide))
             .collect()
     });
     let mut tally = Tally::default();
@@ -230,7 +231,7 @@ fn main(options: Args) -> Result<ExitCode> {
     }
     let seconds = start.elapsed().as_secs_f64();
     eprintln!();
-    let mut stats = session
+    let mut stats = workers
         .stats
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
@@ -263,8 +264,11 @@ fn guide_for(options: &Args, seed: u64) -> Result<Guide> {
 }
 
 /// What the workers of one session share.
-struct Session<'a> {
+struct Workers<'a> {
     options: &'a Args,
+    /// What every worker's programs are checked in: `--backends`, and the switches' policy
+    /// and oracles.
+    checked_in: dispatch_fuzz::Session,
     start: Instant,
     deadline: Instant,
     /// The counts of every worker, and the findings, deduplicated by signature.
@@ -275,7 +279,7 @@ struct Session<'a> {
     jobs: usize,
 }
 
-impl Session<'_> {
+impl Workers<'_> {
     /// Runs programs from `guide` until the deadline (or `--runs`, counted over every worker);
     /// worker 0 prints the progress line. Returns the guide, for its tally.
     fn worker(&self, k: usize, mut guide: Guide) -> Result<Guide> {
@@ -289,7 +293,7 @@ impl Session<'_> {
                 Origin::Random(bytes) => bytes.clone(),
                 Origin::Mutated { .. } => program.to_fuzz_bytes().unwrap_or_default(),
             };
-            let verdict = match check(&program) {
+            let verdict = match check(&self.checked_in, &program) {
                 Ok(verdict) => verdict,
                 // The harness failed, not Burn: keep the program, or the fault cannot be debugged.
                 Err(error) => {

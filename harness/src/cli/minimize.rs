@@ -11,12 +11,14 @@ use dispatch_fuzz::hash::fnv1a;
 use dispatch_fuzz::minimize::{minimize_finding, policy_for, Minimizer, Reproduction};
 use dispatch_fuzz::program::{Input, ProgramFile};
 use dispatch_fuzz::regressions::settle_alone;
+use dispatch_fuzz::Session;
 
 /// Minimizes `path` under this process's policy, its own finding included (a known one too);
 /// returns the minimized file and where it went.
 fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
     let input = Input::load(path, config::get().backends)?;
-    let policy = policy_for(&input, config::get().policy());
+    let session = Session::from_config();
+    let session = session.with_policy(policy_for(&input, &session.policy));
     let Input {
         program, origin, ..
     } = input;
@@ -34,7 +36,7 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
         }
     });
     let original = program.clone();
-    let (signature, minimized, reproduction) = minimize_finding(program, &policy, minimizer)?;
+    let (signature, minimized, reproduction) = minimize_finding(program, &session, minimizer)?;
     if interactive {
         eprintln!();
     }
@@ -55,7 +57,7 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
     }
     let class = signature.class.clone();
     let signature = signature.to_string();
-    let (minimized, again) = match settle_alone(&original, &signature, minimized, &policy) {
+    let (minimized, again) = match settle_alone(&original, &signature, minimized, &session) {
         Ok(settled) => settled,
         Err(e) => {
             eprintln!("STATEFUL: {e:#}; not saved");

@@ -33,7 +33,7 @@ impl Args {
             dir: self.dir,
             backends: config::get().backends,
         };
-        let done = promote(request, config::get().policy())?;
+        let done = promote(request, &dispatch_fuzz::Session::from_config())?;
         let m = &done.minimized;
         println!(
             "{}: {} -> {} steps, {} runs, {:.2} s; snapshot {}",

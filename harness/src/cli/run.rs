@@ -10,7 +10,7 @@ use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::program::Program;
 use dispatch_fuzz::program::ProgramFile;
 use dispatch_fuzz::report::{render, Style};
-use dispatch_fuzz::{check, Verdict};
+use dispatch_fuzz::{check, Session, Verdict};
 
 /// Run one program file and print its trace. Exit 0: no finding, 1: finding, 2: bad input.
 #[derive(clap::Args, Debug)]
@@ -52,7 +52,7 @@ fn main(path: &Path, as_json: bool, progress: bool) -> Result<ExitCode> {
     if progress {
         eprintln!("{}", dispatch_fuzz::regressions::limited::START_LINE);
     }
-    let verdict = check(&program)?;
+    let verdict = check(&Session::from_config(), &program)?;
     if as_json {
         println!("{}", to_json(&program, &verdict));
     } else {

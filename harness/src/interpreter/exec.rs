@@ -25,8 +25,8 @@ use super::value::{held_in, map_any, on_any, AnyTensor, Held};
 use crate::hash::words_digest;
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{
-    fill_data, op_output, queried_dtype, AutodiffMode, DeviceCall, DeviceRef, ExitForm, Program,
-    Slot, Step,
+    fill_data, op_output, queried_dtype, AutodiffMode, Backends, DeviceCall, DeviceRef, ExitForm,
+    Program, Slot, Step,
 };
 
 /// How much the interpreter records besides calling Burn.
@@ -42,6 +42,8 @@ pub enum Mode {
 
 struct Run<'p, 'h> {
     program: &'p Program,
+    /// The session's backends: a wgpu step is skipped, with the reason, where they have none.
+    backends: Backends,
     mode: Mode,
     hook: &'h mut dyn Lockstep,
     ends: Vec<Option<usize>>,
@@ -62,14 +64,19 @@ struct Run<'p, 'h> {
     current: usize,
 }
 
-/// Runs `program` on the real crates and returns its trace. `Err` only for the harness's own
-/// failures; everything Burn does, panics included, is in the trace.
-pub fn run(program: &Program, mode: Mode) -> Result<Trace> {
-    run_in_lockstep(program, mode, &mut Unobserved)
+/// Runs `program` on the real crates, on `backends`, and returns its trace. `Err` only for the
+/// harness's own failures; everything Burn does, panics included, is in the trace.
+pub fn run(program: &Program, backends: Backends, mode: Mode) -> Result<Trace> {
+    run_in_lockstep(program, backends, mode, &mut Unobserved)
 }
 
 /// [`run`], calling `hook` after every step and completed scope ([`Mode::Full`] only).
-pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -> Result<Trace> {
+pub fn run_in_lockstep(
+    program: &Program,
+    backends: Backends,
+    mode: Mode,
+    hook: &mut dyn Lockstep,
+) -> Result<Trace> {
     let n = program.steps.len();
     let mut exits = 0;
     let exit_ordinal = program
@@ -84,6 +91,7 @@ pub fn run_in_lockstep(program: &Program, mode: Mode, hook: &mut dyn Lockstep) -
         .collect();
     let mut run = Run {
         program,
+        backends,
         mode,
         hook,
         ends: program.scope_ends(),
@@ -339,7 +347,7 @@ impl Run<'_, '_> {
             return Err(anyhow!("step {exit} closes a scope but is no ExitScope"));
         };
         catch::set_step(Some(enter));
-        let burn_device = match pool::device(device) {
+        let burn_device = match pool::device(device, self.backends) {
             Ok(d) => d,
             Err(reason) => {
                 for i in enter..=exit {
@@ -503,7 +511,7 @@ impl Run<'_, '_> {
         }
         macro_rules! device {
             ($d:expr) => {
-                match pool::device($d) {
+                match pool::device($d, self.backends) {
                     Ok(d) => d,
                     Err(reason) => return Ok(Err(Outcome::skipped(reason))),
                 }

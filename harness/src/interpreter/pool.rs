@@ -9,7 +9,7 @@ use burn::tensor::{Device, Tensor};
 
 use super::catch::{attempt, catch, note};
 use crate::program::limits::CAPTURE_POOL_SIZE;
-use crate::program::{DeviceRef, Program};
+use crate::program::{Backends, DeviceRef, Program};
 
 thread_local! {
     static POOL: Vec<Device> = (0..CAPTURE_POOL_SIZE).map(|_| Device::capture()).collect();
@@ -17,13 +17,13 @@ thread_local! {
 }
 
 /// The Burn device a program's device reference names, on this thread, or why it has none (wgpu
-/// not enabled in this session, or no adapter).
-pub fn device(device: DeviceRef) -> Result<Device, String> {
+/// not among the session's `backends`, or no adapter).
+pub fn device(device: DeviceRef, backends: Backends) -> Result<Device, String> {
     Ok(match device {
         DeviceRef::Flex => Device::flex(),
         DeviceRef::FlexAutodiff => Device::flex().autodiff(),
         DeviceRef::Capture(k) => capture(usize::from(k)),
-        DeviceRef::Wgpu if super::wgpu::enabled() => super::wgpu::device()?,
+        DeviceRef::Wgpu if backends.wgpu => super::wgpu::device()?,
         DeviceRef::Wgpu => {
             return Err(
                 "wgpu is not enabled in this session (DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu)"
@@ -66,9 +66,7 @@ pub fn name(device: &Device) -> &'static str {
         return if autodiff { "flex_ad" } else { "flex" };
     }
     let pooled = POOL.with(|pool| pool.iter().position(|d| d == device));
-    let wgpu = pooled.is_none()
-        && super::wgpu::enabled()
-        && super::wgpu::device().is_ok_and(|w| w == *device);
+    let wgpu = pooled.is_none() && super::wgpu::started().is_some_and(|w| w == *device);
     match (pooled, autodiff) {
         (Some(k), false) => CAPTURE[k],
         (Some(k), true) => CAPTURE_AD[k],

@@ -4,7 +4,7 @@
 //! wgpu step instead of a panic on a device thread. A build without the `wgpu` feature links no
 //! wgpu: its device is that reason, and the session switch naming wgpu is refused.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use burn::tensor::Device;
@@ -112,21 +112,10 @@ impl std::fmt::Display for AdapterInfo {
     }
 }
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
 static ADAPTER: AtomicU8 = AtomicU8::new(0);
 /// The pinned API plus one; 0: wgpu's own choice.
 static API: AtomicU8 = AtomicU8::new(0);
 static DEVICE: OnceLock<Result<(Device, AdapterInfo), String>> = OnceLock::new();
-
-/// Whether this process fuzzes on wgpu.
-pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
-}
-
-/// Turns wgpu on for this process without initializing it yet.
-pub fn turn_on() {
-    ENABLED.store(true, Ordering::Relaxed);
-}
 
 /// Chooses the adapter; only the choice made before the device is first used counts.
 pub fn set_adapter(adapter: Adapter) {
@@ -147,11 +136,13 @@ pub fn pinned_api() -> Option<Api> {
     }
 }
 
-/// Turns wgpu on for this process and initializes it; returns the adapter it runs on or why
-/// it is unavailable.
-pub fn enable() -> Result<AdapterInfo, String> {
-    turn_on();
-    adapter()
+/// The wgpu device if it has been initialized in this process, without initializing it.
+pub fn started() -> Option<Device> {
+    DEVICE
+        .get()?
+        .as_ref()
+        .ok()
+        .map(|(device, _)| device.clone())
 }
 
 #[cfg(feature = "wgpu")]
@@ -169,16 +160,15 @@ pub fn device() -> Result<Device, String> {
     DEVICE.get_or_init(init).clone().map(|(device, _)| device)
 }
 
-/// The adapter the wgpu device runs on, or why there is none: initializes the device, but does
-/// not turn wgpu on for the session (the suite asks it before running its Flex cases, which
-/// must not run on wgpu too).
+/// The adapter the wgpu device runs on, or why there is none: initializes the device (once per
+/// process: Burn holds one). Whether a program runs on it is its session's choice.
 pub fn adapter() -> Result<AdapterInfo, String> {
     DEVICE.get_or_init(init).clone().map(|(_, info)| info)
 }
 
 /// Whether this machine's adapter is of one of `classes` (any adapter will do when `classes` is
 /// empty): the adapter, or why a case or test that holds on those classes cannot be judged
-/// here. Initializes the device without turning wgpu on.
+/// here. Initializes the device.
 pub fn fits(classes: &[AdapterClass]) -> Result<AdapterInfo, String> {
     let info = adapter().map_err(|reason| format!("no wgpu adapter here: {reason}"))?;
     match place(Ok(&info.class), classes, true) {

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 
 use super::passes;
-use crate::oracles::{Policy, Signature};
+use crate::oracles::Signature;
 use crate::program::Program;
+use crate::Session;
 
 /// Where a run stands, for progress displays.
 #[derive(Clone, Debug)]
@@ -212,14 +213,14 @@ pub enum Reproduction {
 /// Re-runs of a minimized program before it counts as a reproducer.
 pub const RERUNS: usize = 3;
 
-/// Shrinks `program` keeping the signature of its first finding under `policy`, then re-runs
+/// Shrinks `program` keeping the signature of its first finding in `session`, then re-runs
 /// the result [`RERUNS`] times. Returns the signature, the result and the re-runs' verdict.
 pub fn minimize_finding<'a>(
     program: Program,
-    policy: &Policy,
+    session: &Session,
     minimizer: Minimizer<'a>,
 ) -> Result<(Signature, Minimized, Reproduction)> {
-    let verdict = crate::check_with(&program, policy)?;
+    let verdict = crate::check(session, &program)?;
     let Some(finding) = verdict.finding else {
         bail!(
             "the program has no finding to preserve (a catalogued class needs {}=<class>)",
@@ -228,7 +229,7 @@ pub fn minimize_finding<'a>(
     };
     let signature = finding.signature;
     let same = |p: &Program| -> Result<bool> {
-        let finding = crate::check_with(p, policy)?.finding;
+        let finding = crate::check(session, p)?.finding;
         Ok(finding.is_some_and(|f| f.signature == signature))
     };
     let minimized = minimizer.run(program, finding.step, |p| same(p))?;

@@ -15,7 +15,7 @@ use crate::interpreter::{
     World,
 };
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{Program, Slot};
+use crate::program::{Backends, Program, Slot};
 
 /// What the oracles share while a run goes on.
 pub struct Shared {
@@ -233,9 +233,10 @@ impl Lockstep for OracleRun {
     }
 }
 
-/// Runs `program` with `oracles` following it; `Err` only for the harness's own failures.
-pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
-    let wgpu = (oracles.has(OracleId::Differential) && wgpu::enabled())
+/// Runs `program` on `backends` with `oracles` following it; `Err` only for the harness's own
+/// failures.
+pub fn run(program: &Program, backends: Backends, oracles: Oracles) -> Result<Judged> {
+    let wgpu = (oracles.has(OracleId::Differential) && backends.wgpu)
         .then(wgpu::device)
         .and_then(Result::ok)
         .map(Mirror::on);
@@ -260,7 +261,7 @@ pub fn run(program: &Program, oracles: Oracles) -> Result<Judged> {
         shared,
         oracles: chosen,
     };
-    let mut trace = interpreter::run_in_lockstep(program, Mode::Full, &mut hook)?;
+    let mut trace = interpreter::run_in_lockstep(program, backends, Mode::Full, &mut hook)?;
     // Trace oracles compare classes of panics, so they are assigned first.
     assign_classes(&program.steps, &mut trace);
     let mut report = std::mem::take(&mut hook.shared.report);

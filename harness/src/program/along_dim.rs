@@ -194,12 +194,12 @@ macro_rules! along_dim_ops {
                 let _ = d; let two = Tensor::full(x.shape(), 2, (&x.device(), x.dtype()));
                 x.remainder_scalar(1000).powi(two) };
             // A capture tensor's client called as burn-router's fusion calls it (see
-            // `interpreter::fusion`): an alias under a fresh id, and a cached relative graph
+            // `program::fusion`): an alias under a fresh id, and a cached relative graph
             // registered and invoked again; the plain ops on any other device.
             fusion_alias: [Float] -> same, same, exact, none, x, d => {
-                let _ = d; dispatch_fuzz::interpreter::fusion::alias(x) };
+                let _ = d; dispatch_fuzz::program::fusion::alias(x) };
             fusion_cached_graph: [Float] -> same, same, balanced, none, x, d => {
-                let _ = d; dispatch_fuzz::interpreter::fusion::cached_graph_twice(x) };
+                let _ = d; dispatch_fuzz::program::fusion::cached_graph_twice(x) };
             // An uninitialized float tensor, every element masked to zero (by a mask true for
             // NaN and non-NaN alike), added to the operand times zero.
             empty_masked: [Float] -> same, same, exact, none, x, d => {

@@ -13,23 +13,21 @@ use std::process::Command;
 
 use anyhow::{Context, Result};
 
-use crate::config::{BACKENDS_VAR, CRASH_ON_VAR};
 use crate::hash::fnv1a;
 use crate::minimize::{Minimized, Minimizer};
-use crate::oracles::Policy;
 use crate::program::{Program, ProgramFile};
+use crate::Session;
 
 /// What a new `dispatch-fuzz run` of the file says: `None` when it gives `signature`, else what
 /// it gives instead.
-fn differs_alone(path: &Path, signature: &str, policy: &Policy) -> Result<Option<String>> {
+fn differs_alone(path: &Path, signature: &str, session: &Session) -> Result<Option<String>> {
     let exe = std::env::current_exe().context("cannot find the dispatch-fuzz binary")?;
-    // The policy the minimizer used, and the backends it ran on (wgpu may be on without the
-    // switch: triage turns it on for the wgpu target's artifacts).
+    // The session the minimizer ran in: its backends, policy and oracles (wgpu may be on
+    // without the switch: triage runs the wgpu target's artifacts in that target's session).
     let output = Command::new(&exe)
         .args(["run", "--json"])
         .arg(path)
-        .env(CRASH_ON_VAR, super::limited::crash_on(policy))
-        .env(BACKENDS_VAR, super::limited::backends_here())
+        .envs(session.switches())
         .output()
         .with_context(|| format!("cannot run {} run {}", exe.display(), path.display()))?;
     let verdict: serde_json::Value = serde_json::from_slice(&output.stdout).with_context(|| {
@@ -76,10 +74,10 @@ fn minimize_alone(
     program: &Program,
     signature: &str,
     failing_step: Option<usize>,
-    policy: &Policy,
+    session: &Session,
 ) -> Result<Option<Minimized>> {
     let path = scratch_path(signature);
-    let alone = |p: &Program| reproduces_alone(&path, p, signature, policy);
+    let alone = |p: &Program| reproduces_alone(&path, p, signature, session);
     let result = match alone(program) {
         Ok(true) => Minimizer::new()
             .run(program.clone(), failing_step, alone)
@@ -99,18 +97,18 @@ pub fn settle_alone(
     original: &Program,
     signature: &str,
     minimized: Minimized,
-    policy: &Policy,
+    session: &Session,
 ) -> Result<(Minimized, bool)> {
     let path = scratch_path(signature);
-    let alone = reproduces_alone(&path, &minimized.program, signature, policy);
+    let alone = reproduces_alone(&path, &minimized.program, signature, session);
     let _ = std::fs::remove_file(&path);
     if alone? {
         return Ok((minimized, false));
     }
-    let step = crate::check_with(original, policy)?
+    let step = crate::check(session, original)?
         .finding
         .and_then(|f| f.step);
-    match minimize_alone(original, signature, step, policy)? {
+    match minimize_alone(original, signature, step, session)? {
         Some(again) => Ok((again, true)),
         None => anyhow::bail!(
             "the input does not give `{signature}` in a process of its own: its finding needs \
@@ -133,7 +131,7 @@ fn reproduces_alone(
     path: &Path,
     program: &Program,
     signature: &str,
-    policy: &Policy,
+    session: &Session,
 ) -> Result<bool> {
     let file = ProgramFile {
         steps: program.steps.clone(),
@@ -141,5 +139,5 @@ fn reproduces_alone(
     };
     std::fs::write(path, file.to_text())
         .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(differs_alone(path, signature, policy)?.is_none())
+    Ok(differs_alone(path, signature, session)?.is_none())
 }

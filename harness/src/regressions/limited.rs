@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::config::{known_classes, BACKENDS_VAR, CRASH_ON_VAR};
 use crate::hash::fnv1a;
-use crate::oracles::{Policy, KNOWN};
 use crate::program::{Program, ProgramFile, RunLimits};
+use crate::Session;
 
 /// The class of a program that runs past the time limit.
 pub const TIMEOUT: &str = "timeout";
@@ -88,13 +87,13 @@ impl Ending {
     }
 }
 
-/// Runs `program` in a new process of the `dispatch-fuzz` binary `exe` under `limits` and
-/// `policy`, with wgpu on there when it is on here.
+/// Runs `program` in a new process of the `dispatch-fuzz` binary `exe` under `limits`, in
+/// `session` (its backends and policy passed as the child's switches).
 pub fn run_limited(
     exe: &Path,
     program: &Program,
     limits: RunLimits,
-    policy: &Policy,
+    session: &Session,
 ) -> Result<Ending> {
     let path = std::env::temp_dir().join(format!(
         "dispatch-fuzz-limited-{}-{:016x}.json",
@@ -107,42 +106,16 @@ pub fn run_limited(
     };
     std::fs::write(&path, file.to_text())
         .with_context(|| format!("cannot write {}", path.display()))?;
-    let ending = watch(exe, &path, limits, policy);
+    let ending = watch(exe, &path, limits, session);
     let _ = std::fs::remove_file(&path);
     ending
 }
 
-/// The policy as `DISPATCH_FUZZ_CRASH_ON` gives it to a child (a class the catalogue lacks,
-/// such as `unknown`, is a finding under any policy and cannot be named there).
-pub(super) fn crash_on(policy: &Policy) -> String {
-    let known = known_classes();
-    let mut classes: Vec<&str> = policy
-        .crash_on
-        .iter()
-        .filter(|c| known.contains(c))
-        .map(String::as_str)
-        .collect();
-    if policy.known_are_findings {
-        classes.push(KNOWN);
-    }
-    classes.join(",")
-}
-
-/// The backends switch that gives a child this process's backends.
-pub(super) fn backends_here() -> &'static str {
-    if crate::interpreter::wgpu::enabled() {
-        "flex,capture,wgpu"
-    } else {
-        "flex,capture"
-    }
-}
-
-fn watch(exe: &Path, path: &Path, limits: RunLimits, policy: &Policy) -> Result<Ending> {
+fn watch(exe: &Path, path: &Path, limits: RunLimits, session: &Session) -> Result<Ending> {
     let mut child = Command::new(exe)
         .args(["run", "--json", "--progress"])
         .arg(path)
-        .env(CRASH_ON_VAR, crash_on(policy))
-        .env(BACKENDS_VAR, backends_here())
+        .envs(session.switches())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

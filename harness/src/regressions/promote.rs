@@ -9,8 +9,9 @@ use anyhow::{bail, Context, Result};
 use super::Case;
 use crate::minimize::{minimize_finding, Minimized, Minimizer, Reproduction};
 use crate::oracles::catalogue::catalogue;
-use crate::oracles::{Field, Policy, Signature};
+use crate::oracles::{Field, Signature};
 use crate::program::{Input, ProgramFile};
+use crate::Session;
 
 /// A finding to store as a case.
 #[derive(Clone, Debug)]
@@ -55,28 +56,31 @@ pub fn assert_snapshot(case: &Case, dir: &Path, text: &str) {
     snapshot_settings(dir, case).bind(|| insta::assert_snapshot!(case.name.as_str(), text));
 }
 
-/// Minimizes a finding under `policy` (plus its own class) and stores it in `request.dir` with
-/// its snapshot. Must run with debug assertions, as `cargo test` does, and in the
-/// `dispatch-fuzz` binary: the result is checked in a new process (`settle_alone`).
-pub fn promote(options: Promotion, policy: &Policy) -> Result<Promoted> {
+/// Minimizes a finding in `session` on the input's backends, under the session's policy plus
+/// the input's own class, and stores it in `request.dir` with its snapshot. Must run with debug
+/// assertions, as `cargo test` does, and in the `dispatch-fuzz` binary: the result is checked in
+/// a new process (`settle_alone`).
+pub fn promote(options: Promotion, session: &Session) -> Result<Promoted> {
     // Snapshots must be recorded as `cargo test` runs: with debug assertions, which change
     // which of Burn's checks fires first (Flex asserts dtypes per op only in debug builds).
     if !cfg!(debug_assertions) {
         bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
     }
     let input = Input::load(&options.input, options.backends)?;
-    let policy = crate::minimize::policy_for(&input, policy);
+    let session = session
+        .on(options.backends)
+        .with_policy(crate::minimize::policy_for(&input, &session.policy));
     let origin = input.origin;
     let original = input.program.clone();
     let (signature, minimized, reproduction) =
-        minimize_finding(input.program, &policy, Minimizer::new())?;
+        minimize_finding(input.program, &session, Minimizer::new())?;
     if let Reproduction::Flaky { reproduced, runs } = reproduction {
         bail!("the minimized program reproduced {reproduced} of {runs} re-runs: not a reproducer");
     }
     // A long libFuzzer process's artifact may reproduce alone while its in-process
     // minimization ends on state earlier candidates left.
     let text = signature.to_string();
-    let (minimized, _) = super::settle_alone(&original, &text, minimized, &policy)?;
+    let (minimized, _) = super::settle_alone(&original, &text, minimized, &session)?;
     let class = signature.class.clone();
     let name = options.name.unwrap_or_else(|| class.clone());
     if !valid_name(&name) {
@@ -161,8 +165,8 @@ pub fn promote_limited(
     use super::limited::run_limited;
     let exe = std::env::current_exe()?;
     let class = signature.parse::<Signature>()?.class;
-    let policy = Policy::default();
-    let ending = run_limited(&exe, program, limits, &policy)?;
+    let session = Session::new(backends);
+    let ending = run_limited(&exe, program, limits, &session)?;
     if ending.signature(program).as_deref() != Some(signature) {
         bail!(
             "the program does not give `{signature}` again: {}",
@@ -176,7 +180,7 @@ pub fn promote_limited(
         _ => None,
     };
     let same = |p: &crate::program::Program| -> Result<bool> {
-        let ending = run_limited(&exe, p, limits, &policy)?;
+        let ending = run_limited(&exe, p, limits, &session)?;
         Ok(ending.signature(p).as_deref() == Some(signature))
     };
     let minimized = Minimizer::new()

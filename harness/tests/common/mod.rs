@@ -6,8 +6,20 @@
 use std::path::PathBuf;
 
 use dispatch_fuzz::interpreter::wgpu::{self, Api, Placement};
-use dispatch_fuzz::program::{AdapterClass, Program, ProgramFile};
+use dispatch_fuzz::program::{AdapterClass, Backends, Program, ProgramFile};
+use dispatch_fuzz::Session;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+/// The session the CPU tests check in: Flex and capture, every oracle, the default policy,
+/// whatever this process's switches say.
+pub fn cpu() -> Session {
+    Session::new(Backends::FLEX_CAPTURE)
+}
+
+/// [`cpu`] with wgpu too: the session of the tests that run on wgpu.
+pub fn on_wgpu() -> Session {
+    Session::new(Backends::WITH_WGPU)
+}
 
 /// The adapter classes a wgpu trial holds on; none: any adapter will do.
 pub type Classes = fn() -> Vec<AdapterClass>;
@@ -140,7 +152,7 @@ pub fn both(
     anyhow::Result<dispatch_fuzz::Verdict>,
 ) {
     SEEN.with(|s| s.borrow_mut().clear());
-    let verdict = dispatch_fuzz::check_with(program, &dispatch_fuzz::oracles::Policy::default());
+    let verdict = dispatch_fuzz::check(&cpu(), program);
     (SEEN.with(|s| std::mem::take(&mut *s.borrow_mut())), verdict)
 }
 

@@ -1,4 +1,6 @@
-//! A capture device's router client called the way burn-router's `fusion` wrapper calls it.
+//! A capture device's router client called the way burn-router's `fusion` wrapper calls it: the op
+//! table's helpers for two entries, on the ground floor (they import Burn alone) so the table
+//! names nothing above `program`.
 //!
 //! `Fusion<BackendRouter<C>>` (burn-router's `fusion.rs`) aliases a tensor that crosses fusion
 //! streams (`alias_handle`: `create_empty_handle` + `register_alias`) and sends a recurring block
