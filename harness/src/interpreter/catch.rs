@@ -10,6 +10,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
 
 use super::trace::{PanicInfo, SideError, SidePanic};
@@ -32,8 +33,33 @@ thread_local! {
 }
 
 /// Burn calls under [`catch`] in progress on any thread: a panic on a thread of Burn's own (a
-/// cubecl device thread) while one runs belongs to that call.
-static BURN_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// cubecl device thread) while one runs belongs to that call. Each harness thread counts its
+/// calls in a slot of its own cache line: every Burn call counts itself in and out, and one
+/// counter that every worker of `fuzz --jobs` shared moved its line between cores twice a call
+/// (2 workers ran at 1.5x one, where 2 processes ran at 2x). Only a foreign thread's panic
+/// reads them all.
+static BURN_CALLS: [CallSlot; CALL_SLOTS] = [const { CallSlot(AtomicUsize::new(0)) }; CALL_SLOTS];
+
+/// How many slots [`BURN_CALLS`] has: threads past that share them, which stays correct.
+const CALL_SLOTS: usize = 64;
+
+/// One [`BURN_CALLS`] slot, alone on its cache line (128 bytes: a pair of lines that the
+/// adjacent-line prefetcher fetches together).
+#[repr(align(128))]
+struct CallSlot(AtomicUsize);
+
+/// The next thread's slot in [`BURN_CALLS`].
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's slot in [`BURN_CALLS`].
+    static CALL_SLOT: usize = NEXT_SLOT.fetch_add(1, Ordering::Relaxed) % CALL_SLOTS;
+}
+
+/// Whether a Burn call under [`catch`] is in progress on any thread.
+fn burn_call_running() -> bool {
+    BURN_CALLS.iter().any(|s| s.0.load(Ordering::SeqCst) > 0)
+}
 
 /// Called by the hook for every panic raised inside a Burn call (class still empty) or by the
 /// harness inside one (class [`HARNESS_ERROR`]), before it unwinds; the fuzz target uses it to
@@ -68,8 +94,7 @@ pub fn install(policy: Option<StepPanicPolicy>) {
             // raising the stored attention-backward bug): cubecl catches it there and hands it
             // to the caller, whose `catch` records it. The hook before ours (libFuzzer's, which
             // aborts) must not see it, or a fuzz target dies where `check` goes on.
-            let foreign = !HARNESS_THREAD.with(Cell::get)
-                && BURN_CALLS.load(std::sync::atomic::Ordering::SeqCst) > 0;
+            let foreign = !HARNESS_THREAD.with(Cell::get) && burn_call_running();
             if !in_catch && foreign {
                 let at = info.location().map(|l| l.to_string()).unwrap_or_default();
                 let name = std::thread::current()
@@ -140,19 +165,21 @@ impl<T: Copy + 'static> Drop for Flag<T> {
     }
 }
 
-/// One Burn call in progress, counted in [`BURN_CALLS`] until dropped (an unwind included).
-struct BurnCall;
+/// One Burn call in progress, counted in this thread's slot of [`BURN_CALLS`] until dropped
+/// (an unwind included).
+struct BurnCall(&'static AtomicUsize);
 
 impl BurnCall {
     fn start() -> BurnCall {
-        BURN_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        BurnCall
+        let slot = &BURN_CALLS[CALL_SLOT.with(|k| *k)].0;
+        slot.fetch_add(1, Ordering::SeqCst);
+        BurnCall(slot)
     }
 }
 
 impl Drop for BurnCall {
     fn drop(&mut self) {
-        BURN_CALLS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
