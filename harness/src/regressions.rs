@@ -366,20 +366,26 @@ pub fn load_named(dir: &Path, names: &[String]) -> Result<Vec<Case>> {
         .collect())
 }
 
-/// Runs `each` over `cases`, Flex and capture cases first, then the wgpu ones (each case in its
-/// own session, so the order changes no verdict: it keeps the wgpu cases, which share one device
-/// stream, together). A wgpu case of an
-/// adapter class whose graphics API this process's adapter does not have goes to `pinned`
-/// (which runs it in a process pinned to that API); one this machine cannot judge at all is an
-/// error: what is written from a case's run (a reproducer, a report) must come from an adapter
-/// it holds on.
-pub fn each_in_suite_order<T>(
+/// Runs `each` over `cases`, in suite order: the Flex and capture cases on every core (each case
+/// in its own session, so the order changes no verdict), then the wgpu ones one at a time (they
+/// share one device stream). A wgpu case of an adapter class whose graphics API this process's
+/// adapter does not have goes to `pinned` (which runs it in a process pinned to that API); one
+/// this machine cannot judge at all is an error: what is written from a case's run (a
+/// reproducer, a report) must come from an adapter it holds on.
+#[cfg(feature = "cli")]
+pub fn each_in_suite_order<T: Send>(
     cases: &[Case],
-    mut each: impl FnMut(&Case) -> Result<T>,
+    each: impl Fn(&Case) -> Result<T> + Sync,
     mut pinned: impl FnMut(&Case, Api) -> Result<T>,
 ) -> Result<Vec<T>> {
-    let mut out = Vec::with_capacity(cases.len());
-    for case in suite_order(cases) {
+    use rayon::prelude::*;
+    let order = suite_order(cases);
+    let cpu = order.iter().take_while(|c| !c.uses_wgpu()).count();
+    let mut out: Vec<T> = order[..cpu]
+        .par_iter()
+        .map(|case| each(case))
+        .collect::<Result<_>>()?;
+    for case in &order[cpu..] {
         out.push(match case.placement() {
             Placement::Here => each(case)?,
             Placement::Pinned(api, _) => pinned(case, api)?,
