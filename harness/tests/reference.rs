@@ -260,3 +260,15 @@ fn a_require_grad_that_panicked_made_no_leaf() {
     let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
 }
+
+#[test]
+fn a_drop_makes_no_value_so_the_reference_neither_judges_it_nor_counts_it_open() {
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex"}},
+            {"drop": {"slot": 0}}]"#,
+    );
+    let verdict = check(&common::cpu(), &program).unwrap();
+    let counts = &verdict.oracles.reference;
+    assert_eq!(counts.judged, 1, "the created value: {counts:?}");
+    assert!(counts.open.is_empty(), "{counts:?}");
+}

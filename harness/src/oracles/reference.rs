@@ -659,7 +659,9 @@ impl Oracle for Reference {
         }
         let reads = step.reads();
         let ok = matches!(facts.outcome, Outcome::Ok { .. });
-        let expected = (ok && !writes.is_empty()).then(|| match (step, &self.tape) {
+        // A drop empties its slot: no value Burn computed, so none to judge or count open.
+        let makes_value = !writes.is_empty() && !matches!(step, Step::Drop { .. });
+        let expected = (ok && makes_value).then(|| match (step, &self.tape) {
             // A gradient against finite differences over the reference forward of the loss.
             (Step::Backward { loss, param, .. }, Some(tape)) => {
                 let at = |s: &u8| self.node[usize::from(*s)].ok_or("an operand not on the tape");
