@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::interpreter::wgpu::{Api, Placement};
+use crate::interpreter::wgpu::Placement;
 use crate::oracles::catalogue::catalogue;
 use crate::oracles::Policy;
 use crate::program::{Backends, ProgramFile};
@@ -376,7 +376,7 @@ pub fn load_named(dir: &Path, names: &[String]) -> Result<Vec<Case>> {
 pub fn each_in_suite_order<T: Send>(
     cases: &[Case],
     each: impl Fn(&Case) -> Result<T> + Sync,
-    mut pinned: impl FnMut(&Case, Api) -> Result<T>,
+    mut pinned: impl FnMut(&Case, crate::interpreter::wgpu::Api) -> Result<T>,
 ) -> Result<Vec<T>> {
     use rayon::prelude::*;
     let order = suite_order(cases);

@@ -36,8 +36,8 @@ thread_local! {
 /// cubecl device thread) while one runs belongs to that call. Each harness thread counts its
 /// calls in a slot of its own cache line: every Burn call counts itself in and out, and one
 /// counter that every worker of `fuzz --jobs` shared moved its line between cores twice a call
-/// (2 workers ran at 1.5x one, where 2 processes ran at 2x). Only a foreign thread's panic
-/// reads them all.
+/// (perf: the code that inlines it took half as many samples again with 2 workers as with 1).
+/// Only a foreign thread's panic reads them all.
 static BURN_CALLS: [CallSlot; CALL_SLOTS] = [const { CallSlot(AtomicUsize::new(0)) }; CALL_SLOTS];
 
 /// How many slots [`BURN_CALLS`] has: threads past that share them, which stays correct.
