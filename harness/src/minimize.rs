@@ -9,18 +9,18 @@ mod shrink;
 pub use shrink::{minimize_finding, Minimized, Minimizer, Progress, Reproduction};
 
 use crate::oracles::known::known_case;
-use crate::oracles::Policy;
 use crate::program::Input;
+use crate::Session;
 
-/// The policy a saved finding is minimized (or printed) under: `base` plus the input's own
-/// class as a finding. Known findings count too only when the input's own finding is one (a
+/// The session a saved finding is minimized (or printed) in: `base` with the input's own class
+/// as a finding too. Known findings count too only when the input's own finding is one (a
 /// stored case re-minimized): otherwise a known finding earlier in the program would take the
 /// place of the one the file was saved for.
-pub fn policy_for(input: &Input, base: &Policy) -> Policy {
-    let mut policy = base.with_class(input.class.as_deref());
+pub fn session_for(input: &Input, base: &Session) -> Session {
+    let mut policy = base.policy.with_class(input.class.as_deref());
     if let Some(signature) = &input.signature {
         let known = signature.parse().ok().and_then(|s| known_case(&s));
         policy.known_are_findings = known.is_some();
     }
-    policy
+    base.with_policy(policy)
 }

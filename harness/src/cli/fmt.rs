@@ -36,8 +36,7 @@ impl Args {
 /// `fmt --rust`: runs the program (artifact or program file) and prints the Rust reproducer.
 fn rust(input: Input) -> Result<ExitCode> {
     let program = &input.program;
-    let session = Session::from_config();
-    let session = session.with_policy(dispatch_fuzz::minimize::policy_for(&input, &session.policy));
+    let session = dispatch_fuzz::minimize::session_for(&input, &Session::from_config());
     let verdict = check(&session, program)?;
     print!(
         "{}",

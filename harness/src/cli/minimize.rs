@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 
 use dispatch_fuzz::config;
 use dispatch_fuzz::hash::fnv1a;
-use dispatch_fuzz::minimize::{minimize_finding, policy_for, Minimizer, Reproduction};
+use dispatch_fuzz::minimize::{minimize_finding, session_for, Minimizer, Reproduction};
 use dispatch_fuzz::program::{Input, ProgramFile};
 use dispatch_fuzz::regressions::settle_alone;
 use dispatch_fuzz::Session;
@@ -17,8 +17,7 @@ use dispatch_fuzz::Session;
 /// returns the minimized file and where it went.
 fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
     let input = Input::load(path, config::get().backends)?;
-    let session = Session::from_config();
-    let session = session.with_policy(policy_for(&input, &session.policy));
+    let session = session_for(&input, &Session::from_config());
     let Input {
         program, origin, ..
     } = input;

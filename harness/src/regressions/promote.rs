@@ -67,9 +67,7 @@ pub fn promote(options: Promotion, session: &Session) -> Result<Promoted> {
         bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
     }
     let input = Input::load(&options.input, options.backends)?;
-    let session = session
-        .on(options.backends)
-        .with_policy(crate::minimize::policy_for(&input, &session.policy));
+    let session = crate::minimize::session_for(&input, &session.on(options.backends));
     let origin = input.origin;
     let original = input.program.clone();
     let (signature, minimized, reproduction) =
