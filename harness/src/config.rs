@@ -6,7 +6,9 @@ use std::sync::OnceLock;
 use thiserror::Error;
 
 use crate::interpreter::wgpu::{self, Adapter, Api};
-use crate::oracles::{catalogue::catalogue, Oracles, Policy, KNOWN, ORACLES, STATE_LEAK};
+use crate::oracles::{
+    catalogue::catalogue, Oracles, Policy, KNOWN, MIXED_DTYPES, ORACLES, STATE_LEAK,
+};
 use crate::program::Backends;
 
 /// Backends a session fuzzes (`flex,capture` or `flex,capture,wgpu`).
@@ -238,7 +240,7 @@ pub fn known_classes() -> Vec<String> {
                 .iter()
                 .flat_map(|o| o.classes.iter().map(|c| c.to_string())),
         )
-        .chain([STATE_LEAK.to_string(), KNOWN.to_string()])
+        .chain([STATE_LEAK, MIXED_DTYPES, KNOWN].map(str::to_string))
         .collect();
     classes.sort();
     classes.dedup();

@@ -271,6 +271,9 @@ pub fn hook_decision(panic: &interpreter::PanicInfo, policy: &Policy) -> HookDec
     }
     if panic.class == interpreter::HARNESS_ERROR {
         HookDecision::HarnessError(oracles::signature(&panic).to_string())
+    } else if oracles::may_be_chosen_dtype_mix(&panic.message) {
+        // Whether the program chose the dtypes that differ is `check`'s to say.
+        HookDecision::Go
     } else if policy.is_finding(&panic.class) {
         let signature = oracles::signature(&panic);
         // A panic a reviewed case stores is a known finding: check counts it, the run goes on.

@@ -29,8 +29,9 @@ use crate::interpreter::{Computed, Outcome, Trace, World};
 use crate::program::Program;
 
 pub use classify::{
-    assign_classes, class_of, classify, is_known_bug, normalize_message, signature, Classified,
-    Finding, Policy, KNOWN, STATE_LEAK, UNKNOWN,
+    assign_classes, chose_dtype_mix, class_of, classify, is_known_bug, may_be_chosen_dtype_mix,
+    normalize_message, signature, Classified, Finding, Policy, KNOWN, MIXED_DTYPES, STATE_LEAK,
+    UNKNOWN,
 };
 pub use judgement::{Context, Judgement};
 pub use lockstep::{run, Judged, OracleReport, ReferenceCounts, Shared};

@@ -172,6 +172,7 @@ fn insert_op(
         shape: shape.clone(),
         fill,
         device: DeviceRef::Flex,
+        dtype: None,
     };
     let mut op = op_of(target.entry, &[x, y], bytes)?;
     // Same-shaped operands multiply as `x @ y^T`.
@@ -375,6 +376,7 @@ mod tests {
                 shape: vec![2],
                 fill: Fill::Arange,
                 device: DeviceRef::Flex,
+                dtype: None,
             },
             Step::Op {
                 out: 1,

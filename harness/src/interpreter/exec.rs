@@ -25,8 +25,8 @@ use super::value::{held_in, map_any, on_any, AnyTensor, Held};
 use crate::hash::words_digest;
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{
-    fill_data, op_output, queried_dtype, AutodiffMode, Backends, DeviceCall, DeviceRef, ExitForm,
-    Program, Slot, Step,
+    fill_data, op_output, queried_dtype, AutodiffMode, Backends, DeviceCall, DeviceRef, Dtype,
+    ExitForm, Program, Slot, Step,
 };
 
 /// How much the interpreter records besides calling Burn.
@@ -532,10 +532,12 @@ impl Run<'_, '_> {
                 shape,
                 fill,
                 device,
+                dtype,
             } => {
                 let data = fill_data(*kind, shape, *fill);
                 let device = device!(*device);
-                let t = caught!(AnyTensor::from_data(*kind, data, &device));
+                let dtype = dtype.map(Dtype::burn);
+                let t = caught!(AnyTensor::from_data(*kind, data, &device, dtype));
                 self.produce(*out, t)
             }
             Step::EnterScope { .. } | Step::ExitScope { .. } => {
@@ -606,7 +608,12 @@ impl Run<'_, '_> {
                         self.slots[usize::from(*slot)] = None;
                         continue;
                     };
-                    let t = caught!(AnyTensor::from_data(kind_of(data), data.clone(), &flex));
+                    let t = caught!(AnyTensor::from_data(
+                        kind_of(data),
+                        data.clone(),
+                        &flex,
+                        None
+                    ));
                     if self.mode == Mode::Full {
                         infos.push(value_info(&t, Some(data)));
                     }

@@ -12,7 +12,7 @@ use super::replay::{recorded_input, replay_on_device, ReplayError};
 use super::trace::{Outcome, PanicInfo, EXECUTION_ERROR};
 use super::value::{held_in, map_any, map_rank, on_any, AnyTensor, Held};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{fill_data, AutodiffMode, Kind, Slot, Step};
+use crate::program::{fill_data, AutodiffMode, Dtype, Kind, Slot, Step};
 
 /// One slot's value as the mirror computed it itself (not copied or adopted): the value, or the
 /// panic Burn raised computing it on the mirror's device.
@@ -113,10 +113,12 @@ impl Mirror {
                 kind,
                 shape,
                 fill,
+                dtype,
                 ..
             } => {
                 let data = fill_data(*kind, shape, *fill);
-                computed.push((*out, catch(|| Held::new(self.upload(*kind, data)))));
+                let dtype = dtype.map(Dtype::burn);
+                computed.push((*out, catch(|| Held::new(self.upload(*kind, data, dtype)))));
             }
             Step::Op { out, op } => {
                 self.slots[usize::from(*out)] = None;
@@ -203,7 +205,7 @@ impl Mirror {
                         for (slot, data) in outputs.iter().zip(datas) {
                             if (1..=4).contains(&data.shape().num_dims()) {
                                 let kind = kind_of(&data);
-                                let value = catch(|| Held::new(self.upload(kind, data)));
+                                let value = catch(|| Held::new(self.upload(kind, data, None)));
                                 computed.push((*slot, value));
                             }
                         }
@@ -298,13 +300,13 @@ impl Mirror {
     /// `Tensor::from_data` on the mirror's device. Off Flex, bools go through an int tensor:
     /// wgpu's own `bool_from_data` rejects Flex's native bool storage (the catalogued
     /// `bool-storage-transfer` bug), and a mirror must not stop at a bug that is already known.
-    fn upload(&self, kind: Kind, data: TensorData) -> AnyTensor {
+    fn upload(&self, kind: Kind, data: TensorData, dtype: Option<DType>) -> AnyTensor {
         if kind != Kind::Bool || pool::name(&self.device) == "flex" {
-            return AnyTensor::from_data(kind, data, &self.device);
+            return AnyTensor::from_data(kind, data, &self.device, dtype);
         }
         let shape = data.shape().clone();
         let ints: Vec<i32> = data.iter::<bool>().map(i32::from).collect();
-        match AnyTensor::from_data(Kind::Int, TensorData::new(ints, shape), &self.device) {
+        match AnyTensor::from_data(Kind::Int, TensorData::new(ints, shape), &self.device, None) {
             AnyTensor::Int(r) => AnyTensor::Bool(map_rank!(r, x => x.bool())),
             other => other,
         }

@@ -334,7 +334,20 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
                 Kind::Bool => cat_kind!(Bool, items, dim),
             }
         }
-        Op::Cast { src, to } => match (arg(*src)?, to) {
+        Op::Cast {
+            src,
+            dtype: Some(dtype),
+            ..
+        } => match (arg(*src)?, dtype.float(), dtype.int()) {
+            (F(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
+            (F(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
+            (I(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
+            (I(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
+            (B(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
+            (B(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
+            _ => None,
+        },
+        Op::Cast { src, to, .. } => match (arg(*src)?, to) {
             (F(r), Kind::Int) => Some(I(map_rank!(r, t => t.int()))),
             (F(r), Kind::Bool) => Some(B(map_rank!(r, t => t.bool()))),
             (I(r), Kind::Float) => Some(F(map_rank!(r, t => t.float()))),

@@ -2,7 +2,9 @@
 //! table while every call still goes through Burn's typed public `Tensor<D, K>` API.
 
 use burn::tensor::kind::Basic;
-use burn::tensor::{Bool, Device, Float, Int, Tensor, TensorData, Transaction};
+use burn::tensor::{
+    Bool, DType, Device, Float, Int, Tensor, TensorCreationOptions, TensorData, Transaction,
+};
 use burn_backend::ExecutionError;
 
 use crate::program::{Kind, Slot, Ty};
@@ -81,13 +83,21 @@ macro_rules! zip_rank {
 pub(crate) use {map_rank, on_rank, zip_rank};
 
 impl<K: Basic> Ranked<K> {
-    /// `Tensor::from_data` with the rank of `data`'s shape.
-    pub fn from_data(data: TensorData, device: &Device) -> Self {
+    /// `Tensor::from_data` with the rank of `data`'s shape: `(&device, dtype)` when a dtype is
+    /// named, `&device` (the device's default dtype) otherwise.
+    pub fn from_data(data: TensorData, device: &Device, dtype: Option<DType>) -> Self {
+        let options = |device: &Device| {
+            let options = TensorCreationOptions::from(device);
+            match dtype {
+                Some(dtype) => options.with_dtype(dtype),
+                None => options,
+            }
+        };
         match data.shape().num_dims() {
-            1 => Ranked::R1(Tensor::from_data(data, device)),
-            2 => Ranked::R2(Tensor::from_data(data, device)),
-            3 => Ranked::R3(Tensor::from_data(data, device)),
-            _ => Ranked::R4(Tensor::from_data(data, device)),
+            1 => Ranked::R1(Tensor::from_data(data, options(device))),
+            2 => Ranked::R2(Tensor::from_data(data, options(device))),
+            3 => Ranked::R3(Tensor::from_data(data, options(device))),
+            _ => Ranked::R4(Tensor::from_data(data, options(device))),
         }
     }
 
@@ -168,12 +178,12 @@ impl AnyTensor {
         }
     }
 
-    /// `Tensor::from_data` of the right kind and rank.
-    pub fn from_data(kind: Kind, data: TensorData, device: &Device) -> Self {
+    /// `Tensor::from_data` of the right kind and rank, in `dtype` or the device's default.
+    pub fn from_data(kind: Kind, data: TensorData, device: &Device, dtype: Option<DType>) -> Self {
         match kind {
-            Kind::Float => AnyTensor::Float(Ranked::from_data(data, device)),
-            Kind::Int => AnyTensor::Int(Ranked::from_data(data, device)),
-            Kind::Bool => AnyTensor::Bool(Ranked::from_data(data, device)),
+            Kind::Float => AnyTensor::Float(Ranked::from_data(data, device, dtype)),
+            Kind::Int => AnyTensor::Int(Ranked::from_data(data, device, dtype)),
+            Kind::Bool => AnyTensor::Bool(Ranked::from_data(data, device, dtype)),
         }
     }
 

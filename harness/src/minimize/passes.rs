@@ -221,6 +221,7 @@ fn simpler(step: &Step) -> Vec<Step> {
             shape,
             fill,
             device,
+            dtype,
         } => {
             let with = |shape: Vec<u8>, fill: Fill, device: DeviceRef| Step::Create {
                 out: *slot,
@@ -228,7 +229,19 @@ fn simpler(step: &Step) -> Vec<Step> {
                 shape,
                 fill,
                 device,
+                dtype: *dtype,
             };
+            // The device's default dtype is the simpler program.
+            if dtype.is_some() {
+                out.push(Step::Create {
+                    out: *slot,
+                    kind: *kind,
+                    shape: shape.clone(),
+                    fill: *fill,
+                    device: *device,
+                    dtype: None,
+                });
+            }
             out.push(with(vec![1], *fill, *device));
             out.push(with(vec![1; shape.len()], *fill, *device));
             if shape.len() > 1 {
@@ -294,6 +307,22 @@ fn simpler(step: &Step) -> Vec<Step> {
                     op: Op::Unary {
                         op: UnaryOp::PLAINEST,
                         src: first,
+                    },
+                });
+            }
+            // A cast to another kind's dtype is simpler as the kind's plain conversion.
+            if let Op::Cast {
+                src,
+                to,
+                dtype: Some(_),
+            } = op
+            {
+                out.push(Step::Op {
+                    out: *slot,
+                    op: Op::Cast {
+                        src: *src,
+                        to: *to,
+                        dtype: None,
                     },
                 });
             }

@@ -24,8 +24,9 @@
 //!   `replay`), a panic must be raised at. For a record whose panic reports a file that does not
 //!   pin its call site (core's `iter/traits/accum.rs` for every `Iterator::product` overflow,
 //!   burn-std's checked casts for every narrowing), so that it names the Burn calls it was
-//!   found at and no other. A panic with no step (a teardown's, a side panic's) never matches
-//!   such a record.
+//!   found at and no other. A name ending in `*` stands for every step whose name starts with
+//!   what precedes it (`scalar *`). A panic with no step (a teardown's, a side panic's) never
+//!   matches such a record.
 //! - `handlingStrategy`: `known-bug` marks a bug this harness found and reported, catalogued so
 //!   fuzzing goes on past it; `limitation` a failure Burn documents as possible (a dtype the
 //!   adapter does not support, which `supports_dtype` says), not a bug to report. Only these

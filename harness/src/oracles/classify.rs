@@ -13,7 +13,7 @@ use super::known::known_case;
 use super::{naming, oracle_of, Signature, Violation, REPLAY_FAILURE};
 use crate::hash::words_digest;
 use crate::interpreter::{Outcome, PanicInfo, Trace};
-use crate::program::Step;
+use crate::program::{Dtype, Step};
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
@@ -162,6 +162,53 @@ mod tests {
     use crate::oracles::{
         Violation, DIVERGENCE, MODEL_MISMATCH, REFERENCE_MISMATCH, REPLAY_FAILURE,
     };
+
+    fn created(dtype: Option<crate::program::Dtype>) -> crate::program::Step {
+        crate::program::Step::Create {
+            out: 0,
+            kind: crate::program::Kind::Int,
+            shape: vec![1],
+            fill: crate::program::Fill::Zeros,
+            device: crate::program::DeviceRef::Flex,
+            dtype,
+        }
+    }
+
+    #[test]
+    fn a_dtype_mismatch_naming_a_dtype_the_program_chose_is_the_programs_mix_and_one_between_defaults_is_not(
+    ) {
+        use super::chose_dtype_mix;
+        use crate::program::Dtype;
+        let named_i8 = [created(Some(Dtype::I8))];
+        let message = "storage: dtype mismatch (expected I32, got I8)";
+        assert!(chose_dtype_mix(&named_i8, message));
+        // The defaults' own mix (capture's I64 against Flex's I32) stays the catalogued bug's,
+        // even where the program named I64 itself.
+        let between_defaults = "storage: dtype mismatch (expected I64, got I32)";
+        assert!(!chose_dtype_mix(
+            &[created(Some(Dtype::I64))],
+            between_defaults
+        ));
+        // A dtype the program never named is Burn's doing.
+        assert!(!chose_dtype_mix(&[created(None)], message));
+        // `U8` inside `Bool(U8)` is a bool storage, not the U8 the program named.
+        let bools = "bool_binary_op: dtype mismatch left: Bool(Native) right: Bool(U8)";
+        assert!(!chose_dtype_mix(&[created(Some(Dtype::U8))], bools));
+        // Only a dtype refusal: another panic naming the dtype is not one.
+        assert!(!chose_dtype_mix(
+            &named_i8,
+            "int_mean: unsupported dtype I8"
+        ));
+    }
+
+    #[test]
+    fn an_at_steps_entry_ending_in_a_star_names_every_step_of_its_prefix() {
+        let at = ["replay".to_string(), "scalar *".to_string()];
+        assert!(super::at_step(&at, "scalar add"));
+        assert!(super::at_step(&at, "replay"));
+        assert!(!super::at_step(&at, "binary add"));
+        assert!(!super::at_step(&at, "replay_on_wgpu"));
+    }
 
     /// What classification makes of `violation` alone: the stored case it is, or its finding's
     /// signature.
@@ -544,11 +591,20 @@ pub fn class_at(panic: &PanicInfo, step: Option<&Step>) -> String {
     // those alone, not for every guard a session meets.
     let named = AT_STEPS.iter().find(|(tag, _)| *tag == class);
     match named {
-        Some((_, at)) if !step.is_some_and(|s| at.contains(&naming::step_name(s))) => {
+        Some((_, at)) if !step.is_some_and(|s| at_step(at, &naming::step_name(s))) => {
             UNKNOWN.to_string()
         }
         _ => class,
     }
+}
+
+/// Whether step name `name` is one of a record's `atSteps`: a name, or a family's prefix ending
+/// in `*` (`scalar *`: every scalar op).
+fn at_step(at: &[String], name: &str) -> bool {
+    at.iter().any(|a| match a.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => a == name,
+    })
 }
 
 /// `(class, atSteps)` of every catalogue record that names the steps it is met at.
@@ -560,13 +616,57 @@ static AT_STEPS: LazyLock<Vec<(&'static str, &'static [String])>> = LazyLock::ne
         .collect()
 });
 
+/// Class of a dtype-mismatch panic that names a dtype no device makes by default and the
+/// program itself named ([`chose_dtype_mix`]): the program chose to combine operands of one
+/// kind stored in different dtypes, and Burn lets a backend refuse them rather than promote one
+/// ("backends can panic with a dtype mismatch", tracel-ai/burn#2483). A limitation the caller
+/// chose, not a bug. The same panic between Burn's own defaults (capture's I64 against Flex's
+/// I32) keeps its catalogued class.
+pub const MIXED_DTYPES: &str = "mixed-dtype-operands";
+
+/// The words every backend's refusal of mixed operand dtypes contains (Flex's `storage: dtype
+/// mismatch`, `cat: dtype mismatch`, `int_{op}: dtype mismatch`, `bool_binary_op: dtype
+/// mismatch`; burn-ir's `DTypeMismatch`).
+const DTYPE_MISMATCH_WORDS: [&str; 2] = ["dtype mismatch", "DTypeMismatch"];
+
+/// Whether a panic's class may depend on the program's dtypes ([`MIXED_DTYPES`]), which only
+/// `check` sees: the panic hook lets such a panic unwind, and `check` decides.
+pub fn may_be_chosen_dtype_mix(message: &str) -> bool {
+    DTYPE_MISMATCH_WORDS.iter().any(|w| message.contains(w))
+}
+
+/// Whether a dtype-mismatch panic's `message` names, as a word (`I8`, not the `U8` of
+/// `Bool(U8)`), a dtype no device makes by default that `steps` name: that operand's dtype is
+/// the program's choice. Burn's dtypes are read from the run, not from the program, so a step
+/// that failed before the op cannot mislead it.
+pub fn chose_dtype_mix(steps: &[Step], message: &str) -> bool {
+    if !may_be_chosen_dtype_mix(message) {
+        return false;
+    }
+    let words: Vec<&str> = message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '(' || c == ')'))
+        .map(|w| w.trim_start_matches('(').trim_end_matches(')'))
+        // `Bool(U8)` stays one word; a lone `(U8` or `U8)` loses its parenthesis only.
+        .collect();
+    Dtype::named_in(steps)
+        .filter(|d| !d.is_a_default())
+        .any(|d| {
+            let name = d.spec().path.trim_start_matches("DType::");
+            words.contains(&name)
+        })
+}
+
 /// Gives every panic of the trace that has none its class, at the step of `steps` it was raised
-/// at ([`class_at`]).
+/// at ([`class_at`], or [`MIXED_DTYPES`] for a dtype mix the program chose).
 pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
     let at: Vec<usize> = trace.panics().map(|(i, _)| i).collect();
     for (panic, i) in trace.panics_mut().zip(at) {
         if panic.class.is_empty() {
-            panic.class = class_at(panic, steps.get(i));
+            panic.class = if chose_dtype_mix(steps, &panic.message) {
+                MIXED_DTYPES.to_string()
+            } else {
+                class_at(panic, steps.get(i))
+            };
         }
     }
 }

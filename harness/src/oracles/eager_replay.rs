@@ -9,8 +9,8 @@ use super::compare::{self, native_bools, DiffEq, Poison};
 use super::naming::{producer, producer_step, replayed_on_wgpu};
 use super::taint::{Elements, Taint};
 use super::{
-    faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Shared,
-    StepFacts, Violation,
+    chose_dtype_mix, faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId,
+    Shared, StepFacts, Violation,
 };
 use crate::interpreter::{
     catch, note, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
@@ -128,6 +128,10 @@ impl Oracle for EagerReplay {
             ..Violation::default()
         };
         let replayed = match catch(|| replay_on_flex(scope.graph, &feed)) {
+            // The graph combines dtypes the program chose to differ, or meets a failure Burn
+            // documents (a draw its dtype cannot hold): the replay may refuse it as the eager
+            // run could have.
+            Err(panic) if chosen_or_documented(&world.program().steps, &panic) => return,
             Err(panic) => {
                 let summary = normalize_message(&panic.message);
                 let at = panic.location.clone().unwrap_or_default();
@@ -228,7 +232,10 @@ impl Oracle for EagerReplay {
                 }
                 // A clean graph's replay may meet a known Burn bug; any other panic, a misuse
                 // guard's included, is a failure.
-                Err(panic) if !is_known_bug(&panic) => {
+                Err(panic)
+                    if !is_known_bug(&panic)
+                        && !chosen_or_documented(&world.program().steps, &panic) =>
+                {
                     let summary = format!("replay on wgpu: {}", stable_summary(&panic.message));
                     let mut failed = violation(REPLAY_FAILURE, summary, panic.message);
                     failed.location = panic.location;
@@ -307,6 +314,18 @@ fn stable_summary(message: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Whether a replay's panic is the program's own choice of dtypes ([`chose_dtype_mix`]) or a
+/// failure Burn documents as possible (a `limitation` record): no graph Burn recorded wrong.
+fn chosen_or_documented(steps: &[Step], panic: &crate::interpreter::PanicInfo) -> bool {
+    chose_dtype_mix(steps, &panic.message)
+        || super::catalogue::lookup(
+            super::catalogue::catalogue(),
+            &panic.message,
+            panic.location.as_deref(),
+        )
+        .is_some_and(|r| r.is_limitation())
 }
 
 #[cfg(test)]

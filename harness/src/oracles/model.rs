@@ -134,8 +134,17 @@ fn api_checks_devices(op: &Op) -> bool {
 /// Int tensors are I32 on Flex and I64 on capture and from argmax, bools are `Bool(Native)` on
 /// Flex and `Bool(U8)` on capture; the Tensor API does not check dtypes, so an op over a mix of
 /// storages can panic while recording (`int-dtype-mismatch`, a catalogued known bug, which
-/// covers the bool form too).
-const DTYPE_MIX: &[&str] = &["int-dtype-mismatch"];
+/// covers the bool form too), or, where the program named the dtypes that differ, refuse them
+/// as Burn allows (`mixed-dtype-operands`).
+const DTYPE_MIX: &[&str] = &[
+    "int-dtype-mismatch",
+    super::MIXED_DTYPES,
+    "tensor-dtype-mismatch",
+];
+
+/// Guards a step meets for its data, not its place in the lifecycle: a value the dtype the
+/// program named cannot hold (a negative fill of a U8 tensor, a scalar outside the dtype).
+const DATA_GUARDS: &[&str] = &["element-not-representable"];
 
 /// Catalogued known bugs that make a computed value unreadable: a move onto a capture device
 /// reads its source's data, so it panics with one of them before the lifecycle has a say
@@ -187,8 +196,8 @@ enum Place {
 struct Val {
     place: Place,
     kind: Option<Kind>,
-    /// The storage dtype the run reported for an int or bool (`I32`, `I64`, `Bool(Native)`,
-    /// `Bool(U8)`), if it did.
+    /// The storage dtype the run reported (`F16`, `I32`, `I64`, `Bool(Native)`, `Bool(U8)`),
+    /// if it did.
     storage: Option<&'static str>,
     autodiff: bool,
     /// The program left the contract producing it: steps using it are not judged.
@@ -291,9 +300,25 @@ fn produced_autodiff(outcome: &Outcome) -> bool {
     matches!(outcome, Outcome::Ok { value: Some(v), .. } if v.device.ends_with("_ad"))
 }
 
-/// The int or bool storage dtype of the produced tensor, as the run reported it.
+/// The storage dtype of the produced tensor, as the run reported it.
 fn produced_storage(outcome: &Outcome) -> Option<&'static str> {
-    const STORAGES: [&str; 5] = ["I32", "I64", "Bool(Native)", "Bool(U8)", "Bool(U32)"];
+    const STORAGES: [&str; 15] = [
+        "F32",
+        "I32",
+        "I64",
+        "Bool(Native)",
+        "Bool(U8)",
+        "Bool(U32)",
+        "F64",
+        "F16",
+        "BF16",
+        "I16",
+        "I8",
+        "U64",
+        "U32",
+        "U16",
+        "U8",
+    ];
     match outcome {
         Outcome::Ok { value: Some(v), .. } => STORAGES.into_iter().find(|s| *s == v.dtype),
         _ => None,
@@ -522,6 +547,21 @@ impl State {
         vals: &mut Vec<Val>,
         outcome: &Outcome,
     ) -> Option<Prediction> {
+        let mut prediction = self.predict_lifecycle(step, reads, vals, outcome)?;
+        if matches!(step, Step::Create { .. } | Step::Op { .. }) {
+            prediction.also.extend_from_slice(DATA_GUARDS);
+        }
+        Some(prediction)
+    }
+
+    /// [`Model::predict`] before the data guards any create or op may meet.
+    fn predict_lifecycle(
+        &self,
+        step: &Step,
+        reads: &[Option<Val>],
+        vals: &mut Vec<Val>,
+        outcome: &Outcome,
+    ) -> Option<Prediction> {
         vals.clear();
         for v in reads {
             vals.push((*v)?);
@@ -715,19 +755,22 @@ impl State {
             predict(&OP_IN_SCOPE, ok())?
         };
         // Only operands of one kind stored in different dtypes (I32 with I64, Bool(Native) with
-        // Bool(U8)) may meet the dtype bug; an operand whose storage the run did not report may
-        // be either. Floats, and ints or bools of one storage, may not.
-        let mixed = [Kind::Int, Kind::Bool].into_iter().any(|kind| {
-            let mut storages = operands
-                .iter()
-                .filter(|v| v.kind == Some(kind))
-                .map(|v| v.storage);
-            let Some(first) = storages.next() else {
-                return false;
-            };
-            let mut rest = storages.peekable();
-            rest.peek().is_some() && (first.is_none() || rest.any(|s| s.is_none() || s != first))
-        });
+        // Bool(U8), F16 with F32) may meet a dtype refusal; an operand whose storage the run did
+        // not report may be either. Operands of one storage may not.
+        let mixed = [Kind::Float, Kind::Int, Kind::Bool]
+            .into_iter()
+            .any(|kind| {
+                let mut storages = operands
+                    .iter()
+                    .filter(|v| v.kind == Some(kind))
+                    .map(|v| v.storage);
+                let Some(first) = storages.next() else {
+                    return false;
+                };
+                let mut rest = storages.peekable();
+                rest.peek().is_some()
+                    && (first.is_none() || rest.any(|s| s.is_none() || s != first))
+            });
         // An entry that makes a tensor on the operand's device and combines it with the
         // operand mixes the operand's storage with the one the device makes (capture records
         // its own bool and int storage whatever the dtype asked), whatever the slots hold.

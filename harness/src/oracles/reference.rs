@@ -19,7 +19,7 @@ pub mod module;
 
 use burn::tensor::{BoolStore, DType, TensorData};
 
-use self::host::{to_f32, Data, Host, F32_MAX};
+use self::host::{to_f32, Data, Host};
 use super::compare::Poison;
 use super::naming::{gradient_role, producer_step};
 use super::taint::Elements;
@@ -27,7 +27,7 @@ pub use super::ReferenceCounts;
 use super::{Context, Judgement, Oracle, OracleId, Shared, StepFacts, Violation};
 use crate::interpreter::{kind_of, AnyTensor, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{fill_data, DeviceRef, Kind, Op, Step, Tolerance};
+use crate::program::{fill_data, DeviceRef, Dtype, Kind, Op, Step, Tolerance};
 
 /// Class of a value Burn computed that its op's definition does not give.
 pub const REFERENCE_MISMATCH: &str = "reference-mismatch";
@@ -195,9 +195,14 @@ pub fn host_of(kind: Kind, data: &TensorData) -> Host {
         },
         (_, Kind::Int) => Host {
             range: int_range(data.dtype()),
+            // A U64 beyond i64's range is no i64: read unsigned as unsigned.
             ..Host::int(
                 shape,
-                data.iter::<i64>().map(|v| Some(i128::from(v))).collect(),
+                if data.dtype() == DType::U64 {
+                    data.iter::<u64>().map(|v| Some(i128::from(v))).collect()
+                } else {
+                    data.iter::<i64>().map(|v| Some(i128::from(v))).collect()
+                },
             )
         },
         (_, Kind::Bool) => Host::bool(shape, data.iter::<bool>().map(Some).collect()),
@@ -373,16 +378,37 @@ fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, absolu
     }
     match (&expected.data, &actual.data) {
         (Data::Float(e), Data::Float(a)) => {
-            // F32 values: the reference rounds as Burn stores them; other float dtypes are
-            // judged at f32's precision too (a coarser one only loosens nothing).
-            let round = |x: f64| if dtype == DType::F64 { x } else { to_f32(x) };
+            // The reference rounds as Burn stores the value's dtype (F32 unless the program
+            // names another). A dtype coarser than f32 rounds each of the op's steps on its own
+            // grid: its bounds widen to one step of that grid (its epsilon, and its tiniest gap
+            // near zero), and so does the accumulation allowance, in proportion.
+            let dtype = Dtype::from_burn(dtype).unwrap_or(Dtype::F32);
+            let round = |x: f64| match dtype {
+                Dtype::F64 => x,
+                Dtype::F16 | Dtype::Bf16 => dtype.round(to_f32(x)),
+                _ => to_f32(x),
+            };
+            let coarse = dtype.epsilon() > Dtype::F32.epsilon();
+            let (rel, abs, absolute) = if coarse {
+                let widened = rel.max(dtype.epsilon()) + dtype.epsilon();
+                let absolute = if rel > 0.0 {
+                    absolute * widened / rel
+                } else {
+                    absolute
+                };
+                (widened, abs.max(dtype.tiniest()), absolute)
+            } else {
+                (rel, abs, absolute)
+            };
+            let largest = dtype.largest();
             for (i, (e, a)) in e.iter().zip(a).enumerate() {
                 let (Some(e), Some(a)) = (*e, *a) else {
                     continue;
                 };
-                // Beyond f32's range Burn's f32 arithmetic overflows somewhere along the op's
-                // formula, to an infinity or, where two overflows meet, a NaN: not pinned down.
-                if dtype != DType::F64 && e.is_finite() && e.abs() > F32_MAX {
+                // Beyond the dtype's range Burn's arithmetic
+                // overflows somewhere along the op's formula, to an infinity or, where two
+                // overflows meet, a NaN: not pinned down.
+                if dtype != Dtype::F64 && e.is_finite() && e.abs() > largest {
                     continue;
                 }
                 known += 1;

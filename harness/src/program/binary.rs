@@ -77,8 +77,8 @@ macro_rules! scalar_ops {
             bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and_scalar(y);
             bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or_scalar(y);
             bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor_scalar(y);
-            div_nonzero: [Int] -> same, exact, none, x, y => x.div_scalar(y.abs() + 1);
-            remainder_nonzero: [Int] -> same, exact, none, x, y => x.remainder_scalar(y.abs() + 1);
+            div_nonzero: [Int] -> same, exact, none, x, y => x.div_scalar(i64::abs(y) + 1);
+            remainder_nonzero: [Int] -> same, exact, none, x, y => x.remainder_scalar(i64::abs(y) + 1);
             // A bool's element comparisons: the scalar is true when odd.
             bool_equal_elem: [Bool] -> same, exact, none, x, y => x.equal_elem(y % 2 != 0);
             bool_not_equal_elem: [Bool] -> same, exact, none, x, y => x.not_equal_elem(y % 2 != 0);

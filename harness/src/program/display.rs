@@ -78,7 +78,16 @@ pub fn op_expr(op: &Op) -> String {
             all.extend(rest.iter().map(|s| format!("t{s}.clone()")));
             format!("Tensor::cat(vec![{}], {dim})", all.join(", "))
         }
-        Op::Cast { src, to } => format!("t{src}.clone().{}()", kind_ty(*to).to_lowercase()),
+        Op::Cast {
+            src,
+            to,
+            dtype: None,
+        } => format!("t{src}.clone().{}()", kind_ty(*to).to_lowercase()),
+        Op::Cast {
+            src,
+            dtype: Some(d),
+            ..
+        } => format!("t{src}.clone().cast({})", d.cast_path()),
         Op::Compare { op, lhs, rhs } => op
             .spec()
             .call_on(&[&format!("t{lhs}.clone()"), &format!("t{rhs}.clone()")]),
@@ -178,6 +187,7 @@ pub fn step_line(step: &Step) -> String {
             shape,
             fill,
             device,
+            dtype,
         } => {
             let fill = match fill {
                 Fill::Zeros => "zeros".to_string(),
@@ -185,8 +195,12 @@ pub fn step_line(step: &Step) -> String {
                 Fill::Arange => "arange".to_string(),
                 Fill::Value(v) => format!("full({v})"),
             };
+            let options = match dtype {
+                Some(d) => format!("(&{device}, {})", d.spec().path),
+                None => format!("&{device}"),
+            };
             format!(
-                "let t{out} = Tensor::<{}, {}>::from_data(fill::{fill}({shape:?}), &{device});",
+                "let t{out} = Tensor::<{}, {}>::from_data(fill::{fill}({shape:?}), {options});",
                 shape.len(),
                 kind_ty(*kind)
             )

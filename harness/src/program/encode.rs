@@ -32,11 +32,16 @@ const VARIANTS: &[(&str, u32)] = &[
     ("CompareOp", super::binary::COMPARE.len() as u32),
     ("LogicOp", 2),
     ("AutodiffMode", 3),
+    ("Dtype", super::dtype::DTYPES.len() as u32),
 ];
 
 /// Fields program files leave out when they hold their default, with the enum whose first
 /// variant that default is: serde skips them, `arbitrary` still reads them.
 const DEFAULTED: &[(&str, &str)] = &[("form", "ExitForm")];
+
+/// `Option` fields program files leave out when `None`: `arbitrary` reads a `None` as a false
+/// bool.
+const OPTIONAL: &[&str] = &["dtype"];
 
 /// Why a program cannot be encoded.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -181,14 +186,20 @@ impl ser::Serializer for &mut Bytes {
         serialize_char(char) -> (): "a char";
         serialize_str(&str) -> (): "a string";
         serialize_bytes(&[u8]) -> (): "raw bytes";
-        serialize_none() -> (): "an option";
         serialize_unit() -> (): "a unit";
         serialize_unit_struct(&'static str) -> (): "a unit struct";
         serialize_map(Option<usize>) -> Self::SerializeMap: "a map";
     }
 
-    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<(), EncodeError> {
-        Err(EncodeError::Unsupported("an option"))
+    // `arbitrary` decodes an `Option` as a bool (its low bit) and, when true, the value.
+    fn serialize_none(self) -> Result<(), EncodeError> {
+        self.0.push(0);
+        Ok(())
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<(), EncodeError> {
+        self.0.push(1);
+        value.serialize(self)
     }
 
     fn serialize_unit_variant(
@@ -312,6 +323,10 @@ macro_rules! named_in_order {
             }
 
             fn skip_field(&mut self, key: &'static str) -> Result<(), EncodeError> {
+                if OPTIONAL.contains(&key) {
+                    self.0.push(0);
+                    return Ok(());
+                }
                 let (_, name) = DEFAULTED
                     .iter()
                     .find(|(k, _)| *k == key)

@@ -247,14 +247,17 @@ pub fn op_of(entry: Entry, operands: &[Slot], bytes: [u8; 4]) -> Option<Op> {
         ("fixed", "cast to float") => Op::Cast {
             src: x,
             to: Kind::Float,
+            dtype: None,
         },
         ("fixed", "cast to int") => Op::Cast {
             src: x,
             to: Kind::Int,
+            dtype: None,
         },
         ("fixed", "cast to bool") => Op::Cast {
             src: x,
             to: Kind::Bool,
+            dtype: None,
         },
         ("fixed", "and") => Op::Logic {
             op: LogicOp::And,

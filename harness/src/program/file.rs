@@ -3,7 +3,8 @@
 //! # Format
 //! A JSON object. `steps` is required: the program's steps in the serde form of
 //! [`Step`](crate::program::Step), e.g. `{"create": {"out": 0, "kind": "float", "shape": [2],
-//! "fill": "arange", "device": "flex"}}`. Every other key is optional metadata a person or a tool
+//! "fill": "arange", "device": "flex"}}` (a `create` or a `cast` may add `"dtype": "f16"`, see
+//! [`Dtype`](crate::program::Dtype); without it, the device's default). Every other key is optional metadata a person or a tool
 //! wrote down and the loader keeps: `name`, `signature`, `class`, `origin` (where the case came
 //! from: a fuzz session's seed and input, an artifact hash, or `hand-written`), `found` (date),
 //! `root_cause` (a paragraph), `upstream` (what Burn's newest sources and tracker say) and, for a

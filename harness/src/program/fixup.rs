@@ -8,7 +8,7 @@ use super::limits::{
     CAPTURE_POOL_SIZE, MAX_DIM, MAX_ELEMENTS, MAX_LIST, MAX_RANK, MAX_SCOPE_DEPTH,
 };
 use super::limits::{MAX_SLOTS, MAX_STEPS};
-use super::step::{AutodiffMode, DeviceRef, ExitForm, Fill, Kind, Op, Slot, Step};
+use super::step::{AutodiffMode, DeviceRef, Dtype, ExitForm, Fill, Kind, Op, Slot, Step};
 use super::typing::{broadcasts_to, is_numeric, matmul_shape, op_output, unary_accepts, Ty};
 
 /// What `fixup` knows about the program so far: the static type of each slot and the output
@@ -274,6 +274,7 @@ fn missing_module_operand(step: &Step, env: &Env) -> Option<Step> {
         shape,
         fill: Fill::Arange,
         device: env.scopes.last().copied().unwrap_or(DeviceRef::Flex),
+        dtype: None,
     })
 }
 
@@ -330,8 +331,10 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
             shape,
             fill,
             device,
+            dtype,
         } => {
             let out = out % MAX_SLOTS;
+            let kind = dtype.map_or(kind, Dtype::kind);
             let shape = fix_shape(&shape);
             env.define(
                 out,
@@ -346,6 +349,7 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
                 shape,
                 fill,
                 device: fix_device(device),
+                dtype,
             }
         }
         Step::EnterScope { device } => {
@@ -596,8 +600,16 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
                 .collect();
             Op::Cat { first, rest, dim }
         }
-        Op::Cast { src, to } => {
+        Op::Cast { src, to, dtype } => {
             let src = env.pick_any(src)?;
+            // A bool tensor has no `cast`: a bool target dtype falls back to `bool()`.
+            if let Some(dtype) = dtype.filter(|d| d.kind() != Kind::Bool) {
+                return Some(Op::Cast {
+                    src,
+                    to: dtype.kind(),
+                    dtype: Some(dtype),
+                });
+            }
             let from = env.ty(src)?.kind;
             let to = if to != from {
                 to
@@ -607,7 +619,11 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
                     Kind::Int | Kind::Bool => Kind::Float,
                 }
             };
-            Op::Cast { src, to }
+            Op::Cast {
+                src,
+                to,
+                dtype: None,
+            }
         }
         Op::Compare { op, lhs, rhs } => {
             let lhs = env.pick(lhs, |t| op.spec().accepts(t.kind))?;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::along_dim::AlongDimOp;
 pub use super::binary::{BinaryOp, CompareOp, ScalarOp};
+pub use super::dtype::Dtype;
 pub use super::kind::Kind;
 pub use super::module::ModuleOp;
 pub use super::table::{Tolerance, Unspecified};
@@ -148,12 +149,17 @@ pub enum Op {
         /// Concatenated dim.
         dim: u8,
     },
-    /// Kind conversion: `int()`, `float()`, `bool()` or Bool's `int()`/`float()`.
+    /// Kind conversion: `int()`, `float()`, `bool()` or Bool's `int()`/`float()`; with a
+    /// dtype, `cast(FloatDType::..)` or `cast(IntDType::..)`, which may keep the kind.
     Cast {
         /// Operand.
         src: Slot,
         /// Target kind.
         to: Kind,
+        /// Target dtype, of kind `to` (float or int: a bool tensor has no `cast`); none: the
+        /// kind's plain conversion.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dtype: Option<Dtype>,
     },
     /// Comparison to a bool tensor; `rhs` has the same shape as `lhs`.
     Compare {
@@ -469,6 +475,10 @@ pub enum Step {
         fill: Fill,
         /// Device the tensor is created on.
         device: DeviceRef,
+        /// Storage dtype, `Tensor::from_data(fill, (&device, dtype))`; none: the device's
+        /// default dtype of the kind (`fixup` makes a named dtype's kind the step's kind).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dtype: Option<Dtype>,
     },
     /// Opens `device.capture_scope(|scope| ...)`: the steps up to the matching `ExitScope` run
     /// inside its closure. A non-capture device gets `CaptureError::InvalidDevice`, an already

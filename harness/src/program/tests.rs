@@ -285,6 +285,7 @@ fn a_module_op_with_no_operand_of_its_rank_gets_one_created_on_its_scopes_device
             shape: vec![4],
             fill: Fill::Ones,
             device: DeviceRef::Flex,
+            dtype: None,
         },
         Step::EnterScope {
             device: DeviceRef::Capture(1),
@@ -300,6 +301,7 @@ fn a_module_op_with_no_operand_of_its_rank_gets_one_created_on_its_scopes_device
             shape: vec![4, 1, 2, 3],
             fill: Fill::Arange,
             device: DeviceRef::Capture(1),
+            dtype: None,
         },
         "{steps:?}"
     );
@@ -408,6 +410,7 @@ fn a_module_op_outside_scopes_takes_a_value_computed_from_a_leaf_reshaped_to_its
             shape: vec![2, 3],
             fill: Fill::Ones,
             device: DeviceRef::FlexAutodiff,
+            dtype: None,
         },
         Step::Autodiff {
             out: 0,

@@ -187,10 +187,16 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
             // programs store): the result obeys the same element limit as a created tensor.
             (t.shape.iter().product::<usize>() <= crate::program::limits::MAX_ELEMENTS).then_some(t)
         }
-        Op::Cast { src, to } => {
+        Op::Cast { src, to, dtype } => {
             let t = slot(*src)?;
-            // `Tensor<D, Bool>` has no `bool()`, and a same-kind cast is not a conversion.
-            (t.kind != *to).then_some(Ty {
+            // `Tensor<D, Bool>` has no `bool()`, and a same-kind cast is not a conversion
+            // unless it names a dtype (`cast(FloatDType::F16)`); a dtype names its own kind,
+            // and bool tensors have no `cast`.
+            let fits = match dtype {
+                Some(d) => d.kind() == *to && *to != Kind::Bool,
+                None => t.kind != *to,
+            };
+            fits.then_some(Ty {
                 kind: *to,
                 shape: t.shape,
             })

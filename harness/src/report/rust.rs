@@ -64,13 +64,17 @@ fn expr(step: &Step) -> Option<String> {
             shape,
             fill,
             device: d,
+            dtype,
             ..
         } => format!(
-            "Tensor::<{}, {}>::from_data({}, &{})",
+            "Tensor::<{}, {}>::from_data({}, {})",
             shape.len(),
             kind_path(*kind),
             data_literal(*kind, shape, *fill),
-            device(*d)
+            match dtype {
+                Some(dtype) => format!("(&{}, {})", device(*d), dtype.spec().path),
+                None => format!("&{}", device(*d)),
+            }
         ),
         Step::Op { op, .. } => rust_op(op),
         Step::ToDevice { src, device: d, .. } => {
@@ -451,8 +455,13 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         .any(|s| matches!(s, Step::Transaction { .. }));
     let _ = writeln!(
         out,
-        "use burn::tensor::{{Bool, Device, Float, Int, Tensor, TensorData{}}};\n",
-        if transaction { ", Transaction" } else { "" }
+        "use burn::tensor::{{Bool, Device, Float, Int, Tensor, TensorData{}{}}};\n",
+        if transaction { ", Transaction" } else { "" },
+        if program.steps.iter().any(names_dtype) {
+            ", BoolStore, DType, FloatDType, IntDType"
+        } else {
+            ""
+        }
     );
     out.push_str("fn main() {\n");
     out.push_str(&body);
@@ -464,6 +473,18 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         out.push_str(COMPARE_HELPER);
     }
     out
+}
+
+/// Whether a step names a dtype, so the reproducer imports Burn's dtype types.
+fn names_dtype(step: &Step) -> bool {
+    matches!(
+        step,
+        Step::Create { dtype: Some(_), .. }
+            | Step::Op {
+                op: Op::Cast { dtype: Some(_), .. },
+                ..
+            }
+    )
 }
 
 /// The line that opens a reproducer's dependency list in its header.
