@@ -86,18 +86,15 @@ impl<K: Basic> Ranked<K> {
     /// `Tensor::from_data` with the rank of `data`'s shape: `(&device, dtype)` when a dtype is
     /// named, `&device` (the device's default dtype) otherwise.
     pub fn from_data(data: TensorData, device: &Device, dtype: Option<DType>) -> Self {
-        let options = |device: &Device| {
-            let options = TensorCreationOptions::from(device);
-            match dtype {
-                Some(dtype) => options.with_dtype(dtype),
-                None => options,
-            }
+        let options = TensorCreationOptions {
+            device: device.clone(),
+            dtype,
         };
         match data.shape().num_dims() {
-            1 => Ranked::R1(Tensor::from_data(data, options(device))),
-            2 => Ranked::R2(Tensor::from_data(data, options(device))),
-            3 => Ranked::R3(Tensor::from_data(data, options(device))),
-            _ => Ranked::R4(Tensor::from_data(data, options(device))),
+            1 => Ranked::R1(Tensor::from_data(data, options)),
+            2 => Ranked::R2(Tensor::from_data(data, options)),
+            3 => Ranked::R3(Tensor::from_data(data, options)),
+            _ => Ranked::R4(Tensor::from_data(data, options)),
         }
     }
 

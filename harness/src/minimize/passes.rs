@@ -310,7 +310,7 @@ fn simpler(step: &Step) -> Vec<Step> {
                     },
                 });
             }
-            // A cast to another kind's dtype is simpler as the kind's plain conversion.
+            // A cast naming a dtype is simpler as the plain conversion of its kind.
             if let Op::Cast {
                 src,
                 to,

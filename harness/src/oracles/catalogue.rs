@@ -156,6 +156,7 @@ pub const DEVICE_FAILURES: &[&str] = &[
     "wgpu-nan-constant-in-shader",
     "wgpu-infinity-constant-in-shader",
     "wgpu-i64-without-shader-int64",
+    "wgpu-int16-unsupported",
 ];
 
 /// Parses a catalogue in the format above.

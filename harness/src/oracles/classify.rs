@@ -13,7 +13,7 @@ use super::known::known_case;
 use super::{naming, oracle_of, Signature, Violation, REPLAY_FAILURE};
 use crate::hash::words_digest;
 use crate::interpreter::{Outcome, PanicInfo, Trace};
-use crate::program::{Dtype, Step};
+use crate::program::Step;
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
@@ -648,12 +648,11 @@ pub fn chose_dtype_mix(steps: &[Step], message: &str) -> bool {
         .map(|w| w.trim_start_matches('(').trim_end_matches(')'))
         // `Bool(U8)` stays one word; a lone `(U8` or `U8)` loses its parenthesis only.
         .collect();
-    Dtype::named_in(steps)
+    steps
+        .iter()
+        .filter_map(Step::named_dtype)
         .filter(|d| !d.is_a_default())
-        .any(|d| {
-            let name = d.spec().path.trim_start_matches("DType::");
-            words.contains(&name)
-        })
+        .any(|d| words.contains(&d.spec().name))
 }
 
 /// Gives every panic of the trace that has none its class, at the step of `steps` it was raised

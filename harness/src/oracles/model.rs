@@ -16,7 +16,7 @@ use std::fmt;
 use super::{class_of, Oracle, OracleReport, Violation};
 use crate::interpreter::{Outcome, Trace};
 use crate::program::{
-    AutodiffMode, DeviceCall, DeviceRef, ExitForm, Kind, Op, Program, Slot, Step,
+    AutodiffMode, DeviceCall, DeviceRef, ExitForm, Kind, Op, Program, Slot, Step, DTYPES,
 };
 
 mod divergences;
@@ -302,25 +302,8 @@ fn produced_autodiff(outcome: &Outcome) -> bool {
 
 /// The storage dtype of the produced tensor, as the run reported it.
 fn produced_storage(outcome: &Outcome) -> Option<&'static str> {
-    const STORAGES: [&str; 15] = [
-        "F32",
-        "I32",
-        "I64",
-        "Bool(Native)",
-        "Bool(U8)",
-        "Bool(U32)",
-        "F64",
-        "F16",
-        "BF16",
-        "I16",
-        "I8",
-        "U64",
-        "U32",
-        "U16",
-        "U8",
-    ];
     match outcome {
-        Outcome::Ok { value: Some(v), .. } => STORAGES.into_iter().find(|s| *s == v.dtype),
+        Outcome::Ok { value: Some(v), .. } => DTYPES.iter().map(|s| s.name).find(|n| *n == v.dtype),
         _ => None,
     }
 }
@@ -554,7 +537,7 @@ impl State {
         Some(prediction)
     }
 
-    /// [`Model::predict`] before the data guards any create or op may meet.
+    /// [`State::predict`] before the data guards any create or op may meet.
     fn predict_lifecycle(
         &self,
         step: &Step,

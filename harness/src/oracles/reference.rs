@@ -321,17 +321,7 @@ impl Expected {
 
 /// The range of an int dtype.
 fn int_range(dtype: DType) -> Option<(i128, i128)> {
-    Some(match dtype {
-        DType::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
-        DType::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
-        DType::I16 => (i128::from(i16::MIN), i128::from(i16::MAX)),
-        DType::I8 => (i128::from(i8::MIN), i128::from(i8::MAX)),
-        DType::U64 => (0, i128::from(u64::MAX)),
-        DType::U32 => (0, i128::from(u32::MAX)),
-        DType::U16 => (0, i128::from(u16::MAX)),
-        DType::U8 => (0, i128::from(u8::MAX)),
-        _ => return None,
-    })
+    Dtype::from_burn(dtype).and_then(Dtype::int_range)
 }
 
 /// A float tolerance family's relative and absolute bounds: Burn's `Tolerance` presets, as the
@@ -383,10 +373,10 @@ fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, absolu
             // grid: its bounds widen to one step of that grid (its epsilon, and its tiniest gap
             // near zero), and so does the accumulation allowance, in proportion.
             let dtype = Dtype::from_burn(dtype).unwrap_or(Dtype::F32);
+            // Burn computes a coarser dtype's values in f32 and rounds them once more.
             let round = |x: f64| match dtype {
                 Dtype::F64 => x,
-                Dtype::F16 | Dtype::Bf16 => dtype.round(to_f32(x)),
-                _ => to_f32(x),
+                _ => dtype.round(to_f32(x)),
             };
             let coarse = dtype.epsilon() > Dtype::F32.epsilon();
             let (rel, abs, absolute) = if coarse {
@@ -405,9 +395,8 @@ fn judge(expected: &Host, actual: &Host, dtype: DType, family: Tolerance, absolu
                 let (Some(e), Some(a)) = (*e, *a) else {
                     continue;
                 };
-                // Beyond the dtype's range Burn's arithmetic
-                // overflows somewhere along the op's formula, to an infinity or, where two
-                // overflows meet, a NaN: not pinned down.
+                // Beyond the dtype's range Burn's arithmetic overflows somewhere along the op's
+                // formula, to an infinity or, where two overflows meet, a NaN: not pinned down.
                 if dtype != Dtype::F64 && e.is_finite() && e.abs() > largest {
                     continue;
                 }

@@ -178,6 +178,15 @@ pub fn device_call(device: &str, call: DeviceCall) -> String {
     }
 }
 
+/// What `Tensor::from_data` takes after its data for `device` (a Rust expression of a device):
+/// `&device`, or `(&device, DType::F16)` when the step names a dtype.
+pub fn creation_options(device: &str, dtype: Option<super::Dtype>) -> String {
+    match dtype {
+        Some(d) => format!("(&{device}, {})", d.spec().path),
+        None => format!("&{device}"),
+    }
+}
+
 /// One step as a line of Rust-like code (without indentation).
 pub fn step_line(step: &Step) -> String {
     match step {
@@ -195,14 +204,11 @@ pub fn step_line(step: &Step) -> String {
                 Fill::Arange => "arange".to_string(),
                 Fill::Value(v) => format!("full({v})"),
             };
-            let options = match dtype {
-                Some(d) => format!("(&{device}, {})", d.spec().path),
-                None => format!("&{device}"),
-            };
             format!(
-                "let t{out} = Tensor::<{}, {}>::from_data(fill::{fill}({shape:?}), {options});",
+                "let t{out} = Tensor::<{}, {}>::from_data(fill::{fill}({shape:?}), {});",
                 shape.len(),
-                kind_ty(*kind)
+                kind_ty(*kind),
+                creation_options(&device.to_string(), *dtype)
             )
         }
         Step::EnterScope { device } => format!("let _ = {device}.capture_scope(|scope| {{"),

@@ -52,6 +52,9 @@ pub struct DtypeSpec {
     pub dtype: Dtype,
     /// Its Rust path under `burn::tensor` (as reproducers print it).
     pub path: &'static str,
+    /// Burn's value as `{:?}` prints it (`F16`, `Bool(Native)`): the name a run's trace and
+    /// Burn's panic messages give it.
+    pub name: &'static str,
     /// The tensor kind it stores.
     pub kind: Kind,
     /// Float dtypes: the bits of the significand's fraction (10 for F16, 7 for BF16), from which
@@ -61,10 +64,18 @@ pub struct DtypeSpec {
     pub signed: bool,
 }
 
-const fn spec(dtype: Dtype, path: &'static str, kind: Kind, bits: u32, signed: bool) -> DtypeSpec {
+const fn spec(
+    dtype: Dtype,
+    path: &'static str,
+    name: &'static str,
+    kind: Kind,
+    bits: u32,
+    signed: bool,
+) -> DtypeSpec {
     DtypeSpec {
         dtype,
         path,
+        name,
         kind,
         bits,
         signed,
@@ -73,21 +84,22 @@ const fn spec(dtype: Dtype, path: &'static str, kind: Kind, bits: u32, signed: b
 
 /// Every dtype, in the enum's order.
 pub const DTYPES: [DtypeSpec; 15] = [
-    spec(Dtype::F64, "DType::F64", Kind::Float, 52, true),
-    spec(Dtype::F32, "DType::F32", Kind::Float, 23, true),
-    spec(Dtype::F16, "DType::F16", Kind::Float, 10, true),
-    spec(Dtype::Bf16, "DType::BF16", Kind::Float, 7, true),
-    spec(Dtype::I64, "DType::I64", Kind::Int, 64, true),
-    spec(Dtype::I32, "DType::I32", Kind::Int, 32, true),
-    spec(Dtype::I16, "DType::I16", Kind::Int, 16, true),
-    spec(Dtype::I8, "DType::I8", Kind::Int, 8, true),
-    spec(Dtype::U64, "DType::U64", Kind::Int, 64, false),
-    spec(Dtype::U32, "DType::U32", Kind::Int, 32, false),
-    spec(Dtype::U16, "DType::U16", Kind::Int, 16, false),
-    spec(Dtype::U8, "DType::U8", Kind::Int, 8, false),
+    spec(Dtype::F64, "DType::F64", "F64", Kind::Float, 52, true),
+    spec(Dtype::F32, "DType::F32", "F32", Kind::Float, 23, true),
+    spec(Dtype::F16, "DType::F16", "F16", Kind::Float, 10, true),
+    spec(Dtype::Bf16, "DType::BF16", "BF16", Kind::Float, 7, true),
+    spec(Dtype::I64, "DType::I64", "I64", Kind::Int, 64, true),
+    spec(Dtype::I32, "DType::I32", "I32", Kind::Int, 32, true),
+    spec(Dtype::I16, "DType::I16", "I16", Kind::Int, 16, true),
+    spec(Dtype::I8, "DType::I8", "I8", Kind::Int, 8, true),
+    spec(Dtype::U64, "DType::U64", "U64", Kind::Int, 64, false),
+    spec(Dtype::U32, "DType::U32", "U32", Kind::Int, 32, false),
+    spec(Dtype::U16, "DType::U16", "U16", Kind::Int, 16, false),
+    spec(Dtype::U8, "DType::U8", "U8", Kind::Int, 8, false),
     spec(
         Dtype::BoolNative,
         "DType::Bool(BoolStore::Native)",
+        "Bool(Native)",
         Kind::Bool,
         1,
         false,
@@ -95,6 +107,7 @@ pub const DTYPES: [DtypeSpec; 15] = [
     spec(
         Dtype::BoolU8,
         "DType::Bool(BoolStore::U8)",
+        "Bool(U8)",
         Kind::Bool,
         1,
         false,
@@ -102,6 +115,7 @@ pub const DTYPES: [DtypeSpec; 15] = [
     spec(
         Dtype::BoolU32,
         "DType::Bool(BoolStore::U32)",
+        "Bool(U32)",
         Kind::Bool,
         1,
         false,
@@ -127,18 +141,6 @@ impl Dtype {
                 | Dtype::BoolU8
                 | Dtype::BoolU32
         )
-    }
-
-    /// The dtypes `steps` name (their `Create` and `Cast` steps), in no particular order.
-    pub fn named_in(steps: &[super::Step]) -> impl Iterator<Item = Dtype> + '_ {
-        steps.iter().filter_map(|s| match s {
-            super::Step::Create { dtype, .. } => *dtype,
-            super::Step::Op {
-                op: super::Op::Cast { dtype, .. },
-                ..
-            } => *dtype,
-            _ => None,
-        })
     }
 
     /// The kind of tensor it stores.
@@ -262,14 +264,6 @@ impl Dtype {
             _ => 0.0,
         }
     }
-
-    /// The dtypes of `kind`, in table order.
-    pub fn of_kind(kind: Kind) -> impl Iterator<Item = Dtype> {
-        DTYPES
-            .iter()
-            .filter(move |s| s.kind == kind)
-            .map(|s| s.dtype)
-    }
 }
 
 #[cfg(test)]
@@ -286,6 +280,7 @@ mod tests {
                 .trim_start_matches("DType::")
                 .replace("BoolStore::", "");
             assert_eq!(debug, path, "{:?}", s.dtype);
+            assert_eq!(debug, s.name, "{:?}", s.dtype);
             assert_eq!(Dtype::from_burn(s.dtype.burn()), Some(s.dtype));
         }
     }

@@ -587,6 +587,18 @@ pub enum Step {
 }
 
 impl Step {
+    /// The dtype the step names: a `Create`'s storage or a `Cast`'s target, if it names one.
+    pub fn named_dtype(&self) -> Option<Dtype> {
+        match self {
+            Step::Create { dtype, .. }
+            | Step::Op {
+                op: Op::Cast { dtype, .. },
+                ..
+            } => *dtype,
+            _ => None,
+        }
+    }
+
     /// The device the step names (a creation's, a move's target, a scope's), if any.
     pub fn device(&self) -> Option<DeviceRef> {
         match self {

@@ -16,7 +16,7 @@ use crate::oracles::{normalize_message, Finding, Signature};
 use crate::oracles::{
     DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REFERENCE_MISMATCH, REPLAY_MISMATCH,
 };
-use crate::program::display::op_expr;
+use crate::program::display::{creation_options, op_expr};
 use crate::program::{
     backward_expr, device_call, exit_statements, fill_data, replace_ident, transaction_expr,
     AutodiffMode, DeviceRef, ExitForm, Fill, Kind, Op, Program, Slot, Step,
@@ -71,10 +71,7 @@ fn expr(step: &Step) -> Option<String> {
             shape.len(),
             kind_path(*kind),
             data_literal(*kind, shape, *fill),
-            match dtype {
-                Some(dtype) => format!("(&{}, {})", device(*d), dtype.spec().path),
-                None => format!("&{}", device(*d)),
-            }
+            creation_options(&device(*d), *dtype)
         ),
         Step::Op { op, .. } => rust_op(op),
         Step::ToDevice { src, device: d, .. } => {
@@ -457,7 +454,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         out,
         "use burn::tensor::{{Bool, Device, Float, Int, Tensor, TensorData{}{}}};\n",
         if transaction { ", Transaction" } else { "" },
-        if program.steps.iter().any(names_dtype) {
+        if program.steps.iter().any(|s| s.named_dtype().is_some()) {
             ", BoolStore, DType, FloatDType, IntDType"
         } else {
             ""
@@ -473,18 +470,6 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         out.push_str(COMPARE_HELPER);
     }
     out
-}
-
-/// Whether a step names a dtype, so the reproducer imports Burn's dtype types.
-fn names_dtype(step: &Step) -> bool {
-    matches!(
-        step,
-        Step::Create { dtype: Some(_), .. }
-            | Step::Op {
-                op: Op::Cast { dtype: Some(_), .. },
-                ..
-            }
-    )
 }
 
 /// The line that opens a reproducer's dependency list in its header.

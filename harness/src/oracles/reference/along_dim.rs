@@ -2,7 +2,7 @@
 //! and indexing entries, each over the lanes of the operand along its dim.
 
 use super::elementwise::{floor_mod_i, int_div};
-use super::host::{lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};
+use super::host::{int_product, lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};
 
 /// How the reference computes one along-dim entry over lane values (floats in f64, ints exact);
 /// a lane holding an unknown element gives unknown results.
@@ -306,10 +306,7 @@ pub const ALONG_DIM: &[(&str, Along)] = &[
     ),
     (
         "prod_dim",
-        Along::Reduce(
-            |v| prod_fits(v).then(|| v.iter().product()),
-            |v| Some(v.iter().product()),
-        ),
+        Along::Reduce(|v| prod_fits(v).then(|| v.iter().product()), int_product),
     ),
     (
         "max_dim",

@@ -2,7 +2,9 @@
 //! entry, by name, each the op's definition on f64 or exact ints, with the source that defines
 //! it where Burn's own doc comment does not.
 
-use super::host::{broadcast_positions, identity_positions, prod_fits, sum_fits, Data, Host};
+use super::host::{
+    broadcast_positions, identity_positions, int_product, prod_fits, sum_fits, Data, Host,
+};
 
 /// How the reference computes one unary entry.
 #[derive(Clone, Copy)]
@@ -311,7 +313,7 @@ pub const UNARY: &[(&str, Unary)] = &[
     ),
     (
         "minus_prod",
-        Unary::Whole(|x| minus_whole(x, |v| v.iter().product(), |v| Some(v.iter().product()))),
+        Unary::Whole(|x| minus_whole(x, |v| v.iter().product(), int_product)),
     ),
     (
         "minus_max",

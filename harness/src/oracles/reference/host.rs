@@ -227,6 +227,12 @@ pub fn prod_fits(v: &[f64]) -> bool {
         <= F32_MAX
 }
 
+/// The exact product of int elements, or `None` past i128 (which no int dtype holds, so the
+/// value is open): a U64 or I64 operand's few largest elements multiply past it.
+pub fn int_product(v: &[i128]) -> Option<i128> {
+    v.iter().try_fold(1i128, |p, x| p.checked_mul(*x))
+}
+
 /// `x` rounded to the nearest f32, as Burn's F32 tensors hold it.
 pub fn to_f32(x: f64) -> f64 {
     f64::from(x as f32)
