@@ -19,6 +19,7 @@ mod kind;
 pub mod limits;
 mod module;
 mod names;
+mod quantized;
 mod reach;
 mod step;
 mod table;
@@ -42,10 +43,13 @@ pub use fill::fill_data;
 pub use fixup::{fixup, operand_kinds};
 pub(crate) use module::module_ops;
 pub use module::{kernel_size, ModuleSpec, MODULE};
+pub(crate) use quantized::quantized_ops;
+pub use quantized::{Grid, QuantizedSpec, SchemeSpec, QUANTIZED, SCHEMES};
 pub use reach::{Reach, ALONG_DIM_LANES, UNARY_WHOLE};
 pub use step::{
     queried_dtype, AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceCall, DeviceRef, ExitForm,
-    Fill, Kind, LogicOp, ModuleOp, Op, ScalarOp, Slot, Slots, Step, UnaryOp, QUERIED_DTYPES,
+    Fill, Kind, LogicOp, ModuleOp, Op, QuantizedOp, ScalarOp, Scheme, Slot, Slots, Step, UnaryOp,
+    QUERIED_DTYPES,
 };
 pub use table::{mentions_ident, replace_ident, Tolerance, Unspecified};
 pub use typing::{op_output, Ty};

@@ -107,10 +107,11 @@ impl Mirror {
             return Vec::new();
         }
         // A dtype the mirror's device says it does not support (wgpu's WGSL path has no 8- or
-        // 16-bit ints): Burn promises nothing for it there, so the mirror holds no value of it
-        // and compares none, rather than fail its device's stream on the first kernel.
-        if let Some(dtype) = step.named_dtype() {
-            let supported = match catch(|| self.device.supports_dtype(dtype.burn())) {
+        // 16-bit ints, so no natively stored 8-bit quantization either): Burn promises nothing
+        // for it there, so the mirror holds no value of it and compares none, rather than fail
+        // its device's stream on the first kernel.
+        if let Some(dtype) = step.named_storage() {
+            let supported = match catch(|| self.device.supports_dtype(dtype)) {
                 Ok(supported) => supported,
                 // Burn's panic answering goes to the run's journal, classified with the rest.
                 Err(panic) => {

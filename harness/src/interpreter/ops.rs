@@ -6,8 +6,8 @@ use burn::tensor::{Bool, Int, Tensor};
 
 use super::value::{map_rank, on_rank, zip_rank, AnyTensor, Ranked};
 use crate::program::{
-    along_dim_ops, binary_ops, compare_ops, module_ops, scalar_ops, unary_ops, Kind, LogicOp, Op,
-    Slot,
+    along_dim_ops, binary_ops, compare_ops, module_ops, quantized_ops, scalar_ops, unary_ops, Kind,
+    LogicOp, Op, Slot,
 };
 
 /// The result variant of a table entry: the operand's kind (`same`) or the one it names.
@@ -76,6 +76,20 @@ macro_rules! along_dim_calls {
     };
 }
 along_dim_ops!(along_dim_calls);
+
+/// One call per entry of `program::quantized_ops!`, in table order: a float operand and the
+/// step's scheme.
+macro_rules! quantized_calls {
+    ($($name:ident : $tol:ident, $x:ident, $s:ident => $call:expr;)+) => {
+        const QUANTIZED_CALLS: &[fn(AnyTensor, burn::tensor::quantization::QuantScheme)
+            -> Option<AnyTensor>] = &[$(
+            |t: AnyTensor, $s: burn::tensor::quantization::QuantScheme| -> Option<AnyTensor> {
+                first_kind!(t, [Float], mapped (same, $x => $call))
+            }
+        ),+];
+    };
+}
+quantized_ops!(quantized_calls);
 
 /// The operand of a module entry of rank `$rank`, as a typed tensor (`None`: another kind or
 /// rank, which the typing rule already refused).
@@ -285,6 +299,7 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
         Op::AlongDim { op: a, src, dim } => {
             ALONG_DIM_CALLS[a.index()](arg(*src)?, usize::from(*dim))
         }
+        Op::Quantized { op, src, scheme } => QUANTIZED_CALLS[op.index()](arg(*src)?, scheme.burn()),
         Op::Module { op, src, kernel } => {
             MODULE_CALLS[op.index()](arg(*src)?, crate::program::kernel_size(*kernel))
         }

@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 
 use anyhow::Result;
 
-use crate::program::{AutodiffMode, DeviceRef, ExitForm, Fill, Op, Program, Slot, Step, UnaryOp};
+use crate::program::{
+    AutodiffMode, DeviceRef, ExitForm, Fill, Op, Program, QuantizedOp, Scheme, Slot, Step, UnaryOp,
+};
 
 /// The order candidates are judged by: fewer steps first, then shorter text, then smaller
 /// numbers (so `capture2` -> `capture0` and `[3, 2]` -> `[1, 2]` count as progress).
@@ -325,6 +327,28 @@ fn simpler(step: &Step) -> Vec<Step> {
                         dtype: None,
                     },
                 });
+            }
+            // A quantized entry is simpler as the plain round trip, and in Burn's default
+            // scheme.
+            if let Op::Quantized {
+                op: entry,
+                src,
+                scheme,
+            } = op
+            {
+                let simpler = [(QuantizedOp::FIRST, *scheme), (*entry, Scheme::DEFAULT)];
+                for (entry2, scheme2) in simpler {
+                    if (entry2, scheme2) != (*entry, *scheme) {
+                        out.push(Step::Op {
+                            out: *slot,
+                            op: Op::Quantized {
+                                op: entry2,
+                                src: *src,
+                                scheme: scheme2,
+                            },
+                        });
+                    }
+                }
             }
             if let Op::Cat { first, rest, dim } = op {
                 for rest in without_each(rest) {

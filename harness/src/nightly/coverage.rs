@@ -58,8 +58,11 @@ pub const WHY_UNREACHED: &[(&str, &str)] = &[
     ),
     (
         "QTensorOps::",
-        "quantized tensors: entries quantize with Burn's default scheme only, then run layout \
-         ops, a matmul or a read on the result",
+        "quantized tensors: a quantized value lives inside one step (the quantized table's \
+         entries quantize with the step's scheme, run layout ops, a read, a transaction or a \
+         float op, and dequantize; the plain tables' with Burn's default scheme), so a q_* op \
+         no entry calls, and every quantized move, capture boundary and replay input, is not \
+         reached",
     ),
     (
         "_backward",

@@ -27,7 +27,7 @@ pub use super::ReferenceCounts;
 use super::{Context, Judgement, Oracle, OracleId, Shared, StepFacts, Violation};
 use crate::interpreter::{kind_of, AnyTensor, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{fill_data, DeviceRef, Dtype, Kind, Op, Step, Tolerance};
+use crate::program::{fill_data, DeviceRef, Dtype, Kind, Op, Scheme, Step, Tolerance};
 
 /// Class of a value Burn computed that its op's definition does not give.
 pub const REFERENCE_MISMATCH: &str = "reference-mismatch";
@@ -53,6 +53,7 @@ pub fn status(family: &str, name: &str) -> Result<(), &'static str> {
         "binary" => binary(elementwise::BINARY),
         "compare" => binary(elementwise::COMPARE),
         "scalar" => binary(elementwise::SCALAR),
+        "quantized" => row(elementwise::QUANTIZED, name).map(|_| ()).ok_or(none),
         "along-dim" => match row(along_dim::ALONG_DIM, name) {
             Some(along_dim::Along::Missing(why)) => Err(why),
             Some(_) => Ok(()),
@@ -67,11 +68,13 @@ pub fn status(family: &str, name: &str) -> Result<(), &'static str> {
     }
 }
 
-/// Whether `op`'s reference is a quantized round trip of its operand (see
-/// [`host::quantized`]): its value is judged within one step of the operand's scale.
-fn round_trips_quantized(op: &Op) -> bool {
+/// The scheme `op`'s reference round-trips its operand through, if it is a quantized round
+/// trip (see [`host::quantized`]): its value is judged within one step of the operand's scale.
+/// The plain tables' entries quantize with Burn's default scheme.
+fn quantized_scheme(op: &Op) -> Option<Scheme> {
     use elementwise::row;
-    match op {
+    let default = match op {
+        Op::Quantized { scheme, .. } => return Some(*scheme),
         Op::Unary { op, .. } => matches!(
             row(elementwise::UNARY, op.name()),
             Some(elementwise::Unary::Quantized(_))
@@ -85,7 +88,8 @@ fn round_trips_quantized(op: &Op) -> bool {
             Some(module::Module::Quantized)
         ),
         _ => false,
-    }
+    };
+    default.then_some(Scheme::DEFAULT)
 }
 
 /// Whether the value `slot` holds before step `before` was computed on wgpu (by the step
@@ -131,6 +135,12 @@ pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
                 x,
                 &scalar,
             )
+        }
+        Op::Quantized { op, scheme, .. } => {
+            host::quantization_step(x, *scheme)
+                .ok_or("a scale past what the scheme's scale storage holds: the codes clamp")?;
+            let layout = row(elementwise::QUANTIZED, op.name()).ok_or(missing)?;
+            host::quantized(x, &layout(&x.shape))
         }
         Op::AlongDim { op, dim, .. } => along_dim::along(
             row(along_dim::ALONG_DIM, op.name()).ok_or(missing)?,
@@ -598,8 +608,10 @@ impl Track {
                 .operands()
                 .first()
                 .and_then(|s| self.held[usize::from(*s)].as_ref());
-            if round_trips_quantized(op) {
-                return operand.map_or(0.0, |v| host::quantization_step(v.host()));
+            if let Some(scheme) = quantized_scheme(op) {
+                return operand
+                    .and_then(|v| host::quantization_step(v.host(), scheme))
+                    .unwrap_or(0.0);
             }
         }
         bounds(family).0 * self.scale(step)

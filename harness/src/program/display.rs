@@ -56,6 +56,7 @@ pub fn op_expr(op: &Op) -> String {
         Op::AlongDim { op, src, dim } => op
             .spec()
             .call_on(&format!("t{src}.clone()"), &dim.to_string()),
+        Op::Quantized { op, src, scheme } => op.call_on(&format!("t{src}.clone()"), *scheme),
         Op::Module { op, src, kernel } => op.spec().call_on(
             &format!("t{src}.clone()"),
             super::module::kernel_size(*kernel),

@@ -5,12 +5,14 @@
 use serde::Serialize;
 
 use super::step::{
-    AlongDimOp, BinaryOp, CompareOp, Kind, LogicOp, ModuleOp, Op, ScalarOp, Slot, UnaryOp,
+    AlongDimOp, BinaryOp, CompareOp, Kind, LogicOp, ModuleOp, Op, QuantizedOp, ScalarOp, Scheme,
+    Slot, UnaryOp,
 };
-use super::table::{mentions_ident, Unspecified};
-use super::{ALONG_DIM, BINARY, COMPARE, MODULE, SCALAR, UNARY};
+use super::table::Unspecified;
+use super::{ALONG_DIM, BINARY, COMPARE, MODULE, QUANTIZED, SCALAR, UNARY};
 
-/// One op entry: its family (`unary`, `binary`, `compare`, `scalar`, `along-dim`, `module`, as
+/// One op entry: its family (`unary`, `binary`, `compare`, `scalar`, `along-dim`, `quantized`,
+/// `module`, as
 /// `dispatch-fuzz ops` names them, or `fixed` for an op outside the tables) and its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Entry {
@@ -68,6 +70,11 @@ pub fn entries() -> Vec<(Entry, &'static [Kind])> {
             .iter()
             .map(|s| (entry("along-dim", s.name), s.kinds)),
     );
+    out.extend(
+        QUANTIZED
+            .iter()
+            .map(|s| (entry("quantized", s.name), s.kinds)),
+    );
     for (family, table) in [("binary", BINARY), ("compare", COMPARE), ("scalar", SCALAR)] {
         out.extend(table.iter().map(|s| (entry(family, s.name), s.kinds)));
     }
@@ -83,6 +90,7 @@ impl Op {
         match self {
             Op::Unary { op, .. } => entry("unary", op.name()),
             Op::AlongDim { op, .. } => entry("along-dim", op.name()),
+            Op::Quantized { op, .. } => entry("quantized", op.name()),
             Op::Binary { op, .. } => entry("binary", op.name()),
             Op::Compare { op, .. } => entry("compare", op.name()),
             Op::Scalar { op, .. } => entry("scalar", op.name()),
@@ -127,6 +135,7 @@ pub fn result_kind(entry: Entry, kind: Kind) -> Option<Kind> {
         "binary" => spec(BINARY),
         "compare" => spec(COMPARE),
         "scalar" => spec(SCALAR),
+        "quantized" => spec(QUANTIZED),
         "along-dim" => AlongDimOp::named(entry.name).map(|o| o.spec().result_kind(kind)),
         "module" => ModuleOp::named(entry.name).map(|o| o.spec().result_kind()),
         _ => Some(match entry.name {
@@ -146,12 +155,15 @@ pub fn why_not_replayed(entry: Entry) -> Option<&'static str> {
     let (unspecified, call) = match entry.family {
         "unary" => UnaryOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
         "along-dim" => AlongDimOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
+        "quantized" => {
+            QuantizedOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call))
+        }
         "module" => ModuleOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
         _ => None,
     }?;
     if unspecified == Unspecified::Random {
         Some("draws random values: every replay draws again, so eager-replay leaves it open")
-    } else if mentions_ident(call, "into_data") {
+    } else if super::table::reads_data(call) {
         Some("reads data mid-call: in a scope that meets a placeholder with no data")
     } else {
         None
@@ -175,6 +187,11 @@ pub fn op_of(entry: Entry, operands: &[Slot], bytes: [u8; 4]) -> Option<Op> {
             op: AlongDimOp::named(name)?,
             src: x,
             dim: small(a),
+        },
+        ("quantized", name) => Op::Quantized {
+            op: QuantizedOp::named(name)?,
+            src: x,
+            scheme: Scheme::all().nth(usize::from(a) % super::SCHEMES.len())?,
         },
         ("binary", name) => Op::Binary {
             op: BinaryOp::named(name)?,

@@ -516,6 +516,11 @@ fn fix_op(op: Op, env: &Env) -> Option<Op> {
                 dim: dim % env.ty(src)?.rank() as u8,
             }
         }
+        Op::Quantized { op, src, scheme } => Op::Quantized {
+            op,
+            src: env.pick(src, |t| op.spec().accepts(t.kind))?,
+            scheme,
+        },
         Op::Module { op, src, kernel } => Op::Module {
             op,
             src: env.pick(src, |t| op.spec().accepts(t.kind, t.rank()))?,

@@ -8,6 +8,7 @@ pub use super::binary::{BinaryOp, CompareOp, ScalarOp};
 pub use super::dtype::Dtype;
 pub use super::kind::Kind;
 pub use super::module::ModuleOp;
+pub use super::quantized::{QuantizedOp, Scheme};
 pub use super::table::{Tolerance, Unspecified};
 pub use super::unary::UnaryOp;
 
@@ -220,6 +221,16 @@ pub enum Op {
         /// The dim; `fixup` keeps it below the operand's rank.
         dim: u8,
     },
+    /// An op of the quantized table: the float operand quantized with `scheme`, run through
+    /// one of Burn's quantized paths and dequantized.
+    Quantized {
+        /// Which op.
+        op: QuantizedOp,
+        /// Operand.
+        src: Slot,
+        /// The quantization scheme.
+        scheme: Scheme,
+    },
     /// An op of the module table (a convolution, pooling, interpolation or `linear`) over a
     /// float tensor of the entry's rank.
     Module {
@@ -240,6 +251,7 @@ macro_rules! for_each_operand {
         match $op {
             Op::Unary { src, .. }
             | Op::AlongDim { src, .. }
+            | Op::Quantized { src, .. }
             | Op::Module { src, .. }
             | Op::Scalar { src, .. }
             | Op::SumDim { src, .. }
@@ -309,6 +321,7 @@ impl Op {
         match self {
             Op::Unary { op, .. } => op.spec().tolerance,
             Op::AlongDim { op, .. } => op.spec().tolerance,
+            Op::Quantized { op, .. } => op.spec().tolerance,
             Op::Module { op, .. } => op.spec().tolerance,
             Op::Binary { op, .. } => op.spec().tolerance,
             Op::Scalar { op, .. } => op.spec().tolerance,
@@ -325,6 +338,7 @@ impl Op {
         match self {
             Op::Unary { op, .. } => op.spec().unspecified,
             Op::AlongDim { op, .. } => op.spec().unspecified,
+            Op::Quantized { op, .. } => op.spec().unspecified,
             Op::Module { op, .. } => op.spec().unspecified,
             Op::Binary { op, .. } => op.spec().unspecified,
             Op::Scalar { op, .. } => op.spec().unspecified,
@@ -339,20 +353,24 @@ impl Op {
         match self {
             Op::Module { op, .. } => op.spec().creates_on_device(),
             Op::AlongDim { op, .. } => op.spec().creates_on_device(),
+            // A quantized entry quantizes its operand first: what it makes on the device (an
+            // index, data read back) comes after.
             _ => false,
         }
     }
 
-    /// Whether the op's entry reads a tensor's data back mid-call (`into_data`), which inside
-    /// a capture scope meets a computed tensor, a placeholder with no data.
+    /// Whether the op's entry reads a tensor's data back mid-call (`into_data`, or a
+    /// `Transaction`'s `execute`), which inside a capture scope meets a computed tensor, a
+    /// placeholder with no data.
     pub fn reads_data(&self) -> bool {
         let call = match self {
             Op::Unary { op, .. } => op.spec().call,
             Op::AlongDim { op, .. } => op.spec().call,
+            Op::Quantized { op, .. } => op.spec().call,
             Op::Module { op, .. } => op.spec().call,
             _ => return false,
         };
-        super::table::mentions_ident(call, "into_data")
+        super::table::reads_data(call)
     }
 
     /// The slots the op reads, in operand order. Every step of every run asks (the model, the
@@ -596,6 +614,18 @@ impl Step {
                 ..
             } => *dtype,
             _ => None,
+        }
+    }
+
+    /// The storage the step names, as Burn's dtype: a dtype it names, or the `QFloat` of a
+    /// quantized op's scheme.
+    pub fn named_storage(&self) -> Option<burn_backend::DType> {
+        match self {
+            Step::Op {
+                op: Op::Quantized { scheme, .. },
+                ..
+            } => Some(burn_backend::DType::QFloat(scheme.burn())),
+            _ => self.named_dtype().map(Dtype::burn),
         }
     }
 

@@ -308,6 +308,14 @@ pub fn replace_ident(text: &str, ident: &str, with: &str) -> String {
     out
 }
 
+/// Whether an entry's call reads a tensor's data back mid-call: `into_data`, or a
+/// `Transaction` (its `execute`).
+pub fn reads_data(call: &str) -> bool {
+    ["into_data", "Transaction"]
+        .iter()
+        .any(|ident| mentions_ident(call, ident))
+}
+
 /// Whether `text` holds `ident` as a whole identifier.
 pub fn mentions_ident(text: &str, ident: &str) -> bool {
     ident_matches(text, ident).any(|(_, whole)| whole)

@@ -73,6 +73,7 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
                 kind: op.spec().result_kind(t.kind),
                 shape: t.shape,
             }),
+        Op::Quantized { op, src, .. } => slot(*src).filter(|t| op.spec().accepts(t.kind)),
         Op::Binary { op, lhs, rhs } => {
             let (l, r) = (slot(*lhs)?, slot(*rhs)?);
             (op.spec().accepts(l.kind) && r.kind == l.kind && broadcasts_to(&r.shape, &l.shape))

@@ -129,8 +129,8 @@ macro_rules! unary_ops {
             // reads (`Op::reads_data`).
             quantized_read: [Float] -> same, balanced, quantized, x => {
                 let q = x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
-                let d = q.device();
-                Tensor::<_, burn::tensor::Float>::from_data(q.into_data(), &d).to_device(&d).dequantize() };
+                let d = q.device(); let data = q.clone().into_data();
+                let [_, loaded] = [q, Tensor::from_data(data, &d)]; loaded.to_device(&d).dequantize() };
             quantized_reshape: [Float] -> same, balanced, quantized, x => {
                 let s = x.shape();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())

@@ -466,6 +466,29 @@ pub fn row<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
     table.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
 }
 
+/// For each output position of a shape, the operand position it takes.
+pub type Positions = fn(&[usize]) -> Vec<usize>;
+
+/// The quantized table's references: each entry's layout (for each output position, the
+/// operand position it takes), round-tripped through the step's scheme (see
+/// [`host::quantized`](super::host::quantized)): reads, transactions and reshapes, permutes and
+/// swaps undone move nothing; a flip and a reversed select reverse dim 0; an expansion repeats
+/// its first row along dim 0.
+pub const QUANTIZED: &[(&str, Positions)] = &[
+    ("roundtrip", identity_positions),
+    ("read", identity_positions),
+    ("transaction", identity_positions),
+    ("reshape", identity_positions),
+    ("flip", |s| super::along_dim::flip_positions(s, 0)),
+    ("permute", identity_positions),
+    ("swap_dims", identity_positions),
+    ("expand_first", |s| super::along_dim::first_positions(s, 0)),
+    ("select_reversed", |s| {
+        super::along_dim::flip_positions(s, 0)
+    }),
+    ("add_zero", identity_positions),
+];
+
 /// A unary entry applied to `x`: the result, or why there is none.
 pub fn unary(reference: Unary, x: &Host) -> Result<Host, &'static str> {
     let shape = x.shape.clone();

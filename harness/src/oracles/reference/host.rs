@@ -1,6 +1,8 @@
 //! Host arrays: the reference's tensors, row-major, each element a value or unknown (a lane the
 //! reference cannot pin down: a NaN's order, a tie, an overflow of the dtype).
 
+use crate::program::Scheme;
+
 /// The element of a host array: a float (in f64), an exact int, or a bool; `None` where the
 /// reference does not know it.
 #[derive(Clone, Debug, PartialEq)]
@@ -238,9 +240,9 @@ pub fn to_f32(x: f64) -> f64 {
     f64::from(x as f32)
 }
 
-/// Burn's default quantization scheme (cubecl-common `quant/scheme.rs:50-59`: 8-bit values,
-/// symmetric, one scale for the whole tensor) round-tripped: each element comes back within one
-/// step of the scale, `max |x| / 127`, of its value. The reference is `x` moved by `layout` (for
+/// A quantization round trip (Burn's default scheme, cubecl-common `quant/scheme.rs:50-59`:
+/// 8-bit values, symmetric, one scale for the whole tensor, or a scheme of
+/// [`SCHEMES`](crate::program::SCHEMES)): each element comes back within one step of its value. The reference is `x` moved by `layout` (for
 /// each output position, the input position it takes; the shape stays), judged within that step
 /// (see [`quantization_step`]). A NaN or an infinity anywhere makes the scale, and so every
 /// element, unspecified, as does an element the reference does not know.
@@ -261,17 +263,17 @@ pub fn identity_positions(shape: &[usize]) -> Vec<usize> {
     (0..shape.iter().product()).collect()
 }
 
-/// One step of the symmetric 8-bit scale of `x` (`max |x| / 127`), with a margin of 1% for the
-/// scale's own f32 rounding: how far a quantized round trip of `x` may move an element (half a
-/// step rounding the value, half a step more where 127.5 steps clamp to 127).
-pub fn quantization_step(x: &Host) -> f64 {
+/// How far a round trip of `x` through `scheme` may move an element (see
+/// [`SchemeSpec::step`](crate::program::SchemeSpec::step)): `None` where its scale overflows
+/// the scheme's scale storage.
+pub fn quantization_step(x: &Host, scheme: Scheme) -> Option<f64> {
     let largest = x
         .as_f64()
         .into_iter()
         .flatten()
         .filter(|v| v.is_finite())
         .fold(0.0f64, |m, v| m.max(v.abs()));
-    1.01 * largest / 127.0
+    scheme.spec().step(largest)
 }
 
 #[cfg(test)]
