@@ -147,112 +147,94 @@ const Q2S: Grid = Grid::Int { span: 2.0 };
 /// for e2m1's pairs); the scales one per tensor, or one per element (a block of 1, which every
 /// shape divides) in f32 or f16.
 pub const SCHEMES: &[SchemeSpec] = &[
-    SchemeSpec {
-        name: "q8f_packed",
-        path: "burn::tensor::quantization::QuantScheme::default()",
-        make: QuantScheme::default,
-        grid: Q8F,
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
-    SchemeSpec {
-        name: "q8s_native",
-        path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q8S).with_store(burn::tensor::quantization::QuantStore::Native)",
-        make: || {
+    SchemeSpec::f32_scaled(
+        "q8f_packed",
+        "burn::tensor::quantization::QuantScheme::default()",
+        QuantScheme::default,
+        Q8F,
+    ),
+    SchemeSpec::f32_scaled(
+        "q8s_native",
+        "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q8S).with_store(burn::tensor::quantization::QuantStore::Native)",
+        || {
             QuantScheme::default()
                 .with_value(QuantValue::Q8S)
                 .with_store(QuantStore::Native)
         },
-        grid: Q8S,
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
-    SchemeSpec {
-        name: "q4f_packed",
-        path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q4F)",
-        make: || QuantScheme::default().with_value(QuantValue::Q4F),
-        grid: Q4F,
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
-    SchemeSpec {
-        name: "q4s_native",
-        path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q4S).with_store(burn::tensor::quantization::QuantStore::Native)",
-        make: || {
+        Q8S,
+    ),
+    SchemeSpec::f32_scaled(
+        "q4f_packed",
+        "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q4F)",
+        || QuantScheme::default().with_value(QuantValue::Q4F),
+        Q4F,
+    ),
+    SchemeSpec::f32_scaled(
+        "q4s_native",
+        "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q4S).with_store(burn::tensor::quantization::QuantStore::Native)",
+        || {
             QuantScheme::default()
                 .with_value(QuantValue::Q4S)
                 .with_store(QuantStore::Native)
         },
-        grid: Q4S,
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
-    SchemeSpec {
-        name: "q2s_packed",
-        path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q2S)",
-        make: || QuantScheme::default().with_value(QuantValue::Q2S),
-        grid: Q2S,
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
-    SchemeSpec {
-        name: "e4m3_native",
-        path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::E4M3).with_store(burn::tensor::quantization::QuantStore::Native)",
-        make: || {
+        Q4S,
+    ),
+    SchemeSpec::f32_scaled(
+        "q2s_packed",
+        "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q2S)",
+        || QuantScheme::default().with_value(QuantValue::Q2S),
+        Q2S,
+    ),
+    SchemeSpec::f32_scaled(
+        "e4m3_native",
+        "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::E4M3).with_store(burn::tensor::quantization::QuantStore::Native)",
+        || {
             QuantScheme::default()
                 .with_value(QuantValue::E4M3)
                 .with_store(QuantStore::Native)
         },
-        grid: Grid::Float {
+        Grid::Float {
             mantissa: 3,
             max: 448.0,
         },
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
-    SchemeSpec {
-        name: "e5m2_native",
-        path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::E5M2).with_store(burn::tensor::quantization::QuantStore::Native)",
-        make: || {
+    ),
+    SchemeSpec::f32_scaled(
+        "e5m2_native",
+        "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::E5M2).with_store(burn::tensor::quantization::QuantStore::Native)",
+        || {
             QuantScheme::default()
                 .with_value(QuantValue::E5M2)
                 .with_store(QuantStore::Native)
         },
-        grid: Grid::Float {
+        Grid::Float {
             mantissa: 2,
             max: 57344.0,
         },
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
-    SchemeSpec {
-        name: "e2m1_packed_native",
-        path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::E2M1).with_store(burn::tensor::quantization::QuantStore::PackedNative(0))",
-        make: || {
+    ),
+    SchemeSpec::f32_scaled(
+        "e2m1_packed_native",
+        "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::E2M1).with_store(burn::tensor::quantization::QuantStore::PackedNative(0))",
+        || {
             QuantScheme::default()
                 .with_value(QuantValue::E2M1)
                 .with_store(QuantStore::PackedNative(0))
         },
-        grid: Grid::Float {
+        Grid::Float {
             mantissa: 1,
             max: 6.0,
         },
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
-    SchemeSpec {
-        name: "q8s_per_element",
-        path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q8S).with_store(burn::tensor::quantization::QuantStore::Native).per_block([1], burn::tensor::quantization::ScaleDtype::F32)",
-        make: || {
+    ),
+    SchemeSpec::f32_scaled(
+        "q8s_per_element",
+        "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q8S).with_store(burn::tensor::quantization::QuantStore::Native).per_block([1], burn::tensor::quantization::ScaleDtype::F32)",
+        || {
             QuantScheme::default()
                 .with_value(QuantValue::Q8S)
                 .with_store(QuantStore::Native)
                 .per_block([1], ScaleDtype::F32)
         },
-        grid: Q8S,
-        largest_scale: f64::MAX,
-        smallest_scale: 0.0,
-    },
+        Q8S,
+    ),
     SchemeSpec {
         name: "q4s_per_element_f16",
         path: "burn::tensor::quantization::QuantScheme::default().with_value(burn::tensor::quantization::QuantValue::Q4S).per_block([1], burn::tensor::quantization::ScaleDtype::F16)",
@@ -289,6 +271,23 @@ impl Scheme {
 }
 
 impl SchemeSpec {
+    /// A scheme whose scales are f32 (no bound of their storage's own).
+    const fn f32_scaled(
+        name: &'static str,
+        path: &'static str,
+        make: fn() -> QuantScheme,
+        grid: Grid,
+    ) -> SchemeSpec {
+        SchemeSpec {
+            name,
+            path,
+            make,
+            grid,
+            largest_scale: f64::MAX,
+            smallest_scale: 0.0,
+        }
+    }
+
     /// How far a round trip may move any element of a tensor whose largest magnitude is
     /// `largest`, with a margin of 1% for the scale's own rounding; `None` where the scale
     /// overflows its storage (the codes clamp: the value is not pinned down).
