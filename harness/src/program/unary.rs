@@ -110,11 +110,12 @@ macro_rules! unary_ops {
             // Int division, remainder and shifts by a tensor (the operand's own magnitude, kept
             // away from zero and below 8) rather than by another slot: an entry that worked on
             // its right operand before the op would fail there first, where the model expects
-            // the op's own checks. Flex divides an int by zero with a Rust panic.
+            // the op's own checks. Flex divides an int by zero with a Rust panic, so the divisor
+            // is |x| mod 7, plus 1: `|x| + 1` wraps to 0 in a U8 holding 255 (fuzz --seed 7).
             div_by_magnitude: [Int] -> same, exact, none,
-                x => x.clone().div(x.abs().add_scalar(1));
+                x => x.clone().div(x.abs().remainder_scalar(7).add_scalar(1));
             remainder_by_magnitude: [Int] -> same, exact, none,
-                x => x.clone().remainder(x.abs().add_scalar(1));
+                x => x.clone().remainder(x.abs().remainder_scalar(7).add_scalar(1));
             shift_left_by_tensor: [Int] -> same, exact, none,
                 x => x.clone().bitwise_left_shift(x.abs().remainder_scalar(8));
             shift_right_by_tensor: [Int] -> same, exact, none,

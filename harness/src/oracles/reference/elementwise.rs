@@ -23,7 +23,7 @@ pub enum Unary {
     /// Both kinds, one function each.
     Both(fn(f64) -> f64, fn(i128) -> Option<i128>),
     /// An int function whose formula passes through the intermediate the second function
-    /// gives (`|x| + 1`): a lane whose intermediate leaves the dtype is left open, since what
+    /// gives (`|x|`): a lane whose intermediate leaves the dtype is left open, since what
     /// Burn's overflow makes of it is not pinned down.
     IntThrough(fn(i128) -> Option<i128>, fn(i128) -> i128),
     /// As [`Unary::Both`], a NaN lane left open (Burn documents no result for it).
@@ -321,11 +321,14 @@ pub const UNARY: &[(&str, Unary)] = &[
     ),
     (
         "div_by_magnitude",
-        Unary::IntThrough(|x| int_div(x, x.abs() + 1), |x| x.abs() + 1),
+        Unary::IntThrough(|x| int_div(x, floor_mod_i(x.abs(), 7)? + 1), |x| x.abs()),
     ),
     (
         "remainder_by_magnitude",
-        Unary::IntThrough(|x| floor_mod_i(x, x.abs() + 1), |x| x.abs() + 1),
+        Unary::IntThrough(
+            |x| floor_mod_i(x, floor_mod_i(x.abs(), 7)? + 1),
+            |x| x.abs(),
+        ),
     ),
     (
         "shift_left_by_tensor",
