@@ -12,8 +12,8 @@ use super::table::Unspecified;
 use super::{ALONG_DIM, BINARY, COMPARE, MODULE, QUANTIZED, SCALAR, UNARY};
 
 /// One op entry: its family (`unary`, `binary`, `compare`, `scalar`, `along-dim`, `quantized`,
-/// `module`, as
-/// `dispatch-fuzz ops` names them, or `fixed` for an op outside the tables) and its name.
+/// `module`, as `dispatch-fuzz ops` names them, or `fixed` for an op outside the tables) and its
+/// name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Entry {
     /// The family.

@@ -99,9 +99,9 @@ impl QuantizedOp {
 /// The values a scheme's codes stand for, times the scale.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Grid {
-    /// Integers `-levels..=levels` (the symmetric range; a `Q*F` value also has `-levels - 1`,
-    /// which a symmetric scale never reaches): the scale is `2 max|x| / (max - min)` of the
-    /// value's range, so a round trip moves an element by at most half a scale.
+    /// Integer codes over the value's `range()`, `min..=max`: the scale is
+    /// `2 max|x| / (max - min)`, so a round trip moves an element by at most half a scale
+    /// (rounding, or the clamp of a `Q*F` value's `max + 0.5` to `max`).
     Int {
         /// Codes from the value's `range()`: its `max - min`.
         span: f64,
@@ -299,7 +299,8 @@ impl SchemeSpec {
             }
             Grid::Float { mantissa, max } => {
                 let scale = largest / max;
-                // One ulp at the largest code, and the subnormal spacing near zero.
+                // One ulp at the largest code; the subnormal spacing near zero, times the
+                // scale, is finer than that in every format of the table.
                 (scale, largest * 2f64.powi(-mantissa))
             }
         };

@@ -242,9 +242,9 @@ pub fn to_f32(x: f64) -> f64 {
 
 /// A quantization round trip (Burn's default scheme, cubecl-common `quant/scheme.rs:50-59`:
 /// 8-bit values, symmetric, one scale for the whole tensor, or a scheme of
-/// [`SCHEMES`](crate::program::SCHEMES)): each element comes back within one step of its value. The reference is `x` moved by `layout` (for
-/// each output position, the input position it takes; the shape stays), judged within that step
-/// (see [`quantization_step`]). A NaN or an infinity anywhere makes the scale, and so every
+/// [`SCHEMES`](crate::program::SCHEMES)): each element comes back within one step of its
+/// value. The reference is `x` moved by `layout` (for each output position, the input position
+/// it takes; the shape stays), judged within that step (see [`quantization_step`]). A NaN or an infinity anywhere makes the scale, and so every
 /// element, unspecified, as does an element the reference does not know.
 pub fn quantized(x: &Host, layout: &[usize]) -> Result<Host, &'static str> {
     let values = x.floats().ok_or("only a float is quantized")?;
