@@ -7,6 +7,8 @@
 mod catch;
 mod exec;
 pub mod faults;
+mod lanes;
+pub use lanes::program_runner;
 mod lockstep;
 mod mirror;
 mod ops;

@@ -56,7 +56,8 @@ pub use typing::{op_output, Ty};
 pub(crate) use unary::unary_ops;
 pub use unary::{UnarySpec, UNARY};
 
-/// A test case: steps run in order, scopes nest by `EnterScope`/`ExitScope` pairs.
+/// A test case: steps run in order, one at a time, on the threads `Thread` steps switch to;
+/// scopes nest by `EnterScope`/`ExitScope` pairs.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Program {
     /// The steps; see [`Step`] for what each does.
@@ -86,6 +87,42 @@ impl Program {
             }
         }
         ends
+    }
+
+    /// The program thread each step runs on: the thread the last `Thread` step before it
+    /// switched to (0 before any), except that an `ExitScope` runs on its scope's thread, since
+    /// it ends the closure `capture_scope` called there. A `Thread` step is counted on the thread
+    /// it switches to.
+    pub fn step_threads(&self) -> Vec<u8> {
+        let mut current = 0;
+        let mut open = Vec::new();
+        self.steps
+            .iter()
+            .map(|step| match step {
+                Step::Thread { thread } => {
+                    current = *thread;
+                    current
+                }
+                Step::EnterScope { .. } => {
+                    open.push(current);
+                    current
+                }
+                Step::ExitScope { .. } => open.pop().unwrap_or(current),
+                _ => current,
+            })
+            .collect()
+    }
+
+    /// How many program threads the steps use: 1 plus the highest `Thread` named.
+    pub fn thread_count(&self) -> usize {
+        self.steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Thread { thread } => Some(usize::from(*thread) + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1)
     }
 
     /// Whether graph `graph` (the scope closed by the program's `graph`-th `ExitScope`) records

@@ -60,7 +60,9 @@ fn minimized_programs_keep_their_signature_and_are_one_minimal() {
             let mut steps = small.steps.clone();
             steps.remove(i);
             let shrunk = Program::new(steps);
-            if shrunk == small {
+            // Fixup may put the step back in another form (a module op's missing operand is
+            // created again, on Flex): no shorter program, so not a deletion the minimizer owes.
+            if shrunk == small || shrunk.steps.len() >= small.steps.len() {
                 continue;
             }
             assert_ne!(

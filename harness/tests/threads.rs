@@ -1,5 +1,6 @@
 //! What Burn does when a capture device is used from two threads, on its public API: the facts
-//! a threaded program's model (issue 30 §3) starts from. burn-router finds a creation op's client
+//! a threaded program's model (issue 30 §3) starts from, and threaded programs themselves: their
+//! schedule runs each step on the thread it names, and survives files and fuzzer bytes. burn-router finds a creation op's client
 //! in one process-wide registry keyed by device (`client/base.rs`, `CLIENTS`; `float_from_data`
 //! calls `get_client`, `ops/tensor.rs:41-42`), and `capture_scope` promises only that one scope
 //! is active on a device at a time (burn-capture `capture.rs:44`), nothing per thread.
@@ -11,6 +12,17 @@ use std::sync::Barrier;
 use burn::backend::Capture;
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_ir::TensorId;
+use dispatch_fuzz::interpreter::Outcome;
+use dispatch_fuzz::program::{Backends, Program, ProgramFile, Step};
+
+mod common;
+
+/// A program file's steps, fixed up.
+fn program(steps: &str) -> Program {
+    ProgramFile::parse(&format!("{{\"steps\": [{steps}]}}"), "test")
+        .unwrap()
+        .program()
+}
 
 /// `exp` of a fresh two-element tensor on `device`, made on this thread: its capture id, or the
 /// panic it raised.
@@ -76,4 +88,95 @@ fn a_tensor_made_on_another_thread_while_a_scope_is_open_on_its_device_is_record
         .filter(|op| format!("{op:?}").contains("Exp"))
         .count();
     assert_eq!(exps, 1, "{:#?}", graph.graph.operations);
+}
+
+#[test]
+fn a_threaded_program_runs_each_step_on_the_thread_its_schedule_names() {
+    // Each creation on a capture device with no scope open meets the seed guard, which records
+    // the thread it panicked on.
+    let program = program(
+        r#"{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": {"capture": 0}}},
+        {"thread": {"thread": 2}},
+        {"create": {"out": 1, "kind": "float", "shape": [1], "fill": "ones", "device": {"capture": 1}}},
+        {"thread": {"thread": 1}},
+        {"create": {"out": 2, "kind": "float", "shape": [1], "fill": "ones", "device": {"capture": 2}}}"#,
+    );
+    assert_eq!(program.step_threads(), [0, 2, 2, 1, 1]);
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
+    let threads: Vec<(usize, Option<&str>)> = verdict
+        .trace
+        .panics()
+        .map(|(i, p)| (i, p.thread.as_deref()))
+        .collect();
+    assert_eq!(
+        threads,
+        [
+            // Program thread 0 is the thread that runs the program.
+            (0, std::thread::current().name()),
+            (2, Some("program thread 2")),
+            (4, Some("program thread 1"))
+        ],
+        "{:#?}",
+        verdict.trace
+    );
+}
+
+#[test]
+fn an_op_a_program_runs_on_another_thread_inside_a_scope_is_recorded_into_it_as_the_model_says() {
+    // Thread 0 opens the scope; thread 1 moves a tensor in and runs exp; the exit runs on
+    // thread 0, the closure's thread. Burn's registry is per device, so both land in the graph,
+    // and the contract, which follows the device, not the thread, agrees.
+    let program = program(
+        r#"{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex"}},
+        {"enter_scope": {"device": {"capture": 0}}},
+        {"thread": {"thread": 1}},
+        {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+        {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
+        {"exit_scope": {"inputs": [1], "outputs": [2]}},
+        {"replay": {"graph": 0, "feed": [0], "outputs": [3]}}"#,
+    );
+    assert_eq!(program.step_threads(), [0, 0, 1, 1, 1, 0, 1]);
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let Outcome::Ok {
+        graph: Some(graph), ..
+    } = &verdict.trace.steps[5].outcome
+    else {
+        panic!("the scope completes:\n{:#?}", verdict.trace);
+    };
+    // Both ops thread 1 ran, the move in and exp; one input, one output.
+    assert_eq!((graph.operations, graph.inputs, graph.outputs), (2, 1, 1));
+    // The replay on thread 1 of the graph closed on thread 0 was compared with the eager run.
+    assert_eq!(verdict.oracles.replay_compared, 1, "{:?}", verdict.oracles);
+}
+
+#[test]
+fn a_thread_schedule_round_trips_through_a_program_file_and_fuzzer_bytes() {
+    let program = program(
+        r#"{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex"}},
+        {"thread": {"thread": 3}},
+        {"enter_scope": {"device": {"capture": 1}}},
+        {"thread": {"thread": 1}},
+        {"to_device": {"out": 1, "src": 0, "device": {"capture": 1}}},
+        {"thread": {"thread": 2}},
+        {"enter_scope": {"device": {"capture": 2}}},
+        {"exit_scope": {"inputs": [], "outputs": []}},
+        {"exit_scope": {"inputs": [1], "outputs": [1]}},
+        {"thread": {"thread": 0}},
+        {"read": {"src": 1, "fallible": true}}"#,
+    );
+    let threads = [0, 3, 3, 1, 1, 2, 2, 2, 3, 0, 0];
+    assert_eq!(program.step_threads(), threads);
+    let file = ProgramFile {
+        steps: program.steps.clone(),
+        ..ProgramFile::parse(r#"{"steps": []}"#, "empty").unwrap()
+    };
+    let text = file.to_text();
+    let reread = ProgramFile::parse(&text, "text").unwrap().program();
+    assert_eq!(reread, program, "{text}");
+    let bytes = program.to_fuzz_bytes().unwrap();
+    let decoded = Program::from_fuzz_bytes(&bytes, Backends::FLEX_CAPTURE);
+    assert_eq!(decoded, program);
+    assert_eq!(decoded.step_threads(), threads);
+    assert!(matches!(decoded.steps[1], Step::Thread { thread: 3 }));
 }

@@ -261,6 +261,18 @@ pub(super) fn journal_start() {
     set_step(None);
 }
 
+/// Appends what another program thread's journal noted (see [`journal_take`]).
+pub(super) fn journal_extend((panics, errors): (Vec<SidePanic>, Vec<SideError>)) {
+    JOURNAL.with(|j| j.borrow_mut().extend(panics));
+    ERRORS.with(|e| e.borrow_mut().extend(errors));
+}
+
+/// Marks this thread as the harness's own (a program thread), so a panic raised on it outside
+/// a Burn call is never taken for one of Burn's device threads.
+pub(super) fn mark_harness_thread() {
+    HARNESS_THREAD.with(|h| h.set(true));
+}
+
 /// The run's journal: the panics and the error values it noted.
 pub(super) fn journal_take() -> (Vec<SidePanic>, Vec<SideError>) {
     (

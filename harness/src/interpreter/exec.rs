@@ -2,6 +2,7 @@
 //! calls the [`Lockstep`] hook after each step and each completed scope.
 
 use std::borrow::Cow;
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::{anyhow, Context, Result};
 use burn::tensor::{
@@ -13,6 +14,8 @@ use burn_dispatch::backends::Capture;
 use burn_dispatch::DispatchDevice;
 
 use super::catch::{self, at_site, catch, harness_code};
+use super::faults::Planted;
+use super::lanes::{self, Lanes};
 use super::lockstep::{CompletedScope, Lockstep, Unobserved, World};
 use super::mirror::{kind_of, read_data};
 use super::ops::{exec_op, gradient};
@@ -46,7 +49,6 @@ struct Run<'p, 'h> {
     backends: Backends,
     mode: Mode,
     hook: &'h mut dyn Lockstep,
-    ends: Vec<Option<usize>>,
     /// Ordinal of each `ExitScope` step among all exits, indexed by step.
     exit_ordinal: Vec<Option<usize>>,
     slots: Vec<Option<Held>>,
@@ -89,12 +91,11 @@ pub fn run_in_lockstep(
             })
         })
         .collect();
-    let mut run = Run {
+    let run = Run {
         program,
         backends,
         mode,
         hook,
-        ends: program.scope_ends(),
         exit_ordinal,
         slots: vec![None; usize::from(MAX_SLOTS)],
         graphs: vec![None; exits],
@@ -109,7 +110,38 @@ pub fn run_in_lockstep(
         current: 0,
     };
     catch::journal_start();
-    run.range(0, n)?;
+    let shared = Shared(Mutex::new(Exclusive(run)));
+    let threads = program.step_threads();
+    let ends = program.scope_ends();
+    let count = program.thread_count();
+    let walk = Walk {
+        run: &shared,
+        program,
+        threads: &threads,
+        ends: &ends,
+        lanes: None,
+        me: 0,
+        planted: Planted::here(),
+    };
+    if count > 1 {
+        // Every program thread, the first included, runs on a lane of its own, so that each
+        // can serve its steps while it waits for another's.
+        // Program thread 0 is this thread.
+        lanes::with(|lanes| {
+            Walk {
+                lanes: Some(lanes),
+                ..walk
+            }
+            .range(0, n)
+        })?;
+    } else {
+        walk.range(0, n)?;
+    }
+    let mut run = shared
+        .0
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .0;
     catch::set_step(None);
     // Dropping a tensor talks to its backend too (capture records a `Drop`), so teardown runs
     // under `catch` like any step and a panic there is reported, not lost.
@@ -289,41 +321,6 @@ impl Run<'_, '_> {
         }
     }
 
-    fn range(&mut self, start: usize, end: usize) -> Result<()> {
-        let program = self.program;
-        let mut i = start;
-        while i < end {
-            if let Step::EnterScope { device } = program.steps[i] {
-                let exit = self.ends[i].ok_or_else(|| anyhow!("scope at step {i} has no exit"))?;
-                self.scope(i, exit, device)?;
-                i = exit + 1;
-            } else {
-                catch::set_step(Some(i));
-                self.current = i;
-                // Every Burn call of a step runs under its own `catch`; what unwinds past them
-                // was raised while the step's harness code let go of Burn values (a tensor
-                // dropped when its slot is overwritten). A panic the hook saw there is the
-                // harness's own; one it never saw is a Burn panic re-raised on this thread
-                // (`resume_unwind` of a device thread's panic, as cubecl does for a wgpu device
-                // that died), and belongs to the step.
-                let outcome = match catch(|| harness_code(|| self.step(&program.steps[i]))) {
-                    Ok(outcome) => outcome?,
-                    Err(panic) if panic.class == catch::HARNESS_ERROR => {
-                        return Err(harness_panic(
-                            format!("the harness panicked at step {i}"),
-                            &panic,
-                        ))
-                    }
-                    Err(panic) => Outcome::Panic(panic),
-                };
-                self.set(i, outcome);
-                self.observe(|hook, world| hook.after_step(world, i))?;
-                i += 1;
-            }
-        }
-        Ok(())
-    }
-
     /// The capture handles of `slots` that hold a plain (not autodiff) capture tensor: what a
     /// scope's boundary can name.
     fn boundary(&self, slots: &[Slot]) -> Vec<(Slot, Handle)> {
@@ -334,128 +331,6 @@ impl Run<'_, '_> {
                 on_any!(t, x => x.try_into_primitive::<Capture>().ok()).map(|p| (s, p))
             })
             .collect()
-    }
-
-    fn scope(&mut self, enter: usize, exit: usize, device: DeviceRef) -> Result<()> {
-        let program = self.program;
-        let Step::ExitScope {
-            inputs,
-            outputs,
-            form,
-        } = &program.steps[exit]
-        else {
-            return Err(anyhow!("step {exit} closes a scope but is no ExitScope"));
-        };
-        catch::set_step(Some(enter));
-        let burn_device = match pool::device(device, self.backends) {
-            Ok(d) => d,
-            Err(reason) => {
-                for i in enter..=exit {
-                    self.set(i, Outcome::skipped(reason.clone()));
-                }
-                return Ok(());
-            }
-        };
-        let mut ran = false;
-        let mut inner: Result<()> = Ok(());
-        let (mut input_handles, mut output_handles) = (Vec::new(), Vec::new());
-        let result = catch(|| {
-            burn_device.capture_scope(|mut scope| {
-                // The closure is the harness's own code, but for the scope's own calls: a panic
-                // in it is the harness's fault, never Burn's.
-                harness_code(|| {
-                    ran = true;
-                    self.set(enter, Outcome::ok());
-                    inner = self.range(enter + 1, exit);
-                    catch::set_step(Some(exit));
-                    input_handles = self.boundary(inputs);
-                    output_handles = self.boundary(outputs);
-                });
-                let ids = |pairs: &[(Slot, Handle)]| pairs.iter().map(|p| p.1.id()).collect();
-                match form {
-                    ExitForm::Complete => {
-                        let inputs: Vec<TensorId> = ids(&input_handles);
-                        let outputs: Vec<TensorId> = ids(&output_handles);
-                        scope.complete(inputs, outputs)
-                    }
-                    ExitForm::With | ExitForm::WithSlice => {
-                        for (_, t) in &input_handles {
-                            scope.input(t);
-                        }
-                        let outputs: Vec<&Handle> = output_handles.iter().map(|p| &p.1).collect();
-                        complete_with(scope, &outputs, *form)
-                    }
-                    // resume_unwind runs no panic hook: the fuzz target's hook never sees it.
-                    ExitForm::Unwind => std::panic::resume_unwind(Box::new(UNWIND_PAYLOAD)),
-                }
-            })
-        });
-        inner?;
-        // What `complete` saw: `input` registers an id once.
-        let pairs = |handles: &[(Slot, Handle)], dedup: bool| {
-            let mut pairs: Vec<(Slot, TensorId)> = Vec::new();
-            for (s, t) in handles {
-                if !(dedup && pairs.iter().any(|p| p.1 == t.id())) {
-                    pairs.push((*s, t.id()));
-                }
-            }
-            pairs
-        };
-        let input_pairs = pairs(&input_handles, form.registers_inputs());
-        let output_pairs = pairs(&output_handles, false);
-        drop((input_handles, output_handles));
-        if let Err(panic) = &result {
-            if panic.class == catch::HARNESS_ERROR {
-                return Err(harness_panic(
-                    format!("the harness panicked inside the scope of steps {enter}..={exit}"),
-                    panic,
-                ));
-            }
-        }
-        let ordinal = self.exit_ordinal[exit].context("exit has no ordinal")?;
-        let at = if ran { exit } else { enter };
-        match result {
-            Ok(Ok(graph)) => {
-                self.observe(|hook, world| {
-                    let scope = CompletedScope {
-                        exit,
-                        ordinal,
-                        graph: &graph,
-                        inputs: &input_pairs,
-                        outputs: &output_pairs,
-                    };
-                    hook.scope_completed(world, &scope);
-                })?;
-                let info = GraphInfo {
-                    operations: graph.graph.operations.len(),
-                    inputs: graph.graph.inputs.len(),
-                    outputs: graph.graph.outputs.len(),
-                    values: graph.values.len(),
-                };
-                self.graphs[ordinal] = Some(graph);
-                self.set(
-                    exit,
-                    Outcome::Ok {
-                        value: None,
-                        graph: Some(info),
-                        outputs: Vec::new(),
-                    },
-                );
-            }
-            Ok(Err(e)) => self.set(at, capture_error(&e)),
-            // The closure's own unwind came back through `capture_scope`: the scope ended as
-            // asked, with no graph.
-            Err(panic) if *form == ExitForm::Unwind && ran && is_unwind_payload(&panic) => {
-                self.set(exit, Outcome::ok())
-            }
-            Err(panic) => self.set(at, Outcome::Panic(panic)),
-        }
-        if !ran {
-            for i in enter + 1..=exit {
-                self.set(i, Outcome::skipped("the scope's closure never ran"));
-            }
-        }
-        Ok(())
     }
 
     /// The operand slot holding the very capture tensor `t` (same id), if any.
@@ -543,6 +418,8 @@ impl Run<'_, '_> {
             Step::EnterScope { .. } | Step::ExitScope { .. } => {
                 return Err(anyhow!("scope steps are run by `scope`, not `step`"));
             }
+            // The switch itself calls nothing: the steps after it run on its thread.
+            Step::Thread { .. } => Outcome::ok(),
             Step::Op { out, op } => {
                 let types = |s: Slot| self.slot_ref(s).map(AnyTensor::ty);
                 if op_output(op, types).is_none() {
@@ -799,5 +676,273 @@ fn call_device(device: &Device, call: DeviceCall) -> Result<(), String> {
                 ))
             }
         }
+    }
+}
+
+/// The run's state, which the program's threads hand to one another: a step runs with the lock
+/// held, and only one thread works at a time, the one the schedule names.
+struct Shared<'p, 'h>(Mutex<Exclusive<Run<'p, 'h>>>);
+
+/// A [`Run`] that may move between the program's threads.
+struct Exclusive<T>(T);
+
+// SAFETY: a `Run` is `!Send` for the `Rc`s its slots and the oracles' hook hold. It is only ever
+// reached through `Shared`'s mutex, and the threads of one program never work at the same time:
+// a thread hands the schedule on through `Lanes::install` and blocks until the steps it handed
+// on have finished, so every access to those `Rc`s is ordered by the lock and by the queues'
+// mutexes. No `Rc` escapes the lock: a step's Burn values leave it as `AnyTensor`s, which are
+// `Send`.
+unsafe impl<T> Send for Exclusive<T> {}
+
+impl<'p, 'h> Shared<'p, 'h> {
+    fn with<T>(&self, f: impl FnOnce(&mut Run<'p, 'h>) -> T) -> T {
+        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut guard.0)
+    }
+}
+
+/// One program thread's view of a run: the shared state, which thread runs each step, and the
+/// lanes the other threads' steps are handed to.
+#[derive(Clone, Copy)]
+struct Walk<'a, 'p, 'h> {
+    run: &'a Shared<'p, 'h>,
+    program: &'p Program,
+    /// The program thread of each step ([`Program::step_threads`]).
+    threads: &'a [u8],
+    ends: &'a [Option<usize>],
+    /// The program's threads, for a program that names more than one.
+    lanes: Option<&'a Lanes>,
+    /// The program thread this walk runs on.
+    me: u8,
+    /// The faults tests planted on the thread that runs the program.
+    planted: Planted,
+}
+
+impl Walk<'_, '_, '_> {
+    /// Runs `f` on program thread `thread`: here, or on that thread's lane, this thread serving
+    /// its own lane meanwhile. What the other thread's journal noted comes back to this one's.
+    fn on(&self, thread: u8, f: impl FnOnce(&Self) -> Result<()> + Send) -> Result<()> {
+        let lanes = match self.lanes {
+            Some(lanes) if thread != self.me => lanes,
+            _ => return f(self),
+        };
+        let there = Walk {
+            me: thread,
+            ..*self
+        };
+        let (result, journal) = lanes.install(self.me, thread, move || {
+            there.planted.plant();
+            let result = f(&there);
+            (result, catch::journal_take())
+        });
+        catch::journal_extend(journal);
+        result
+    }
+
+    /// Runs steps `start..end`, each on its thread: a run of steps and whole scopes on another
+    /// thread is handed to it at once, so a thread that runs ten steps in a row is woken once.
+    fn range(&self, start: usize, end: usize) -> Result<()> {
+        let program = self.program;
+        let mut i = start;
+        while i < end {
+            let thread = self.threads[i];
+            let next = |i: usize| match program.steps[i] {
+                Step::EnterScope { .. } => self.ends[i]
+                    .map(|exit| exit + 1)
+                    .ok_or_else(|| anyhow!("scope at step {i} has no exit")),
+                _ => Ok(i + 1),
+            };
+            if self.lanes.is_some() && thread != self.me {
+                let mut j = i;
+                while j < end && self.threads[j] == thread {
+                    j = next(j)?;
+                }
+                self.on(thread, |walk| walk.range(i, j))?;
+                i = j;
+                continue;
+            }
+            if let Step::EnterScope { device } = program.steps[i] {
+                let exit = next(i)? - 1;
+                self.scope(i, exit, device)?;
+            } else {
+                self.step(i)?;
+            }
+            i = next(i)?;
+        }
+        Ok(())
+    }
+
+    /// Runs step `i`, which is no scope step, on this thread.
+    fn step(&self, i: usize) -> Result<()> {
+        catch::set_step(Some(i));
+        self.run.with(|run| {
+            run.current = i;
+            // Every Burn call of a step runs under its own `catch`; what unwinds past them was
+            // raised while the step's harness code let go of Burn values (a tensor dropped when
+            // its slot is overwritten). A panic the hook saw there is the harness's own; one it
+            // never saw is a Burn panic re-raised on this thread (`resume_unwind` of a device
+            // thread's panic, as cubecl does for a wgpu device that died), and belongs to the
+            // step.
+            let outcome = match catch(|| harness_code(|| run.step(&self.program.steps[i]))) {
+                Ok(outcome) => outcome?,
+                Err(panic) if panic.class == catch::HARNESS_ERROR => {
+                    return Err(harness_panic(
+                        format!("the harness panicked at step {i}"),
+                        &panic,
+                    ))
+                }
+                Err(panic) => Outcome::Panic(panic),
+            };
+            run.set(i, outcome);
+            run.observe(|hook, world| hook.after_step(world, i))
+        })
+    }
+
+    /// Runs the scope of steps `enter..=exit` on this thread, the steps inside it each on its own.
+    fn scope(&self, enter: usize, exit: usize, device: DeviceRef) -> Result<()> {
+        let program = self.program;
+        let backends = self.run.with(|run| run.backends);
+        let Step::ExitScope {
+            inputs,
+            outputs,
+            form,
+        } = &program.steps[exit]
+        else {
+            return Err(anyhow!("step {exit} closes a scope but is no ExitScope"));
+        };
+        catch::set_step(Some(enter));
+        let burn_device = match pool::device(device, backends) {
+            Ok(d) => d,
+            Err(reason) => {
+                self.run.with(|run| {
+                    for i in enter..=exit {
+                        run.set(i, Outcome::skipped(reason.clone()));
+                    }
+                });
+                return Ok(());
+            }
+        };
+        let mut ran = false;
+        let mut inner: Result<()> = Ok(());
+        let (mut input_handles, mut output_handles) = (Vec::new(), Vec::new());
+        let result = catch(|| {
+            burn_device.capture_scope(|mut scope| {
+                // The closure is the harness's own code, but for the scope's own calls: a panic
+                // in it is the harness's fault, never Burn's.
+                harness_code(|| {
+                    ran = true;
+                    self.run.with(|run| run.set(enter, Outcome::ok()));
+                    inner = self.range(enter + 1, exit);
+                    catch::set_step(Some(exit));
+                    self.run.with(|run| {
+                        input_handles = run.boundary(inputs);
+                        output_handles = run.boundary(outputs);
+                    });
+                });
+                let ids = |pairs: &[(Slot, Handle)]| pairs.iter().map(|p| p.1.id()).collect();
+                match form {
+                    ExitForm::Complete => {
+                        let inputs: Vec<TensorId> = ids(&input_handles);
+                        let outputs: Vec<TensorId> = ids(&output_handles);
+                        scope.complete(inputs, outputs)
+                    }
+                    ExitForm::With | ExitForm::WithSlice => {
+                        for (_, t) in &input_handles {
+                            scope.input(t);
+                        }
+                        let outputs: Vec<&Handle> = output_handles.iter().map(|p| &p.1).collect();
+                        complete_with(scope, &outputs, *form)
+                    }
+                    // resume_unwind runs no panic hook: the fuzz target's hook never sees it.
+                    ExitForm::Unwind => std::panic::resume_unwind(Box::new(UNWIND_PAYLOAD)),
+                }
+            })
+        });
+        inner?;
+        // What `complete` saw: `input` registers an id once.
+        let pairs = |handles: &[(Slot, Handle)], dedup: bool| {
+            let mut pairs: Vec<(Slot, TensorId)> = Vec::new();
+            for (s, t) in handles {
+                if !(dedup && pairs.iter().any(|p| p.1 == t.id())) {
+                    pairs.push((*s, t.id()));
+                }
+            }
+            pairs
+        };
+        let input_pairs = pairs(&input_handles, form.registers_inputs());
+        let output_pairs = pairs(&output_handles, false);
+        drop((input_handles, output_handles));
+        if let Err(panic) = &result {
+            if panic.class == catch::HARNESS_ERROR {
+                return Err(harness_panic(
+                    format!("the harness panicked inside the scope of steps {enter}..={exit}"),
+                    panic,
+                ));
+            }
+        }
+        self.run
+            .with(|run| run.scope_ended(enter, exit, ran, result, &input_pairs, &output_pairs))
+    }
+}
+
+impl Run<'_, '_> {
+    /// Records how the scope of steps `enter..=exit` ended: `result` is what `capture_scope`
+    /// returned or raised, `ran` whether its closure ran.
+    fn scope_ended(
+        &mut self,
+        enter: usize,
+        exit: usize,
+        ran: bool,
+        result: Result<Result<CapturedGraph, CaptureError>, PanicInfo>,
+        input_pairs: &[(Slot, TensorId)],
+        output_pairs: &[(Slot, TensorId)],
+    ) -> Result<()> {
+        let Step::ExitScope { form, .. } = &self.program.steps[exit] else {
+            return Err(anyhow!("step {exit} closes a scope but is no ExitScope"));
+        };
+        let ordinal = self.exit_ordinal[exit].context("exit has no ordinal")?;
+        let at = if ran { exit } else { enter };
+        match result {
+            Ok(Ok(graph)) => {
+                self.observe(|hook, world| {
+                    let scope = CompletedScope {
+                        exit,
+                        ordinal,
+                        graph: &graph,
+                        inputs: input_pairs,
+                        outputs: output_pairs,
+                    };
+                    hook.scope_completed(world, &scope);
+                })?;
+                let info = GraphInfo {
+                    operations: graph.graph.operations.len(),
+                    inputs: graph.graph.inputs.len(),
+                    outputs: graph.graph.outputs.len(),
+                    values: graph.values.len(),
+                };
+                self.graphs[ordinal] = Some(graph);
+                self.set(
+                    exit,
+                    Outcome::Ok {
+                        value: None,
+                        graph: Some(info),
+                        outputs: Vec::new(),
+                    },
+                );
+            }
+            Ok(Err(e)) => self.set(at, capture_error(&e)),
+            // The closure's own unwind came back through `capture_scope`: the scope ended as
+            // asked, with no graph.
+            Err(panic) if *form == ExitForm::Unwind && ran && is_unwind_payload(&panic) => {
+                self.set(exit, Outcome::ok())
+            }
+            Err(panic) => self.set(at, Outcome::Panic(panic)),
+        }
+        if !ran {
+            for i in enter + 1..=exit {
+                self.set(i, Outcome::skipped("the scope's closure never ran"));
+            }
+        }
+        Ok(())
     }
 }

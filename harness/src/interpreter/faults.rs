@@ -16,6 +16,30 @@ thread_local! {
     static WRONG_GRADIENT: Cell<bool> = const { Cell::new(false) };
 }
 
+/// The faults planted on a thread, which a threaded program's threads take on from the thread
+/// that runs it, so every step of the program meets them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Planted {
+    unary: Option<&'static str>,
+    gradient: bool,
+}
+
+impl Planted {
+    /// The faults planted on this thread.
+    pub(super) fn here() -> Self {
+        Planted {
+            unary: WRONG_UNARY.with(Cell::get),
+            gradient: WRONG_GRADIENT.with(Cell::get),
+        }
+    }
+
+    /// Plants them on this thread.
+    pub(super) fn plant(self) {
+        WRONG_UNARY.with(|c| c.set(self.unary));
+        WRONG_GRADIENT.with(|c| c.set(self.gradient));
+    }
+}
+
 /// Makes every gradient one too large on every device on this thread (a wrong backward
 /// formula, which Flex and wgpu share through burn-autodiff); `false` ends it.
 #[doc(hidden)]

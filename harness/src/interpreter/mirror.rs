@@ -246,7 +246,8 @@ impl Mirror {
             | Step::Drop { .. }
             | Step::EnterScope { .. }
             | Step::ExitScope { .. }
-            | Step::Device { .. } => {}
+            | Step::Device { .. }
+            | Step::Thread { .. } => {}
         }
         // A replay may name one slot for several outputs: the real run keeps the last, so an
         // earlier one is no value of that slot (comparing it gave a false divergence, fuzz

@@ -3,7 +3,10 @@
 //! Burn numbers capture devices from a global `u16` counter that is never recycled, so a device
 //! per program would panic after 65,536 programs. Each thread that runs programs gets
 //! `CAPTURE_POOL_SIZE` devices the first time it needs them; threads never share a device, so
-//! programs running in parallel (the regression suite) cannot see each other's scopes.
+//! programs running in parallel (the regression suite) cannot see each other's scopes. The
+//! threads of one threaded program share the pool of the thread that runs it.
+
+use std::cell::OnceCell;
 
 use burn::tensor::{Device, Tensor};
 
@@ -12,8 +15,28 @@ use crate::program::limits::CAPTURE_POOL_SIZE;
 use crate::program::{Backends, DeviceRef, Program};
 
 thread_local! {
-    static POOL: Vec<Device> = (0..CAPTURE_POOL_SIZE).map(|_| Device::capture()).collect();
+    static POOL: OnceCell<Vec<Device>> = const { OnceCell::new() };
     static FLEX: Device = Device::flex();
+}
+
+/// This thread's pool, made the first time it is needed.
+fn with_pool<T>(f: impl FnOnce(&[Device]) -> T) -> T {
+    POOL.with(|pool| {
+        f(pool.get_or_init(|| (0..CAPTURE_POOL_SIZE).map(|_| Device::capture()).collect()))
+    })
+}
+
+/// This thread's pool, for the threads of a threaded program to [`adopt`].
+pub(super) fn devices() -> Vec<Device> {
+    with_pool(<[Device]>::to_vec)
+}
+
+/// Makes `devices` this thread's pool: a program thread names the devices of the thread that
+/// runs the program. A thread that has made its own pool keeps it.
+pub(super) fn adopt(devices: Vec<Device>) {
+    POOL.with(|pool| {
+        let _ = pool.set(devices);
+    });
 }
 
 /// The Burn device a program's device reference names, on this thread, or why it has none (wgpu
@@ -35,7 +58,7 @@ pub fn device(device: DeviceRef, backends: Backends) -> Result<Device, String> {
 
 /// Capture device `k` of this thread's pool (`k` taken modulo the pool size).
 pub fn capture(k: usize) -> Device {
-    POOL.with(|pool| pool[pooled(k)].clone())
+    with_pool(|pool| pool[pooled(k)].clone())
 }
 
 /// The pool index program device `capture{k}` names.
@@ -65,7 +88,7 @@ pub fn name(device: &Device) -> &'static str {
     if is_flex(device) {
         return if autodiff { "flex_ad" } else { "flex" };
     }
-    let pooled = POOL.with(|pool| pool.iter().position(|d| d == device));
+    let pooled = with_pool(|pool| pool.iter().position(|d| d == device));
     let wgpu = pooled.is_none() && super::wgpu::started().is_some_and(|w| w == *device);
     match (pooled, autodiff) {
         (Some(k), false) => CAPTURE[k],

@@ -256,6 +256,8 @@ fn simpler(step: &Step) -> Vec<Step> {
                 out.push(with(shape.clone(), *fill, d));
             }
         }
+        // A lower thread is the simpler schedule.
+        Step::Thread { thread } => out.extend((1..*thread).map(|thread| Step::Thread { thread })),
         Step::EnterScope { device } => {
             out.extend(
                 simpler_device(*device)

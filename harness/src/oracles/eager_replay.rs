@@ -130,8 +130,13 @@ impl Oracle for EagerReplay {
         let replayed = match catch(|| replay_on_flex(scope.graph, &feed)) {
             // The graph combines dtypes the program chose to differ, or meets a failure Burn
             // documents (a draw its dtype cannot hold): the replay may refuse it as the eager
-            // run could have.
-            Err(panic) if chosen_or_documented(&world.program().steps, &panic) => return,
+            // run could have. The panic is still Burn's, so it goes to the journal, where it is
+            // classified like any other (dropping it lost a Flex `dtype mismatch` of a BF16
+            // graph from the trace: the agreement test's random programs).
+            Err(panic) if chosen_or_documented(&world.program().steps, &panic) => {
+                note(panic);
+                return;
+            }
             Err(panic) => {
                 let summary = normalize_message(&panic.message);
                 let at = panic.location.clone().unwrap_or_default();

@@ -1,5 +1,8 @@
 //! Test-only faults that make an oracle see wrong data, so tests can show it fires. They are
 //! per thread and off unless a test turns them on; never set them in a fuzz or regression run.
+//! The oracles of a threaded program's steps run on its program threads, where these are off:
+//! a test plants them for single-threaded programs (the interpreter's own faults, in
+//! `interpreter/faults.rs`, follow a program onto its threads).
 
 use std::cell::Cell;
 

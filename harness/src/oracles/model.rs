@@ -632,7 +632,11 @@ impl State {
             },
             // Gradients are autodiff bookkeeping, outside the capture lifecycle: panics there
             // are still classified against the catalogue, only not predicted.
-            Step::Create { .. } | Step::Replay { .. } | Step::Backward { .. } => None,
+            // A context switch calls nothing on Burn.
+            Step::Create { .. }
+            | Step::Replay { .. }
+            | Step::Backward { .. }
+            | Step::Thread { .. } => None,
         }
     }
 
@@ -1040,7 +1044,10 @@ impl State {
                 ),
                 None => self.slots[usize::from(*out)] = None,
             },
-            Step::Read { .. } | Step::Transaction { .. } | Step::Device { .. } => {}
+            Step::Read { .. }
+            | Step::Transaction { .. }
+            | Step::Device { .. }
+            | Step::Thread { .. } => {}
         }
     }
 

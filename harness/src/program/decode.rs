@@ -11,7 +11,7 @@ use super::step::{AutodiffMode, DeviceCall, DeviceRef, Step};
 use super::Program;
 
 /// The step kinds, in the bit order of a swarm mask.
-pub const STEP_KINDS: [&str; 13] = [
+pub const STEP_KINDS: [&str; 14] = [
     "create",
     "enter_scope",
     "exit_scope",
@@ -25,9 +25,21 @@ pub const STEP_KINDS: [&str; 13] = [
     "device",
     "backward",
     "transaction",
+    "thread",
 ];
 
+/// The mask bits that must all be set for `thread` steps to decode: its own bit and the two
+/// unused above it, so one input in eight may run on several threads, and [`bias`] keeps one
+/// switch in 32 of those. A switch costs a sleeping thread's wake-up (about 16 us on a 2-core
+/// VM, where a step is 1-2 us): with one input in eight and every switch kept, `bench`'s
+/// all-oracle execs/s fell to 65% of the same binary's without threads; keeping one in eight,
+/// to 87%.
+const THREAD_BITS: u16 = 0b111 << 13;
+
 fn enabled(mask: u16, step: &Step) -> bool {
+    if matches!(step, Step::Thread { .. }) {
+        return mask & THREAD_BITS == THREAD_BITS;
+    }
     let bit = STEP_KINDS
         .iter()
         .position(|k| *k == step.name())
@@ -140,7 +152,9 @@ impl BiasState {
 ///   result, the only kind it makes a leaf of; and an op in four takes a float computed from a
 ///   leaf as its first operand, where there is one;
 /// - most creates, moves and syncs naming a capture device would meet no open scope on it: see
-///   [`placement_bias`].
+///   [`placement_bias`];
+/// - a thread switch would come every 14 steps where the mask lets it in, and each costs a
+///   sleeping thread's wake-up: 31 in 32 are dropped (see [`THREAD_BITS`]).
 ///
 /// One draw in eight (a scope entry: one in 32) keeps the raw step, so every rejected path stays
 /// covered.
@@ -151,6 +165,9 @@ fn bias(
     fixer: &Fixer,
     u: &mut Unstructured<'_>,
 ) -> Result<Option<Step>> {
+    if matches!(step, Step::Thread { .. }) {
+        return Ok((u8::arbitrary(u)? % 32 == 0).then_some(step));
+    }
     let Some(step) = gradient_bias(without_disabled_backends(step, backends), fixer, u)? else {
         return Ok(None);
     };
@@ -203,7 +220,7 @@ fn bias(
 /// Whether [`bias`] reads a byte for `step` (one at most: the three nudges take disjoint step
 /// kinds). The encoder writes 0 for each, which keeps the step as it is.
 pub(super) fn reads_bias_byte(step: &Step) -> bool {
-    scoping(step) || autodiff_nudged(step) || placed(step)
+    scoping(step) || autodiff_nudged(step) || placed(step) || matches!(step, Step::Thread { .. })
 }
 
 /// A scope entry or exit, which [`bias`] itself nudges.

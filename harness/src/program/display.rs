@@ -254,6 +254,7 @@ pub fn step_line(step: &Step) -> String {
         }
         Step::Clone { out, src } => format!("let t{out} = t{src}.clone();"),
         Step::Drop { slot } => format!("drop(t{slot});"),
+        Step::Thread { thread } => format!("// the steps below run on thread {thread}"),
         Step::Autodiff { out, src, mode } => {
             let call = match mode {
                 AutodiffMode::Enable => "autodiff()",

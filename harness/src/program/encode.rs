@@ -9,7 +9,6 @@
 
 use serde::ser::{self, Impossible, Serialize};
 
-use super::decode::STEP_KINDS;
 use super::step::Step;
 use super::Program;
 
@@ -17,7 +16,7 @@ use super::Program;
 /// breaks the round trip, which `encode_round_trips_on_random_programs` checks on thousands of
 /// programs.
 const VARIANTS: &[(&str, u32)] = &[
-    ("Step", 13),
+    ("Step", 14),
     ("ExitForm", 4),
     ("DeviceCall", 6),
     ("Op", 20),
@@ -71,9 +70,8 @@ impl Program {
     /// wgpu is enabled: elsewhere decoding turns wgpu into Flex.
     pub fn to_fuzz_bytes(&self) -> Result<Vec<u8>, EncodeError> {
         let mut out = Bytes(Vec::new());
-        // Every step kind on in the swarm mask.
-        out.0
-            .extend_from_slice(&(((1u32 << STEP_KINDS.len()) - 1) as u16).to_le_bytes());
+        // Every step kind on in the swarm mask, threads included (see `decode::THREAD_BITS`).
+        out.0.extend_from_slice(&u16::MAX.to_le_bytes());
         for step in &self.steps {
             step.serialize(&mut out)?;
             // 0 keeps the step as it is.

@@ -7,7 +7,7 @@
 use super::limits::{
     CAPTURE_POOL_SIZE, MAX_DIM, MAX_ELEMENTS, MAX_LIST, MAX_RANK, MAX_SCOPE_DEPTH,
 };
-use super::limits::{MAX_SLOTS, MAX_STEPS};
+use super::limits::{MAX_SLOTS, MAX_STEPS, MAX_THREADS};
 use super::step::{AutodiffMode, DeviceRef, Dtype, ExitForm, Fill, Kind, Op, Slot, Step};
 use super::typing::{broadcasts_to, is_numeric, matmul_shape, op_output, unary_accepts, Ty};
 
@@ -21,6 +21,8 @@ struct Env {
     scopes: Vec<DeviceRef>,
     /// What autodiff makes of each slot's value, as far as the steps tell statically.
     grads: [Grad; MAX_SLOTS as usize],
+    /// The program thread the next step runs on.
+    thread: u8,
 }
 
 /// A slot's value as autodiff sees it, statically: decoding reads it to give a backward a loss
@@ -351,6 +353,15 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
                 device: fix_device(device),
                 dtype,
             }
+        }
+        // A switch to the thread already running is no switch.
+        Step::Thread { thread } => {
+            let thread = thread % MAX_THREADS;
+            if thread == env.thread {
+                return None;
+            }
+            env.thread = thread;
+            Step::Thread { thread }
         }
         Step::EnterScope { device } => {
             if env.scopes.len() >= MAX_SCOPE_DEPTH {

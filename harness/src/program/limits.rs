@@ -41,6 +41,12 @@ pub const MAX_ELEMENTS: usize = 64;
 /// device: independent scope); the bound keeps the interpreter's recursion shallow.
 pub const MAX_SCOPE_DEPTH: usize = 3;
 
+/// Threads one program runs on (`Step::Thread`). Two reach every rule of Burn's per-device
+/// capture registry (a scope open on one thread while another uses its device); a third and a
+/// fourth let scopes on different devices be open at once on separate threads while a further
+/// thread moves or replays their tensors, the 2-4 threads of syzkaller's threaded mode.
+pub const MAX_THREADS: u8 = 4;
+
 /// Extra operands of one `cat` and boundary tensors of one scope exit or replay: enough to
 /// see ordering and duplicate handling without letting one step dominate a program.
 pub const MAX_LIST: usize = 4;

@@ -602,6 +602,17 @@ pub enum Step {
         /// Use `try_execute()` rather than `execute()`.
         fallible: bool,
     },
+    /// A context switch of the program's explicit schedule: the steps after it, up to the next
+    /// `Thread`, run on program thread `thread` (one of [`MAX_THREADS`], thread 0 the one the
+    /// program starts on), each only once the step before it has finished on whichever thread
+    /// that ran. An `ExitScope` always runs on the thread that opened its scope, the closure's
+    /// own thread, whatever thread the steps inside ran on.
+    ///
+    /// [`MAX_THREADS`]: super::limits::MAX_THREADS
+    Thread {
+        /// The program thread the following steps run on.
+        thread: u8,
+    },
 }
 
 impl Step {
@@ -666,7 +677,10 @@ impl Step {
             } => inputs.iter().chain(outputs).copied().collect(),
             Step::Replay { feed, .. } => feed.iter().copied().collect(),
             Step::Transaction { srcs, .. } => srcs.iter().copied().collect(),
-            Step::Create { .. } | Step::EnterScope { .. } | Step::Device { .. } => Slots::new(),
+            Step::Create { .. }
+            | Step::EnterScope { .. }
+            | Step::Device { .. }
+            | Step::Thread { .. } => Slots::new(),
         }
     }
 
@@ -695,7 +709,7 @@ impl Step {
         let mut list = |v: &mut Vec<Slot>| v.iter_mut().for_each(|s| *s = f(*s));
         match self {
             Step::Create { out, .. } => *out = f(*out),
-            Step::EnterScope { .. } | Step::Device { .. } => {}
+            Step::EnterScope { .. } | Step::Device { .. } | Step::Thread { .. } => {}
             Step::ExitScope {
                 inputs, outputs, ..
             } => {
@@ -743,6 +757,7 @@ impl Step {
             Step::Device { .. } => "device",
             Step::Backward { .. } => "backward",
             Step::Transaction { .. } => "transaction",
+            Step::Thread { .. } => "thread",
         }
     }
 }

@@ -104,7 +104,7 @@ fn expr(step: &Step) -> Option<String> {
         }
         Step::Device { device: d, call } => device_call(&device(*d), *call),
         Step::Backward { loss, param, .. } => backward_expr(*loss, *param),
-        Step::EnterScope { .. } | Step::ExitScope { .. } => return None,
+        Step::EnterScope { .. } | Step::ExitScope { .. } | Step::Thread { .. } => return None,
     })
 }
 
@@ -197,10 +197,30 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     if !devices.contains(&DeviceRef::Flex) && (replays || replay.is_some()) {
         let _ = writeln!(body, "    let flex = Device::flex();");
     }
+    let threads = program.step_threads();
+    let threaded = program.thread_count() > 1;
+    if threaded {
+        let _ = writeln!(
+            body,
+            "    let lanes = Lanes::new({});",
+            program.thread_count()
+        );
+    }
+    // The program thread each open scope's closure runs on (`None`: `main`, which runs no step
+    // of a threaded program itself), and whether its `capture_scope` was handed to a lane.
+    let mut context: Vec<(Option<u8>, bool)> = vec![(None, false)];
+    // The step whose lines go to a lane once they are all written: where they start in `body`,
+    // its thread and its indentation.
+    let mut lent: Option<(usize, u8, String)> = None;
     let mut depth = 1usize;
     let mut exports: Vec<Vec<Slot>> = Vec::new();
     for (i, step) in program.steps.iter().enumerate() {
+        if let Some((start, thread, pad)) = lent.take() {
+            lend(&mut body, start, thread, &pad);
+        }
         let pad = "    ".repeat(depth);
+        let here = context.last().and_then(|c| c.0);
+        let elsewhere = threaded && here != Some(threads[i]);
         match step {
             Step::EnterScope { device: d } => {
                 let exit = ends[i].unwrap_or(i);
@@ -229,8 +249,14 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                     }
                     _ => open,
                 };
+                let open = if elsewhere {
+                    format!("lanes.on({}, || {open}", threads[i])
+                } else {
+                    open
+                };
                 let _ = writeln!(body, "{pad}let graph{graph} = {open}");
                 exports.push(out);
+                context.push((Some(threads[i]), elsewhere));
                 depth += 1;
                 continue;
             }
@@ -267,14 +293,19 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                 depth -= 1;
                 let pad = "    ".repeat(depth);
                 let graph = count_exits_before(program, i);
+                let lane = if context.pop().is_some_and(|c| c.1) {
+                    ")"
+                } else {
+                    ""
+                };
                 if *form == ExitForm::Unwind {
-                    let _ = writeln!(body, "{pad}}})));");
+                    let _ = writeln!(body, "{pad}}}))){lane});");
                     let _ = writeln!(
                         body,
                         "{pad}assert!(graph{graph}.is_err(), \"the closure unwinds\");"
                     );
                 } else {
-                    let _ = writeln!(body, "{pad}}});");
+                    let _ = writeln!(body, "{pad}}}){lane};");
                 }
                 // Normalized as in snapshots: tensor ids count up with the process's history, so
                 // the raw text would change with what ran before the case.
@@ -304,6 +335,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         }
         if !ran(i) {
             continue;
+        }
+        if elsewhere {
+            lent = Some((body.len(), threads[i], pad.clone()));
         }
         let replay_outputs = match outcome(i) {
             Some(Outcome::Ok { outputs, .. }) => outputs.as_slice(),
@@ -402,6 +436,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             }
         }
     }
+    if let Some((start, thread, pad)) = lent.take() {
+        lend(&mut body, start, thread, &pad);
+    }
     if let (Some(m), Some(_), Some(at)) = (&reference, reference_on_wgpu, at) {
         let pad = "    ";
         let _ = writeln!(
@@ -439,7 +476,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     let compare_helper = body.contains("assert_same_values(");
     // The replay helper names the wgpu device too, so a replaying reproducer needs it as well.
     let wgpu = replay_helper || body.contains("Device::wgpu(");
-    for line in dependencies(wgpu, replay_helper) {
+    for line in dependencies(wgpu, replay_helper, threaded) {
         let _ = writeln!(out, "// {line}");
     }
     out.push_str(
@@ -466,6 +503,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     if replay_helper {
         out.push_str(REPLAY_HELPER);
     }
+    if threaded {
+        out.push_str(LANES_HELPER);
+    }
     if compare_helper {
         out.push_str(COMPARE_HELPER);
     }
@@ -478,7 +518,7 @@ pub const DEPENDENCIES_HEADER: &str = "Cargo.toml [dependencies], all the reprod
 /// A reproducer's header dependency list: the manifest lines, after [`DEPENDENCIES_HEADER`],
 /// that build it as the `main.rs` of a crate of its own (`burn` alone, plus burn-router,
 /// burn-ir and burn-backend where it replays a captured graph).
-fn dependencies(wgpu: bool, replay: bool) -> Vec<String> {
+fn dependencies(wgpu: bool, replay: bool, threaded: bool) -> Vec<String> {
     let mut lines = vec![
         DEPENDENCIES_HEADER.to_string(),
         format!(
@@ -491,8 +531,84 @@ fn dependencies(wgpu: bool, replay: bool) -> Vec<String> {
             lines.push(format!("{krate} = \"={BURN}\""));
         }
     }
+    if threaded {
+        lines.push("rayon = \"1\"".to_string());
+    }
     lines
 }
+
+/// Hands the lines `body` holds from `start` on (one step's) to program thread `thread`: they
+/// run in `lanes.on(thread, || { ... })`, which hands back the tensors they define.
+fn lend(body: &mut String, start: usize, thread: u8, pad: &str) {
+    let lines = body.split_off(start);
+    if lines.is_empty() {
+        return;
+    }
+    let defined: Vec<&str> = lines
+        .lines()
+        .filter_map(|l| l.strip_prefix(pad))
+        .filter_map(|l| l.strip_prefix("let "))
+        .flat_map(|l| {
+            let names = match l.strip_prefix('[') {
+                Some(list) => list.split(']').next().unwrap_or_default(),
+                None => l.split([' ', ':']).next().unwrap_or_default(),
+            };
+            names.split(", ").map(str::trim)
+        })
+        .filter(|n| {
+            n.strip_prefix('t')
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    let tuple = match defined.as_slice() {
+        [] => String::new(),
+        names => format!("({},)", names.join(", ")),
+    };
+    let head = if tuple.is_empty() {
+        String::new()
+    } else {
+        format!("let {tuple} = ")
+    };
+    let _ = writeln!(body, "{pad}{head}lanes.on({thread}, || {{");
+    for line in lines.lines() {
+        let _ = writeln!(body, "    {line}");
+    }
+    if !tuple.is_empty() {
+        let _ = writeln!(body, "{pad}    {tuple}");
+    }
+    let _ = writeln!(body, "{pad}}});");
+}
+
+/// The program threads of a threaded reproducer: one single-thread rayon pool each. `on` runs
+/// a closure on a thread and waits for it, and a pool thread that waits so runs what is handed
+/// to it meanwhile, so a scope's closure open on one thread hands steps to another and gets
+/// steps handed back, one at a time in the program's order.
+const LANES_HELPER: &str = r#"
+/// The program's threads, one single-thread pool each: `on(k, f)` runs `f` on thread `k` and
+/// waits; a thread waiting so runs what is handed to it meanwhile. Steps run one at a time, in
+/// the program's order, each on the thread the program names.
+struct Lanes(Vec<rayon::ThreadPool>);
+
+impl Lanes {
+    fn new(threads: usize) -> Self {
+        Lanes(
+            (0..threads)
+                .map(|k| {
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(1)
+                        .thread_name(move |_| format!("program thread {k}"))
+                        .build()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+
+    fn on<T: Send>(&self, thread: usize, f: impl FnOnce() -> T + Send) -> T {
+        self.0[thread].install(f)
+    }
+}
+"#;
 
 /// The `DType` patterns of `kind`'s tensors, as the dtype-contract oracle accepts them.
 /// The assertion a reference finding ends on: the element the oracle judged, read back and

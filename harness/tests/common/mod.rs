@@ -131,9 +131,21 @@ pub fn program(json: &str) -> Program {
         .program()
 }
 
-thread_local! {
-    static SEEN: std::cell::RefCell<Vec<dispatch_fuzz::fuzz::HookDecision>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+/// What [`record`] saw, with the thread that ran the program (a threaded program's steps panic
+/// on its program threads).
+static SEEN: std::sync::Mutex<Vec<(std::thread::ThreadId, dispatch_fuzz::fuzz::HookDecision)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// [`SEEN`]'s decisions for programs `runner` ran, taken out.
+fn take_seen(runner: std::thread::ThreadId) -> Vec<dispatch_fuzz::fuzz::HookDecision> {
+    let mut seen = SEEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (mine, others) = std::mem::take(&mut *seen)
+        .into_iter()
+        .partition(|(r, _)| *r == runner);
+    *seen = others;
+    mine.into_iter().map(|(_, d)| d).collect::<Vec<_>>()
 }
 
 /// A panic-hook policy that records what the fuzz target would decide for each caught panic
@@ -141,7 +153,10 @@ thread_local! {
 pub fn record(panic: &dispatch_fuzz::interpreter::PanicInfo) {
     let policy = dispatch_fuzz::oracles::Policy::default();
     let decision = dispatch_fuzz::fuzz::hook_decision(panic, &policy);
-    SEEN.with(|s| s.borrow_mut().push(decision));
+    let runner = dispatch_fuzz::interpreter::program_runner();
+    SEEN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push((runner, decision));
 }
 
 /// The fuzz target's decisions (from [`record`]) and `check`'s verdict for one program.
@@ -151,9 +166,10 @@ pub fn both(
     Vec<dispatch_fuzz::fuzz::HookDecision>,
     anyhow::Result<dispatch_fuzz::Verdict>,
 ) {
-    SEEN.with(|s| s.borrow_mut().clear());
+    let me = std::thread::current().id();
+    take_seen(me);
     let verdict = dispatch_fuzz::check(&cpu(), program);
-    (SEEN.with(|s| std::mem::take(&mut *s.borrow_mut())), verdict)
+    (take_seen(me), verdict)
 }
 
 /// The panics `check` recorded: in the trace (steps and side panics), or as an oracle's
