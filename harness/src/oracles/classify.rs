@@ -589,9 +589,22 @@ pub fn class_at(panic: &PanicInfo, step: Option<&Step>) -> String {
     let class = class_of(panic);
     // Only a few records name their steps: the lookup and the step's name are paid for
     // those alone, not for every guard a session meets.
-    let named = AT_STEPS.iter().find(|(tag, _)| *tag == class);
-    match named {
-        Some((_, at)) if !step.is_some_and(|s| at_step(at, &naming::step_name(s))) => {
+    if !AT_STEPS.iter().any(|(tag, _)| *tag == class) {
+        return class;
+    }
+    // The record the panic matched names its steps: two records of one class (the int and the
+    // float form of element-not-representable) name different ones, and the first of the class
+    // alone made the other's steps unknown.
+    let record = super::catalogue::lookup(
+        super::catalogue::catalogue(),
+        &panic.message,
+        panic.location.as_deref(),
+    );
+    match record {
+        Some(r)
+            if !r.at_steps.is_empty()
+                && !step.is_some_and(|s| at_step(&r.at_steps, &naming::step_name(s))) =>
+        {
             UNKNOWN.to_string()
         }
         _ => class,
