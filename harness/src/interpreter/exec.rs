@@ -113,7 +113,6 @@ pub fn run_in_lockstep(
     let shared = Shared(Mutex::new(Exclusive(run)));
     let threads = program.step_threads();
     let ends = program.scope_ends();
-    let count = program.thread_count();
     let walk = Walk {
         run: &shared,
         program,
@@ -123,10 +122,8 @@ pub fn run_in_lockstep(
         me: 0,
         planted: Planted::here(),
     };
-    if count > 1 {
-        // Every program thread, the first included, runs on a lane of its own, so that each
-        // can serve its steps while it waits for another's.
-        // Program thread 0 is this thread.
+    if program.thread_count() > 1 {
+        // Program thread 0 is this thread; the others are its lanes.
         lanes::with(|lanes| {
             Walk {
                 lanes: Some(lanes),
