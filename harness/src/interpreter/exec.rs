@@ -111,7 +111,14 @@ pub fn run_in_lockstep(
     };
     catch::journal_start();
     let shared = Shared(Mutex::new(Exclusive(run)));
-    let threads = program.step_threads();
+    // A single-threaded program (nearly every one) needs no thread per step: `range` reads
+    // them only where there are lanes.
+    let threaded = program.thread_count() > 1;
+    let threads = if threaded {
+        program.step_threads()
+    } else {
+        Vec::new()
+    };
     let ends = program.scope_ends();
     let walk = Walk {
         run: &shared,
@@ -122,7 +129,7 @@ pub fn run_in_lockstep(
         me: 0,
         planted: Planted::here(),
     };
-    if program.thread_count() > 1 {
+    if threaded {
         // Program thread 0 is this thread; the others are its lanes.
         lanes::with(|lanes| {
             Walk {
@@ -704,7 +711,8 @@ impl<'p, 'h> Shared<'p, 'h> {
 struct Walk<'a, 'p, 'h> {
     run: &'a Shared<'p, 'h>,
     program: &'p Program,
-    /// The program thread of each step ([`Program::step_threads`]).
+    /// The program thread of each step ([`Program::step_threads`]); empty, and never read,
+    /// without lanes.
     threads: &'a [u8],
     ends: &'a [Option<usize>],
     /// The program's threads, for a program that names more than one.
@@ -742,14 +750,14 @@ impl Walk<'_, '_, '_> {
         let program = self.program;
         let mut i = start;
         while i < end {
-            let thread = self.threads[i];
             let next = |i: usize| match program.steps[i] {
                 Step::EnterScope { .. } => self.ends[i]
                     .map(|exit| exit + 1)
                     .ok_or_else(|| anyhow!("scope at step {i} has no exit")),
                 _ => Ok(i + 1),
             };
-            if self.lanes.is_some() && thread != self.me {
+            if self.lanes.is_some() && self.threads[i] != self.me {
+                let thread = self.threads[i];
                 let mut j = i;
                 while j < end && self.threads[j] == thread {
                     j = next(j)?;

@@ -217,8 +217,9 @@ fn bias(
     })
 }
 
-/// Whether [`bias`] reads a byte for `step` (one at most: the three nudges take disjoint step
-/// kinds). The encoder writes 0 for each, which keeps the step as it is.
+/// Whether [`bias`] reads a byte for `step` (one at most: the three nudges and the thread
+/// switch's keep-or-drop take disjoint step kinds). The encoder writes 0 for each, which keeps
+/// the step as it is.
 pub(super) fn reads_bias_byte(step: &Step) -> bool {
     scoping(step) || autodiff_nudged(step) || placed(step) || matches!(step, Step::Thread { .. })
 }
