@@ -24,7 +24,7 @@ pub use catch::{
     at_site, attempt, catch, harness_code, install as install_panic_hook, install_progress, note,
     StepPanicPolicy, StepProgress, HARNESS_ERROR,
 };
-pub use exec::{data_info, run, run_in_lockstep, Mode};
+pub use exec::{data_info, run, run_colliding, run_in_lockstep, Mode};
 pub use lockstep::{CompletedScope, Lockstep, Unobserved, World};
 pub use mirror::{kind_of, non_native_bools, on_flex, read_copy, read_data, Computed, Mirror};
 pub use replay::{replay_on_device, replay_on_flex, ReplayError};

@@ -36,8 +36,8 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use interpreter::Trace;
-use oracles::{Finding, OracleReport};
-use program::Program;
+use oracles::{Finding, OracleReport, Signature};
+use program::{Flaky, Program};
 
 /// The result of checking one program.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -72,4 +72,36 @@ pub fn check(session: &Session, program: &Program) -> Result<Verdict> {
         known_findings: classified.known,
         finding: classified.finding,
     })
+}
+
+/// Runs `program` in `session` under collide ([`interpreter::run_colliding`]): neighbouring
+/// runs of steps on different program threads at the same time. Outcomes follow the timing, so
+/// no oracle follows (its report is empty); every panic is classified under the policy as
+/// [`check`] classifies it, and an unknown one, or a pooled device left refusing a scope, is the
+/// finding. A single-threaded program runs as under [`check`], without its oracles.
+pub fn collide(session: &Session, program: &Program) -> Result<Verdict> {
+    let mut trace = interpreter::run_colliding(program, session.backends)?;
+    let classified = oracles::classify(&program.steps, &mut trace, &[], &session.policy);
+    Ok(Verdict {
+        trace,
+        oracles: OracleReport::default(),
+        known_findings: classified.known,
+        finding: classified.finding,
+    })
+}
+
+/// How often `signature` comes back when `program` runs `tries` more times under collide in
+/// `session`: what a finding [`collide`] met, and [`check`] did not, is kept with.
+pub fn hit_rate(
+    session: &Session,
+    program: &Program,
+    signature: &Signature,
+    tries: u32,
+) -> Result<Flaky> {
+    let mut hits = 0;
+    for _ in 0..tries {
+        let verdict = collide(session, program)?;
+        hits += u32::from(verdict.finding.is_some_and(|f| &f.signature == signature));
+    }
+    Ok(Flaky { hits, tries })
 }

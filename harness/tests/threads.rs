@@ -180,3 +180,89 @@ fn a_thread_schedule_round_trips_through_a_program_file_and_fuzzer_bytes() {
     assert_eq!(decoded.step_threads(), threads);
     assert!(matches!(decoded.steps[1], Step::Thread { thread: 3 }));
 }
+
+#[test]
+fn a_race_planted_between_a_scopes_start_and_another_threads_steps_is_met_under_collide_alone_with_its_hit_rate(
+) {
+    use dispatch_fuzz::interpreter::faults::racy_scope_for_tests;
+    // Thread 1 opens and closes a scope; thread 0 then runs steps of its own. In the serial
+    // schedule thread 0 starts only once the scope has ended; under collide the two runs start
+    // together, and thread 0's steps meet the planted window before the scope registers.
+    let exps: String = (0..16)
+        .map(|k| {
+            format!(
+                r#", {{"op": {{"out": {}, "op": {{"unary": {{"op": "exp", "src": {k}}}}}}}}}"#,
+                k + 1
+            )
+        })
+        .collect();
+    let program = program(&format!(
+        r#"{{"thread": {{"thread": 1}}}},
+        {{"enter_scope": {{"device": {{"capture": 0}}}}}},
+        {{"exit_scope": {{"inputs": [], "outputs": []}}}},
+        {{"thread": {{"thread": 0}}}},
+        {{"create": {{"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex"}}}}{exps}"#
+    ));
+    assert_eq!(program.thread_count(), 2);
+    racy_scope_for_tests(true);
+    let session = common::cpu();
+    for _ in 0..3 {
+        let serial = dispatch_fuzz::check(&session, &program).unwrap();
+        assert!(serial.finding.is_none(), "{:?}", serial.finding);
+    }
+    let mut met = None;
+    for _ in 0..20 {
+        if let Some(finding) = dispatch_fuzz::collide(&session, &program).unwrap().finding {
+            met = Some(finding);
+            break;
+        }
+    }
+    let finding = met.expect("collide meets the planted race in 20 runs");
+    assert_eq!(finding.class, "unknown");
+    assert!(
+        finding.message.contains("planted race"),
+        "{}",
+        finding.message
+    );
+    let flaky = dispatch_fuzz::hit_rate(&session, &program, &finding.signature, 10).unwrap();
+    racy_scope_for_tests(false);
+    assert_eq!(flaky.tries, 10);
+    assert!(flaky.hits >= 1, "{flaky:?}");
+    // Without the planted race, the same collide runs meet nothing.
+    let clean = dispatch_fuzz::collide(&session, &program).unwrap();
+    assert!(clean.finding.is_none(), "{:?}", clean.finding);
+}
+
+#[test]
+fn a_flaky_finding_round_trips_with_its_hit_rate_and_is_never_promoted_to_a_case() {
+    use dispatch_fuzz::program::{Flaky, Input};
+    use dispatch_fuzz::regressions::{promote, Promotion};
+    let flaky = Flaky { hits: 7, tries: 20 };
+    let file = ProgramFile {
+        signature: Some("unknown | planted race | harness/src/interpreter/faults.rs".to_string()),
+        class: Some("unknown".to_string()),
+        flaky: Some(flaky),
+        steps: program(r#"{"enter_scope": {"device": {"capture": 0}}}"#).steps,
+        ..ProgramFile::default()
+    };
+    let dir = std::env::temp_dir().join(format!("dispatch-fuzz-flaky-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("flaky-unknown-0.json");
+    std::fs::write(&path, file.to_text()).unwrap();
+    let input = Input::load(&path, Backends::default()).unwrap();
+    assert_eq!(input.flaky, Some(flaky));
+    let refused = promote(
+        Promotion {
+            input: path,
+            name: Some("planted-race".to_string()),
+            root_cause: Some("a planted race".to_string()),
+            dir: dir.join("store"),
+            backends: Backends::default(),
+        },
+        &common::cpu(),
+    )
+    .expect_err("a flaky finding is not a reproducer");
+    assert!(refused.to_string().contains("7 of 20"), "{refused}");
+    assert!(!dir.join("store").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -22,9 +22,10 @@ use dispatch_fuzz::config;
 use dispatch_fuzz::guide::{tally, Guide, Origin, Tally};
 use dispatch_fuzz::hash::fnv1a;
 use dispatch_fuzz::interpreter::Outcome;
+use dispatch_fuzz::oracles::Finding;
 use dispatch_fuzz::program::ProgramFile;
-use dispatch_fuzz::program::{Backends, Entry, Program, Step};
-use dispatch_fuzz::{check, Verdict};
+use dispatch_fuzz::program::{Backends, Entry, Flaky, Program, Step};
+use dispatch_fuzz::{check, collide, hit_rate, Verdict};
 
 /// A pair judged this often by an oracle counts as judged in the summary.
 const ENOUGH: u64 = 10;
@@ -68,7 +69,15 @@ pub struct Args {
     /// `fixed:matmul`); repeatable. Random programs still make up one in three.
     #[arg(long, value_parser = parse_entry)]
     aim: Vec<Entry>,
+    /// Run every Nth threaded program whose serial run found nothing again under collide (its
+    /// threads' neighbouring runs of steps at the same time); 0: never. A finding met there is
+    /// run COLLIDE_TRIES more times and saved as flaky, with its hit rate, never as a finding.
+    #[arg(long, default_value_t = 1)]
+    collide: u64,
 }
+
+/// Collide runs of a flaky finding's program that measure its hit rate.
+const COLLIDE_TRIES: u32 = 20;
 
 fn parse_entry(text: &str) -> Result<Entry, String> {
     let (family, name) = text
@@ -130,6 +139,11 @@ struct Stats {
     /// Seconds into the session when each class was first seen.
     first_hit: BTreeMap<String, f64>,
     findings: Vec<(String, PathBuf)>,
+    /// Threaded programs run again under collide, and the flaky findings met there (signature,
+    /// hit rate, file), one per signature.
+    collided: u64,
+    flaky: Vec<(String, Flaky, PathBuf)>,
+    flaky_signatures: BTreeSet<String>,
     /// Known findings (stored cases met again) per case.
     known: BTreeMap<String, u64>,
     /// Values the differential compared across Flex and wgpu, replayed outputs eager-replay
@@ -285,6 +299,7 @@ impl Workers<'_> {
     fn worker(&self, k: usize, mut guide: Guide) -> Result<Guide> {
         let options = self.options;
         let mut last_report = self.start;
+        let mut threaded = 0;
         let lock = || self.stats.lock().unwrap_or_else(|e| e.into_inner());
         while Instant::now() < self.deadline && !self.stop.load(Ordering::Relaxed) {
             let (program, origin) = guide.next_program();
@@ -303,6 +318,7 @@ impl Workers<'_> {
             };
             let now = self.start.elapsed().as_secs_f64();
             guide.observe(&program, &verdict, now);
+            let collided = self.collided(&program, &verdict, &mut threaded)?;
             let mut stats = lock();
             if options.runs > 0 && stats.execs >= options.runs {
                 break;
@@ -331,6 +347,25 @@ impl Workers<'_> {
                     stats.findings.push((finding.signature.to_string(), path));
                 }
             }
+            if let Some((finding, flaky)) = collided {
+                stats.collided += 1;
+                if let Some((finding, flaky)) = finding.zip(flaky) {
+                    if stats.flaky_signatures.insert(finding.signature.to_string()) {
+                        let exec = stats.execs;
+                        let found = (&finding, flaky);
+                        let path = save_flaky(options, &program, found, &origin, &bytes, k, exec)?;
+                        eprintln!(
+                            "\nnew flaky finding (collide, {} of {} runs): {}\n  saved to {}",
+                            flaky.hits,
+                            flaky.tries,
+                            finding.signature,
+                            path.display()
+                        );
+                        let signature = finding.signature.to_string();
+                        stats.flaky.push((signature, flaky, path));
+                    }
+                }
+            }
             // A live line on a terminal; a line every 10 s in logs, where `\r` would pile up.
             let every = if self.interactive { 1 } else { 10 };
             if k == 0 && last_report.elapsed() >= Duration::from_secs(every) {
@@ -349,6 +384,82 @@ impl Workers<'_> {
         }
         Ok(guide)
     }
+}
+
+impl Workers<'_> {
+    /// Runs `program` again under collide where `--collide` picks it: a threaded program whose
+    /// serial run found nothing, every Nth of this worker's (`threaded` counts them). `None`
+    /// where it did not run; else the finding collide met, if any, with its hit rate over
+    /// [`COLLIDE_TRIES`] more runs where its signature is new.
+    #[allow(clippy::type_complexity)]
+    fn collided(
+        &self,
+        program: &Program,
+        verdict: &Verdict,
+        threaded: &mut u64,
+    ) -> Result<Option<(Option<Finding>, Option<Flaky>)>> {
+        let every = self.options.collide;
+        if every == 0 || program.thread_count() < 2 || verdict.finding.is_some() {
+            return Ok(None);
+        }
+        *threaded += 1;
+        if !threaded.is_multiple_of(every) {
+            return Ok(None);
+        }
+        let session = &self.checked_in;
+        let context = || "a collide run failed (the harness, not Burn)";
+        let Some(finding) = collide(session, program).with_context(context)?.finding else {
+            return Ok(Some((None, None)));
+        };
+        let seen = {
+            let stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+            stats
+                .flaky_signatures
+                .contains(&finding.signature.to_string())
+        };
+        if seen {
+            return Ok(Some((Some(finding), None)));
+        }
+        let flaky =
+            hit_rate(session, program, &finding.signature, COLLIDE_TRIES).with_context(context)?;
+        Ok(Some((Some(finding), Some(flaky))))
+    }
+}
+
+/// Saves a flaky finding's program as `flaky-<class>-<fnv1a of its signature>.json`, with its
+/// hit rate (a program file `promote` refuses).
+fn save_flaky(
+    options: &Args,
+    program: &Program,
+    (finding, flaky): (&Finding, Flaky),
+    origin: &Origin,
+    bytes: &[u8],
+    worker: usize,
+    exec: u64,
+) -> Result<PathBuf> {
+    let signature = finding.signature.to_string();
+    let hash = fnv1a(&[signature.as_bytes()]);
+    let file = ProgramFile {
+        signature: Some(signature),
+        class: Some(finding.class.clone()),
+        origin: Some(format!(
+            "dispatch-fuzz fuzz --seed {} --collide {}, worker {worker}, input #{exec} ({}, {} \
+             bytes, fnv1a {:016x}): met under collide, not in the serial schedule",
+            options.seed,
+            options.collide,
+            describe(origin),
+            bytes.len(),
+            fnv1a(&[bytes])
+        )),
+        flaky: Some(flaky),
+        steps: program.steps.clone(),
+        ..ProgramFile::default()
+    };
+    write_program(
+        options,
+        &format!("flaky-{}-{hash:016x}.json", finding.class),
+        &file,
+    )
 }
 
 /// Each reason's share, in `counts` (values left wholly or partly uncompared), of the values
@@ -597,6 +708,11 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
                 "classes": stats.classes,
                 "first_hit_seconds": stats.first_hit,
                 "findings": findings,
+                "collide_runs": stats.collided,
+                "flaky_findings": stats.flaky.iter()
+                    .map(|(s, f, p)| json!({"signature": s, "hits": f.hits, "tries": f.tries,
+                        "file": p.display().to_string()}))
+                    .collect::<Vec<_>>(),
                 "known_findings": stats.known,
                 "wgpu_compared": stats.compared,
                 "replay_compared": stats.replay_compared,
@@ -733,5 +849,18 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
     println!("findings: {}", stats.findings.len());
     for (signature, path) in &stats.findings {
         println!("  {signature}\n    {}", path.display());
+    }
+    println!(
+        "collide: {} threaded programs run again with their threads at once; flaky findings: {}",
+        stats.collided,
+        stats.flaky.len()
+    );
+    for (signature, flaky, path) in &stats.flaky {
+        println!(
+            "  {signature}  ({} of {} collide runs)\n    {}",
+            flaky.hits,
+            flaky.tries,
+            path.display()
+        );
     }
 }

@@ -17,6 +17,15 @@ use dispatch_fuzz::Session;
 /// returns the minimized file and where it went.
 fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
     let input = Input::load(path, config::get().backends)?;
+    if let Some(flaky) = input.flaky {
+        anyhow::bail!(
+            "{}: a flaky finding (met under collide in {} of {} runs) has no verdict to keep \
+             while minimizing: the serial schedule never meets it",
+            path.display(),
+            flaky.hits,
+            flaky.tries
+        );
+    }
     let session = session_for(&input, &Session::from_config());
     let Input {
         program, origin, ..

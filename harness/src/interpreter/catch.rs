@@ -254,6 +254,9 @@ pub(super) fn set_step(step: Option<usize>) {
     STEP.with(|s| s.set(step));
 }
 
+/// What a thread's journal noted: side panics and side errors.
+pub(super) type Journal = (Vec<SidePanic>, Vec<SideError>);
+
 /// Starts a run's journal, dropping anything left from an earlier one.
 pub(super) fn journal_start() {
     JOURNAL.with(|j| j.borrow_mut().clear());
@@ -262,7 +265,7 @@ pub(super) fn journal_start() {
 }
 
 /// Appends what another program thread's journal noted (see [`journal_take`]).
-pub(super) fn journal_extend((panics, errors): (Vec<SidePanic>, Vec<SideError>)) {
+pub(super) fn journal_extend((panics, errors): Journal) {
     JOURNAL.with(|j| j.borrow_mut().extend(panics));
     ERRORS.with(|e| e.borrow_mut().extend(errors));
 }
@@ -274,7 +277,7 @@ pub(super) fn mark_harness_thread() {
 }
 
 /// The run's journal: the panics and the error values it noted.
-pub(super) fn journal_take() -> (Vec<SidePanic>, Vec<SideError>) {
+pub(super) fn journal_take() -> Journal {
     (
         JOURNAL.with(|j| std::mem::take(&mut *j.borrow_mut())),
         ERRORS.with(|e| std::mem::take(&mut *e.borrow_mut())),

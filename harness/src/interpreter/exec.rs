@@ -2,6 +2,7 @@
 //! calls the [`Lockstep`] hook after each step and each completed scope.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use anyhow::{anyhow, Context, Result};
@@ -13,7 +14,7 @@ use burn_backend::{BoolStore, DType, ExecutionError};
 use burn_dispatch::backends::Capture;
 use burn_dispatch::DispatchDevice;
 
-use super::catch::{self, at_site, catch, harness_code};
+use super::catch::{self, at_site, catch, harness_code, Journal};
 use super::faults::Planted;
 use super::lanes::{self, Lanes};
 use super::lockstep::{CompletedScope, Lockstep, Unobserved, World};
@@ -79,6 +80,27 @@ pub fn run_in_lockstep(
     mode: Mode,
     hook: &mut dyn Lockstep,
 ) -> Result<Trace> {
+    run_scheduled(program, backends, mode, hook, false)
+}
+
+/// [`run`] in collide mode (syzkaller's): each pair of neighbouring runs of steps on different
+/// program threads runs at the same time, the first pair, then the next, instead of one after
+/// the other. A step still holds the run's state while it runs, so two steps never overlap each
+/// other; what overlaps a step is another thread's capture scope being entered, registered,
+/// completed and left, the calls that reach the process-wide client registry. Outcomes follow
+/// the timing: no oracle follows such a run (`oracles::collide` classifies its panics), and a
+/// single-threaded program runs as [`run`] runs it.
+pub fn run_colliding(program: &Program, backends: Backends) -> Result<Trace> {
+    run_scheduled(program, backends, Mode::Full, &mut Unobserved, true)
+}
+
+fn run_scheduled(
+    program: &Program,
+    backends: Backends,
+    mode: Mode,
+    hook: &mut dyn Lockstep,
+    collide: bool,
+) -> Result<Trace> {
     let n = program.steps.len();
     let mut exits = 0;
     let exit_ordinal = program
@@ -110,7 +132,10 @@ pub fn run_in_lockstep(
         current: 0,
     };
     catch::journal_start();
-    let shared = Shared(Mutex::new(Exclusive(run)));
+    let shared = Shared {
+        state: Mutex::new(Exclusive(run)),
+        entering: AtomicUsize::new(0),
+    };
     // A single-threaded program (nearly every one) needs no thread per step: `range` reads
     // them only where there are lanes.
     let threaded = program.thread_count() > 1;
@@ -128,6 +153,7 @@ pub fn run_in_lockstep(
         lanes: None,
         me: 0,
         planted: Planted::here(),
+        collide,
     };
     if threaded {
         // Program thread 0 is this thread; the others are its lanes.
@@ -142,7 +168,7 @@ pub fn run_in_lockstep(
         walk.range(0, n)?;
     }
     let mut run = shared
-        .0
+        .state
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
         .0;
@@ -683,24 +709,48 @@ fn call_device(device: &Device, call: DeviceCall) -> Result<(), String> {
     }
 }
 
+/// A closure handed to another program thread, with the walk it runs in there.
+struct Handed<'a, 'p, 'h, F> {
+    there: Walk<'a, 'p, 'h>,
+    f: F,
+}
+
+impl<'a, 'p, 'h, F: FnOnce(&Walk<'a, 'p, 'h>) -> Result<()>> Handed<'a, 'p, 'h, F> {
+    /// Runs it on this thread, the thread it was handed to: the planted faults taken on, the
+    /// journal it noted handed back with its result.
+    fn run(self) -> (Result<()>, Journal) {
+        self.there.planted.plant();
+        let result = (self.f)(&self.there);
+        (result, catch::journal_take())
+    }
+}
+
+/// How long a planted racy scope waits between its start and its registration.
+const RACY_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// The run's state, which the program's threads hand to one another: a step runs with the lock
-/// held, and only one thread works at a time, the one the schedule names.
-struct Shared<'p, 'h>(Mutex<Exclusive<Run<'p, 'h>>>);
+/// held; in the serial schedule only one thread works at a time, the one the schedule names.
+struct Shared<'p, 'h> {
+    state: Mutex<Exclusive<Run<'p, 'h>>>,
+    /// Threads between the start of a scope and its closure's first line, counted only where a
+    /// test planted a race there ([`super::faults::racy_scope_for_tests`]).
+    entering: AtomicUsize,
+}
 
 /// A [`Run`] that may move between the program's threads.
 struct Exclusive<T>(T);
 
 // SAFETY: a `Run` is `!Send` for the `Rc`s its slots and the oracles' hook hold. It is only ever
-// reached through `Shared`'s mutex, and the threads of one program never work at the same time:
-// a thread hands the schedule on through `Lanes::install` and blocks until the steps it handed
-// on have finished, so every access to those `Rc`s is ordered by the lock and by the queues'
-// mutexes. No `Rc` escapes the lock: a step's Burn values leave it as `AnyTensor`s, which are
-// `Send`.
+// reached through `Shared`'s mutex, and no `Rc` escapes the lock: a step's Burn values leave it
+// as `AnyTensor`s and capture handles, which are `Send`. So every access to those `Rc`s, from
+// whichever program thread, is ordered by the lock, in the serial schedule (where a thread hands
+// the schedule on through `Lanes::install` and blocks) and under collide (where two threads
+// run at once, each taking the lock for each step) alike.
 unsafe impl<T> Send for Exclusive<T> {}
 
 impl<'p, 'h> Shared<'p, 'h> {
     fn with<T>(&self, f: impl FnOnce(&mut Run<'p, 'h>) -> T) -> T {
-        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         f(&mut guard.0)
     }
 }
@@ -721,9 +771,25 @@ struct Walk<'a, 'p, 'h> {
     me: u8,
     /// The faults tests planted on the thread that runs the program.
     planted: Planted,
+    /// Collide mode ([`run_colliding`]).
+    collide: bool,
 }
 
-impl Walk<'_, '_, '_> {
+impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
+    /// This walk as program thread `thread` runs it, with `f` wrapped for that thread: the
+    /// planted faults taken on, and the journal it noted handed back with `f`'s result.
+    fn handed<F: FnOnce(&Self) -> Result<()> + Send>(
+        &self,
+        thread: u8,
+        f: F,
+    ) -> Handed<'a, 'p, 'h, F> {
+        let there = Walk {
+            me: thread,
+            ..*self
+        };
+        Handed { there, f }
+    }
+
     /// Runs `f` on program thread `thread`: here, or on that thread's lane, this thread serving
     /// its own lane meanwhile. What the other thread's journal noted comes back to this one's.
     fn on(&self, thread: u8, f: impl FnOnce(&Self) -> Result<()> + Send) -> Result<()> {
@@ -731,48 +797,87 @@ impl Walk<'_, '_, '_> {
             Some(lanes) if thread != self.me => lanes,
             _ => return f(self),
         };
-        let there = Walk {
-            me: thread,
-            ..*self
-        };
-        let (result, journal) = lanes.install(self.me, thread, move || {
-            there.planted.plant();
-            let result = f(&there);
-            (result, catch::journal_take())
-        });
+        let handed = self.handed(thread, f);
+        let (result, journal) = lanes.install(self.me, thread, move || handed.run());
         catch::journal_extend(journal);
         result
     }
 
+    /// The step after step `i`, or after its whole scope where it opens one.
+    fn next(&self, i: usize) -> Result<usize> {
+        match self.program.steps[i] {
+            Step::EnterScope { .. } => self.ends[i]
+                .map(|exit| exit + 1)
+                .ok_or_else(|| anyhow!("scope at step {i} has no exit")),
+            _ => Ok(i + 1),
+        }
+    }
+
+    /// The end of the run of steps and whole scopes from `i` (before `end`) on step `i`'s thread.
+    fn segment_end(&self, i: usize, end: usize) -> Result<usize> {
+        let thread = self.threads[i];
+        let mut j = i;
+        while j < end && self.threads[j] == thread {
+            j = self.next(j)?;
+        }
+        Ok(j)
+    }
+
     /// Runs steps `start..end`, each on its thread: a run of steps and whole scopes on another
     /// thread is handed to it at once, so a thread that runs ten steps in a row is woken once.
+    /// Under collide, each two neighbouring runs on different threads run at the same time.
     fn range(&self, start: usize, end: usize) -> Result<()> {
+        let lanes = match self.lanes {
+            Some(lanes) if self.collide => lanes,
+            _ => return self.in_order(start, end),
+        };
+        let mut i = start;
+        while i < end {
+            let j = self.segment_end(i, end)?;
+            if j >= end {
+                return self.in_order(i, j);
+            }
+            let k = self.segment_end(j, end)?;
+            // One of the two runs is on another thread (they differ): it goes there, and this
+            // thread runs the other, handing it on where it is a third thread's.
+            let (there, here) = if self.threads[i] != self.me {
+                ((self.threads[i], i, j), (j, k))
+            } else {
+                ((self.threads[j], j, k), (i, j))
+            };
+            let (thread, from, to) = there;
+            let handed = self.handed(thread, move |walk: &Self| walk.in_order(from, to));
+            let ((result, journal), here) = lanes.join(
+                self.me,
+                thread,
+                move || handed.run(),
+                || self.in_order(here.0, here.1),
+            );
+            catch::journal_extend(journal);
+            result.and(here)?;
+            i = k;
+        }
+        Ok(())
+    }
+
+    /// Runs steps `start..end` one run of a thread after another, each on its thread.
+    fn in_order(&self, start: usize, end: usize) -> Result<()> {
         let program = self.program;
         let mut i = start;
         while i < end {
-            let next = |i: usize| match program.steps[i] {
-                Step::EnterScope { .. } => self.ends[i]
-                    .map(|exit| exit + 1)
-                    .ok_or_else(|| anyhow!("scope at step {i} has no exit")),
-                _ => Ok(i + 1),
-            };
             if self.lanes.is_some() && self.threads[i] != self.me {
-                let thread = self.threads[i];
-                let mut j = i;
-                while j < end && self.threads[j] == thread {
-                    j = next(j)?;
-                }
+                let (thread, j) = (self.threads[i], self.segment_end(i, end)?);
                 self.on(thread, |walk| walk.range(i, j))?;
                 i = j;
                 continue;
             }
             if let Step::EnterScope { device } = program.steps[i] {
-                let exit = next(i)? - 1;
+                let exit = self.next(i)? - 1;
                 self.scope(i, exit, device)?;
             } else {
                 self.step(i)?;
             }
-            i = next(i)?;
+            i = self.next(i)?;
         }
         Ok(())
     }
@@ -780,6 +885,15 @@ impl Walk<'_, '_, '_> {
     /// Runs step `i`, which is no scope step, on this thread.
     fn step(&self, i: usize) -> Result<()> {
         catch::set_step(Some(i));
+        if self.planted.racy_scope() && self.run.entering.load(Ordering::SeqCst) > 0 {
+            // The planted race stands where a Burn bug would: in a call, whose panic is Burn's.
+            let panic = match catch(super::faults::race) {
+                Err(panic) => panic,
+                Ok(never) => match never {},
+            };
+            self.run.with(|run| run.set(i, Outcome::Panic(panic)));
+            return Ok(());
+        }
         self.run.with(|run| {
             run.current = i;
             // Every Burn call of a step runs under its own `catch`; what unwinds past them was
@@ -830,11 +944,24 @@ impl Walk<'_, '_, '_> {
         let mut ran = false;
         let mut inner: Result<()> = Ok(());
         let (mut input_handles, mut output_handles) = (Vec::new(), Vec::new());
+        let entering = &self.run.entering;
+        let racy = self.planted.racy_scope();
+        if racy {
+            entering.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(RACY_WINDOW);
+        }
+        let mut in_window = racy;
+        let mut leave_window = || {
+            if std::mem::take(&mut in_window) {
+                entering.fetch_sub(1, Ordering::SeqCst);
+            }
+        };
         let result = catch(|| {
             burn_device.capture_scope(|mut scope| {
                 // The closure is the harness's own code, but for the scope's own calls: a panic
                 // in it is the harness's fault, never Burn's.
                 harness_code(|| {
+                    leave_window();
                     ran = true;
                     self.run.with(|run| run.set(enter, Outcome::ok()));
                     inner = self.range(enter + 1, exit);
@@ -863,6 +990,7 @@ impl Walk<'_, '_, '_> {
                 }
             })
         });
+        leave_window();
         inner?;
         // What `complete` saw: `input` registers an id once.
         let pairs = |handles: &[(Slot, Handle)], dedup: bool| {

@@ -14,6 +14,7 @@ use crate::program::Op;
 thread_local! {
     static WRONG_UNARY: Cell<Option<&'static str>> = const { Cell::new(None) };
     static WRONG_GRADIENT: Cell<bool> = const { Cell::new(false) };
+    static RACY_SCOPE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The faults planted on a thread, which a threaded program's threads take on from the thread
@@ -22,6 +23,7 @@ thread_local! {
 pub(super) struct Planted {
     unary: Option<&'static str>,
     gradient: bool,
+    racy_scope: bool,
 }
 
 impl Planted {
@@ -30,6 +32,7 @@ impl Planted {
         Planted {
             unary: WRONG_UNARY.with(Cell::get),
             gradient: WRONG_GRADIENT.with(Cell::get),
+            racy_scope: RACY_SCOPE.with(Cell::get),
         }
     }
 
@@ -37,7 +40,26 @@ impl Planted {
     pub(super) fn plant(self) {
         WRONG_UNARY.with(|c| c.set(self.unary));
         WRONG_GRADIENT.with(|c| c.set(self.gradient));
+        RACY_SCOPE.with(|c| c.set(self.racy_scope));
     }
+
+    /// Whether a race is planted between a scope's start and the steps of other threads.
+    pub(super) fn racy_scope(self) -> bool {
+        self.racy_scope
+    }
+}
+
+/// Plants a race on this thread: a capture scope waits a moment between its start and its
+/// registration, and a step that runs meanwhile (on another program thread, which only collide
+/// allows) panics, as a registry that a second thread reached half-built would; `false` ends it.
+#[doc(hidden)]
+pub fn racy_scope_for_tests(on: bool) {
+    RACY_SCOPE.with(|c| c.set(on));
+}
+
+/// The planted race's panic.
+pub(super) fn race() -> std::convert::Infallible {
+    panic!("planted race: a step ran while another thread was entering a capture scope")
 }
 
 /// Makes every gradient one too large on every device on this thread (a wrong backward

@@ -4,15 +4,17 @@
 //! A step runs on another thread by [`Lanes::install`]: the closure goes to that thread's queue
 //! and the caller blocks on its own queue, running what is handed to it meanwhile (a scope's
 //! closure open on one thread hands steps to another and gets steps handed back), until the
-//! closure's completion arrives. Exactly one thread works at a time, in the schedule's order;
-//! the others sleep on a condition variable. rayon's `install` did the same, but its waiting
-//! workers spin before they sleep, which on two cores made a threaded program four times as
-//! slow, and a rayon worker running a program (`fuzz --jobs`) would steal its pool's other
-//! programs while it waited.
+//! closure's completion arrives. In the serial schedule exactly one thread works at a time, in
+//! the schedule's order; the others sleep on a condition variable. Collide ([`Lanes::join`])
+//! runs two threads' steps at once. rayon's `install` did the same, but its waiting workers
+//! spin before they sleep, which on two cores made a threaded program four times as slow, and a
+//! rayon worker running a program (`fuzz --jobs`) would steal its pool's other programs while
+//! it waited.
 
 use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::ThreadId;
 
@@ -29,8 +31,8 @@ const LANE_STACK: usize = 64 << 20;
 enum Message {
     /// A closure to run here.
     Run(Box<dyn FnOnce() + Send + 'static>),
-    /// The closure this thread handed on has finished.
-    Done,
+    /// A closure this thread is waiting for may have finished: look again.
+    Wake,
     /// The lane's owner is gone: the lane ends.
     Quit,
 }
@@ -67,16 +69,34 @@ impl Queue {
         }
     }
 
-    /// Runs what arrives until a `Done` does; `false` on `Quit`.
-    fn serve(&self) -> bool {
+    /// Runs what arrives until `done` is set; `false` on `Quit`. Completions are flags, not
+    /// messages, because under collide a thread may wait for one closure while running another
+    /// that waits for a third, and their completions arrive in any order.
+    fn serve_until(&self, done: &AtomicBool) -> bool {
         loop {
+            if done.load(Ordering::Acquire) {
+                return true;
+            }
             match self.pop() {
                 Message::Run(job) => job(),
-                Message::Done => return true,
+                Message::Wake => {}
                 Message::Quit => return false,
             }
         }
     }
+}
+
+/// A closure handed to another thread: its result, once `done`.
+struct Completion<T> {
+    result: Mutex<Option<std::thread::Result<T>>>,
+    done: AtomicBool,
+}
+
+/// A closure running on another thread, which [`Lanes::wait`] must collect before anything
+/// it borrows goes away.
+#[must_use = "a handed-on closure must be waited for: it borrows from the caller's frame"]
+struct Pending<T> {
+    completion: Arc<Completion<T>>,
 }
 
 /// The queues of one program-running thread's program threads: 0 its own, 1.. its lanes.
@@ -98,42 +118,81 @@ impl Lanes {
                     pool::adopt(devices);
                     DRIVER.with(|d| d.set(Some(driver)));
                     catch::mark_harness_thread();
-                    // A `Done` never reaches an idle lane: each answers a wait inside a job.
-                    while queue.serve() {}
+                    let never = AtomicBool::new(false);
+                    queue.serve_until(&never);
                 })
                 .map_err(|e| anyhow!("cannot start program thread {k}: {e}"))?;
         }
         Ok(Lanes { queues })
     }
 
+    /// Hands `f` to program thread `to`; program thread `from` (this thread) is woken when it
+    /// has finished. The caller must [`wait`](Self::wait) for it before returning.
+    fn send<T: Send>(&self, from: u8, to: u8, f: impl FnOnce() -> T + Send) -> Pending<T> {
+        let completion = Arc::new(Completion {
+            result: Mutex::new(None),
+            done: AtomicBool::new(false),
+        });
+        let back = self.queues[usize::from(from)].clone();
+        let there = completion.clone();
+        let job: Box<dyn FnOnce() + Send + '_> = Box::new(move || {
+            let value = catch_unwind(AssertUnwindSafe(f));
+            *there.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+            there.done.store(true, Ordering::Release);
+            back.push(Message::Wake);
+        });
+        // SAFETY: the job borrows from the caller's frame for less than `'static`. `Pending` is
+        // `must_use`, and every caller here waits for it (`wait`, which returns only once `done`
+        // is set, after `f` has run and its captures are gone) before its frame ends, so nothing
+        // the job borrows is gone while it runs: the lifetime is erased for the queue's type.
+        let job: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(job) };
+        self.queues[usize::from(to)].push(Message::Run(job));
+        Pending { completion }
+    }
+
+    /// Waits on program thread `from` (this thread) for `pending`, running what is handed to
+    /// this thread meanwhile, and hands back its value; a panic in it is raised again here.
+    fn wait<T>(&self, from: u8, pending: Pending<T>) -> T {
+        let completion = pending.completion;
+        if !self.queues[usize::from(from)].serve_until(&completion.done) {
+            unreachable!("only a lane's owner sends Quit, and it is waiting here");
+        }
+        let result = completion
+            .result
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match result {
+            Some(Ok(value)) => value,
+            Some(Err(panic)) => resume_unwind(panic),
+            None => unreachable!("`done` is set after the job stored its result"),
+        }
+    }
+
     /// Runs `f` on program thread `to`, from program thread `from` (this thread), and hands
     /// back its value; `from` runs what is handed to it meanwhile. A panic in `f` is raised
     /// again here.
     pub fn install<T: Send>(&self, from: u8, to: u8, f: impl FnOnce() -> T + Send) -> T {
-        let mut result: Option<std::thread::Result<T>> = None;
-        let slot = SendPtr(&mut result as *mut Option<std::thread::Result<T>>);
-        let back = self.queues[usize::from(from)].clone();
-        let job: Box<dyn FnOnce() + Send + '_> = Box::new(move || {
-            let slot = slot;
-            let value = catch_unwind(AssertUnwindSafe(f));
-            // SAFETY: the caller waits below until `Done` arrives, which this job sends only
-            // after this write, so `result` outlives it and nothing else touches it meanwhile;
-            // the queue's mutex orders the write before the caller's read.
-            unsafe { *slot.0 = Some(value) };
-            back.push(Message::Done);
-        });
-        // SAFETY: the job borrows from this frame for less than `'static`, and this function
-        // returns only once the job has run to its end (`Done`), so nothing it borrows is gone
-        // while it runs: the lifetime is erased for the queue's type alone.
-        let job: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(job) };
-        self.queues[usize::from(to)].push(Message::Run(job));
-        if !self.queues[usize::from(from)].serve() {
-            unreachable!("only a lane's owner sends Quit, and it is waiting here");
-        }
-        match result.take() {
-            Some(Ok(value)) => value,
-            Some(Err(panic)) => resume_unwind(panic),
-            None => unreachable!("Done arrives after the job stored its result"),
+        let pending = self.send(from, to, f);
+        self.wait(from, pending)
+    }
+
+    /// Runs `there` on program thread `to` and `here` on program thread `from` (this thread)
+    /// at the same time, and hands back both values once both have finished (collide). A panic
+    /// in either is raised again here, after both have finished.
+    pub fn join<A: Send, B>(
+        &self,
+        from: u8,
+        to: u8,
+        there: impl FnOnce() -> A + Send,
+        here: impl FnOnce() -> B,
+    ) -> (A, B) {
+        let pending = self.send(from, to, there);
+        let b = catch_unwind(AssertUnwindSafe(here));
+        let a = self.wait(from, pending);
+        match b {
+            Ok(b) => (a, b),
+            Err(panic) => resume_unwind(panic),
         }
     }
 }
@@ -145,12 +204,6 @@ impl Drop for Lanes {
         }
     }
 }
-
-/// A raw pointer the job may carry to another thread (see the SAFETY notes in `install`).
-struct SendPtr<T>(*mut T);
-
-// SAFETY: the pointee is written by exactly one thread while its owner waits for it.
-unsafe impl<T: Send> Send for SendPtr<T> {}
 
 thread_local! {
     static LANES: OnceCell<Lanes> = const { OnceCell::new() };

@@ -59,8 +59,21 @@ pub struct ProgramFile {
     /// The limits a `timeout` or `out-of-memory` case exceeds.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub limits: Option<RunLimits>,
+    /// A finding met under collide alone, with how often it came back there: never a case (its
+    /// verdict follows the timing), but kept so that a person can look at it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flaky: Option<Flaky>,
     /// The steps.
     pub steps: Vec<Step>,
+}
+
+/// How often a finding came back when its program ran again under collide.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Flaky {
+    /// Runs that met the finding again.
+    pub hits: u32,
+    /// Runs tried.
+    pub tries: u32,
 }
 
 /// The limits libFuzzer runs a target's inputs under (its `fuzz/<target>.options`): an input
@@ -163,6 +176,8 @@ pub struct Input {
     pub signature: Option<String>,
     /// Whether the input was a program file (else a libFuzzer artifact).
     pub program_file: bool,
+    /// The hit rate a flaky finding's file names: such a finding was met under collide alone.
+    pub flaky: Option<Flaky>,
     /// The file's bytes as read.
     pub bytes: Vec<u8>,
 }
@@ -190,6 +205,7 @@ impl Input {
                     class: file.class,
                     signature: file.signature,
                     program_file: true,
+                    flaky: file.flaky,
                     bytes,
                 });
             }
@@ -205,6 +221,7 @@ impl Input {
             class: None,
             signature: None,
             program_file: false,
+            flaky: None,
             bytes,
         })
     }

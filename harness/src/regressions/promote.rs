@@ -67,6 +67,14 @@ pub fn promote(options: Promotion, session: &Session) -> Result<Promoted> {
         bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
     }
     let input = Input::load(&options.input, options.backends)?;
+    if let Some(flaky) = input.flaky {
+        bail!(
+            "a flaky finding (met under collide in {} of {} runs, never in the serial schedule) is \
+             not a reproducer: its verdict follows the timing",
+            flaky.hits,
+            flaky.tries
+        );
+    }
     let session = crate::minimize::session_for(&input, &session.on(options.backends));
     let origin = input.origin;
     let original = input.program.clone();
@@ -112,6 +120,7 @@ pub fn promote(options: Promotion, session: &Session) -> Result<Promoted> {
         upstream: None,
         adapters: Vec::new(),
         limits: None,
+        flaky: None,
         steps: minimized.program.steps.clone(),
     };
     // A wgpu case holds on the adapter class it was minimized on: the suite judges it there.
@@ -208,6 +217,7 @@ pub fn promote_limited(
             upstream: None,
             adapters: Vec::new(),
             limits: Some(limits),
+            flaky: None,
             steps: minimized.program.steps.clone(),
         };
     let mut case = Case {
