@@ -76,12 +76,18 @@ pub fn check(session: &Session, program: &Program) -> Result<Verdict> {
 
 /// Runs `program` in `session` under collide ([`interpreter::run_colliding`]): neighbouring
 /// runs of steps on different program threads at the same time. Outcomes follow the timing, so
-/// no oracle follows (its report is empty); every panic is classified under the policy as
-/// [`check`] classifies it, and an unknown one, or a pooled device left refusing a scope, is the
-/// finding. A single-threaded program runs as under [`check`], without its oracles.
+/// no oracle follows (its report is empty); every panic is classified as [`check`] classifies
+/// it, and an unknown one, or a pooled device left refusing a scope, is the finding. A class the
+/// policy names as a finding (`DISPATCH_FUZZ_CRASH_ON`) is not one here: a guard a race reached
+/// (a tensor moved before another thread's scope materialized it) is no reproducer of it. A
+/// single-threaded program runs as under [`check`], without its oracles.
 pub fn collide(session: &Session, program: &Program) -> Result<Verdict> {
     let mut trace = interpreter::run_colliding(program, session.backends)?;
-    let classified = oracles::classify(&program.steps, &mut trace, &[], &session.policy);
+    let policy = oracles::Policy {
+        crash_on: Default::default(),
+        ..session.policy.clone()
+    };
+    let classified = oracles::classify(&program.steps, &mut trace, &[], &policy);
     Ok(Verdict {
         trace,
         oracles: OracleReport::default(),
