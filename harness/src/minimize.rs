@@ -6,7 +6,7 @@
 mod passes;
 mod shrink;
 
-pub use shrink::{minimize_finding, Minimized, Minimizer, Progress, Reproduction};
+pub use shrink::{minimize_finding, Minimized, Minimizer, Progress, Reproduction, PARALLEL_FROM};
 
 use crate::oracles::known::known_case;
 use crate::program::Input;

@@ -8,6 +8,7 @@ use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
 use dispatch_fuzz::{check, Session};
+use std::time::Duration;
 
 fn policy() -> Policy {
     Policy::parse(
@@ -129,12 +130,68 @@ fn a_program_without_a_finding_is_refused() {
 }
 
 #[test]
+fn minimizing_with_candidates_on_several_threads_gives_the_program_one_thread_gives() {
+    let policy = policy();
+    for program in crashing_programs(7, 3, 30) {
+        let on = |jobs: usize| {
+            // Every wave at once, however cheap a run: the parallel search itself is on trial.
+            let minimizer = Minimizer::new().jobs(jobs).parallel_from(Duration::ZERO);
+            minimize_finding(program.clone(), &in_session(&policy), minimizer).unwrap()
+        };
+        let (serial, parallel) = (on(1), on(4));
+        assert_eq!(serial.0, parallel.0);
+        assert_eq!(
+            serial.1.program, parallel.1.program,
+            "one thread:\n{}\nfour:\n{}",
+            serial.1.program, parallel.1.program
+        );
+        // A wave runs the candidates after the first that keeps for nothing: never fewer runs.
+        assert!(parallel.1.attempts >= serial.1.attempts);
+    }
+}
+
+#[test]
+fn the_parallel_search_takes_the_candidate_the_serial_one_takes_where_several_keep() {
+    // Any two steps keep the property, so every wave has several candidates that keep it, and
+    // which one wins decides which steps are left.
+    let steps: Vec<String> = (0..8)
+        .map(|k| {
+            format!(
+                r#"{{"create": {{"out": {k}, "kind": "float", "shape": [{}], "fill": "zeros", "device": "flex"}}}}"#,
+                k % 4 + 1
+            )
+        })
+        .collect();
+    let program = common::program(&format!("[{}]", steps.join(",")));
+    // Only the original steps, unchanged: no simpler form or renaming hides which ones stayed.
+    let holds = |p: &Program| -> anyhow::Result<bool> {
+        Ok(p.steps.len() >= 2 && p.steps.iter().all(|s| program.steps.contains(s)))
+    };
+    let serial = Minimizer::new().run(program.clone(), None, holds).unwrap();
+    for jobs in [2, 3, 4] {
+        let parallel = Minimizer::new()
+            .jobs(jobs)
+            .parallel_from(Duration::ZERO)
+            .run_parallel(program.clone(), None, holds)
+            .unwrap();
+        assert_eq!(parallel.program, serial.program, "{jobs} jobs");
+    }
+    assert_eq!(serial.program.steps.len(), 2);
+}
+
+#[test]
 fn the_attempt_budget_is_respected() {
     let program = crashing_programs(9, 1, 40).remove(0);
     let policy = policy();
-    let (_, minimized, _) =
-        minimize_finding(program, &in_session(&policy), Minimizer::new().attempts(5)).unwrap();
-    assert!(minimized.attempts <= 5, "{} attempts", minimized.attempts);
+    for jobs in [1, 4] {
+        let minimizer = Minimizer::new()
+            .attempts(5)
+            .jobs(jobs)
+            .parallel_from(Duration::ZERO);
+        let (_, minimized, _) =
+            minimize_finding(program.clone(), &in_session(&policy), minimizer).unwrap();
+        assert!(minimized.attempts <= 5, "{} attempts", minimized.attempts);
+    }
 }
 
 /// The CPU session under `policy`.

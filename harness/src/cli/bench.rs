@@ -134,7 +134,8 @@ pub struct Args {
     only: Vec<String>,
     /// Workers of the `all-jobs` path: `check` with all oracles over the set on this many
     /// threads, as `fuzz --jobs` runs it (default: every core). Not with wgpu, whose one
-    /// device stream `fuzz --jobs` does not share either.
+    /// device stream `fuzz --jobs` does not share either. With `--minimize`: the candidates
+    /// the parallel minimizer runs at once.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Instead: minimize this many seeded crashing programs of 50-200 steps and print the
@@ -145,16 +146,13 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
+        let jobs = self.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, usize::from),
+            usize::from,
+        );
         match self.minimize {
-            Some(count) => minimization(count, self.seed),
-            None => main(
-                (self.programs, self.seed, self.seconds),
-                &self.only,
-                self.jobs.map_or_else(
-                    || std::thread::available_parallelism().map_or(1, usize::from),
-                    usize::from,
-                ),
-            ),
+            Some(count) => minimization(count, self.seed, jobs),
+            None => main((self.programs, self.seed, self.seconds), &self.only, jobs),
         }
     }
 }
@@ -327,10 +325,11 @@ fn wgpu_costs() -> Result<()> {
 const MINIMIZE_CLASSES: &str = "capture-tensor-not-materialized,operation-outside-capture-scope,\
      capture-scope-complete,int-dtype-mismatch";
 
-/// Minimizes `count` seeded crashing programs of 50 to 200 steps and prints the figures. The
-/// classes take turns, so the easiest one does not fill the whole set.
-fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
-    use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
+/// Minimizes `count` seeded crashing programs of 50 to 200 steps, each with one candidate at a
+/// time and then `jobs` at a time (every wave, whatever a run costs), and prints the figures. The classes take turns, so the
+/// easiest one does not fill the whole set.
+fn minimization(count: usize, seed: u64, jobs: usize) -> Result<ExitCode> {
+    use dispatch_fuzz::minimize::{minimize_finding, Minimized, Minimizer, Reproduction};
 
     let mut classes: Vec<String> = config::get().policy().crash_on.iter().cloned().collect();
     if classes.is_empty() {
@@ -340,8 +339,9 @@ fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
             .collect();
     }
     let mut rng = SplitMix64::new(seed);
-    let mut rows = Vec::new();
+    let mut rows: Vec<(Minimized, Minimized)> = Vec::new();
     let mut tried = 0u64;
+    println!("minimize: one candidate at a time | {jobs} at a time");
     while rows.len() < count {
         let session =
             Session::from_config().with_policy(Policy::parse(&classes[rows.len() % classes.len()]));
@@ -354,14 +354,26 @@ fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
         if dispatch_fuzz::check(&session, &program)?.finding.is_none() {
             continue;
         }
-        let (signature, minimized, reproduction) =
-            minimize_finding(program, &session, Minimizer::new())?;
+        // Every wave at once, however cheap a run: what the minimizer's threshold is set from.
+        let minimize = |jobs: usize| {
+            let minimizer = Minimizer::new().jobs(jobs).parallel_from(Duration::ZERO);
+            minimize_finding(program.clone(), &session, minimizer)
+        };
+        let (signature, one, reproduction) = minimize(1)?;
+        let (_, many, _) = minimize(jobs)?;
         println!(
-            "{:>3} -> {:>2} steps {:>5} runs {:>7.1} ms {}  {}",
-            minimized.steps_before,
-            minimized.steps_after,
-            minimized.attempts,
-            minimized.elapsed.as_secs_f64() * 1e3,
+            "{:>3} -> {:>2} steps {:>5} runs {:>7.1} ms | {:>5} runs {:>7.1} ms{} {}  {}",
+            one.steps_before,
+            one.steps_after,
+            one.attempts,
+            one.elapsed.as_secs_f64() * 1e3,
+            many.attempts,
+            many.elapsed.as_secs_f64() * 1e3,
+            if one.program == many.program {
+                ""
+            } else {
+                " (another program)"
+            },
             if reproduction == Reproduction::Reproducible {
                 "ok   "
             } else {
@@ -369,23 +381,31 @@ fn minimization(count: usize, seed: u64) -> Result<ExitCode> {
             },
             signature.class
         );
-        rows.push(minimized);
+        rows.push((one, many));
     }
     let n = rows.len() as f64;
-    let mean = |f: &dyn Fn(&dispatch_fuzz::minimize::Minimized) -> f64| {
-        rows.iter().map(f).sum::<f64>() / n
-    };
+    let mean = |f: &dyn Fn(&(Minimized, Minimized)) -> f64| rows.iter().map(f).sum::<f64>() / n;
+    let ms = |m: &Minimized| m.elapsed.as_secs_f64() * 1e3;
     println!(
-        "{} programs ({} drawn): mean {:.1} -> {:.1} steps, {:.0} runs, {:.1} ms; max {:.1} ms",
+        "{} programs ({} drawn): mean {:.1} -> {:.1} steps; one at a time {:.0} runs, {:.1} ms, \
+         max {:.1} ms; {jobs} at a time {:.0} runs, {:.1} ms, max {:.1} ms",
         rows.len(),
         tried,
-        mean(&|m| m.steps_before as f64),
-        mean(&|m| m.steps_after as f64),
-        mean(&|m| m.attempts as f64),
-        mean(&|m| m.elapsed.as_secs_f64() * 1e3),
-        rows.iter()
-            .map(|m| m.elapsed.as_secs_f64() * 1e3)
-            .fold(0.0, f64::max)
+        mean(&|r| r.0.steps_before as f64),
+        mean(&|r| r.0.steps_after as f64),
+        mean(&|r| r.0.attempts as f64),
+        mean(&|r| ms(&r.0)),
+        rows.iter().map(|r| ms(&r.0)).fold(0.0, f64::max),
+        mean(&|r| r.1.attempts as f64),
+        mean(&|r| ms(&r.1)),
+        rows.iter().map(|r| ms(&r.1)).fold(0.0, f64::max),
+    );
+    let total = |k: fn(&(Minimized, Minimized)) -> &Minimized| -> f64 {
+        rows.iter().map(|r| ms(k(r))).sum()
+    };
+    println!(
+        "{jobs} at a time to one at a time: {:.2}x faster over the whole set",
+        total(|r| &r.0) / total(|r| &r.1).max(1e-9)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -36,6 +36,27 @@ pub(super) trait Search {
     fn try_candidate(&mut self, candidate: Program) -> Result<bool>;
     /// Names the pass that runs from now on, for progress reports.
     fn enter(&mut self, pass: &'static str);
+    /// Tries `candidates`, all made from the best so far, in order, until one keeps the
+    /// property and so becomes the best; its index. A search may run several at once.
+    fn first_keeping(&mut self, candidates: Vec<Program>) -> Result<Option<usize>>
+    where
+        Self: Sized,
+    {
+        one_at_a_time(self, candidates)
+    }
+}
+
+/// [`Search::first_keeping`] one candidate at a time.
+pub(super) fn one_at_a_time(
+    search: &mut impl Search,
+    candidates: Vec<Program>,
+) -> Result<Option<usize>> {
+    for (k, candidate) in candidates.into_iter().enumerate() {
+        if search.try_candidate(candidate)? {
+            return Ok(Some(k));
+        }
+    }
+    Ok(None)
 }
 
 pub(super) fn run_all(search: &mut impl Search, failing_step: Option<usize>) -> Result<()> {
@@ -117,16 +138,15 @@ fn ddmin(search: &mut impl Search) -> Result<()> {
             return Ok(());
         }
         let chunk = len.div_ceil(n.min(len));
-        let mut reduced = false;
-        for start in (0..len).step_by(chunk) {
-            let mut candidate = steps.clone();
-            candidate.drain(start..(start + chunk).min(len));
-            if search.try_candidate(Program::new(candidate))? {
-                reduced = true;
-                break;
-            }
-        }
-        if reduced {
+        let candidates = (0..len)
+            .step_by(chunk)
+            .map(|start| {
+                let mut candidate = steps.clone();
+                candidate.drain(start..(start + chunk).min(len));
+                Program::new(candidate)
+            })
+            .collect();
+        if search.first_keeping(candidates)?.is_some() {
             n = n.saturating_sub(1).max(2);
         } else if chunk == 1 {
             return Ok(());
@@ -144,52 +164,63 @@ fn ddmin(search: &mut impl Search) -> Result<()> {
 /// before a replayed one could go (five empty scopes stayed in a 15-step minimized form of
 /// wgpu-replayed-max-pool1d-indices-do-not-fit-wgpus-i32-ints).
 fn unbracket(search: &mut impl Search) -> Result<()> {
-    let mut enter = 0;
-    while enter < search.best().steps.len() {
+    let mut from = 0;
+    loop {
         let best = search.best();
-        if let Some(exit) = best.scope_ends()[enter] {
-            let ordinal = best.steps[..exit]
-                .iter()
-                .filter(|s| matches!(s, Step::ExitScope { .. }))
-                .count();
-            let steps = best
-                .steps
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != enter && *i != exit)
-                .map(|(_, s)| match s {
-                    Step::Replay {
-                        graph,
-                        feed,
-                        outputs,
-                    } if usize::from(*graph) > ordinal => Step::Replay {
-                        graph: graph - 1,
-                        feed: feed.clone(),
-                        outputs: outputs.clone(),
-                    },
-                    s => s.clone(),
-                })
-                .collect();
-            if search.try_candidate(Program::new(steps))? {
-                continue;
-            }
+        let ends = best.scope_ends();
+        let (enters, candidates): (Vec<usize>, Vec<Program>) = (from..best.steps.len())
+            .filter_map(|enter| Some((enter, ends[enter]?)))
+            .map(|(enter, exit)| (enter, Program::new(unbracketed(best, enter, exit))))
+            .unzip();
+        match search.first_keeping(candidates)? {
+            // The scope's brackets went: the next scope to try starts where they stood.
+            Some(k) => from = enters[k],
+            None => return Ok(()),
         }
-        enter += 1;
     }
-    Ok(())
+}
+
+/// `program`'s steps without the scope of steps `enter..=exit`'s brackets, later replays
+/// renumbered.
+fn unbracketed(program: &Program, enter: usize, exit: usize) -> Vec<Step> {
+    let ordinal = program.steps[..exit]
+        .iter()
+        .filter(|s| matches!(s, Step::ExitScope { .. }))
+        .count();
+    program
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != enter && *i != exit)
+        .map(|(_, s)| match s {
+            Step::Replay {
+                graph,
+                feed,
+                outputs,
+            } if usize::from(*graph) > ordinal => Step::Replay {
+                graph: graph - 1,
+                feed: feed.clone(),
+                outputs: outputs.clone(),
+            },
+            s => s.clone(),
+        })
+        .collect()
 }
 
 /// Tries simpler forms of each step, one at a time.
 fn simplify(search: &mut impl Search) -> Result<()> {
     let mut i = 0;
     while i < search.best().steps.len() {
-        for variant in simpler(&search.best().steps[i]) {
-            let mut steps = search.best().steps.clone();
-            steps[i] = variant;
-            if search.try_candidate(Program::new(steps))? {
-                break;
-            }
-        }
+        let best = search.best();
+        let candidates = simpler(&best.steps[i])
+            .into_iter()
+            .map(|variant| {
+                let mut steps = best.steps.clone();
+                steps[i] = variant;
+                Program::new(steps)
+            })
+            .collect();
+        search.first_keeping(candidates)?;
         i += 1;
     }
     Ok(())
