@@ -338,7 +338,8 @@ impl Workers<'_> {
             if let Some(finding) = &verdict.finding {
                 if stats.signatures.insert(finding.signature.to_string()) {
                     let exec = stats.execs;
-                    let path = save(options, &program, &verdict, &origin, &bytes, k, exec)?;
+                    let found = (finding, None);
+                    let path = save(options, &program, found, &origin, &bytes, k, exec)?;
                     eprintln!(
                         "\nnew finding: {}\n  saved to {}",
                         finding.signature,
@@ -352,8 +353,8 @@ impl Workers<'_> {
                 if let Some((finding, flaky)) = finding.zip(flaky) {
                     if stats.flaky_signatures.insert(finding.signature.to_string()) {
                         let exec = stats.execs;
-                        let found = (&finding, flaky);
-                        let path = save_flaky(options, &program, found, &origin, &bytes, k, exec)?;
+                        let found = (&finding, Some(flaky));
+                        let path = save(options, &program, found, &origin, &bytes, k, exec)?;
                         eprintln!(
                             "\nnew flaky finding (collide, {} of {} runs): {}\n  saved to {}",
                             flaky.hits,
@@ -424,42 +425,6 @@ impl Workers<'_> {
             hit_rate(session, program, &finding.signature, COLLIDE_TRIES).with_context(context)?;
         Ok(Some((Some(finding), Some(flaky))))
     }
-}
-
-/// Saves a flaky finding's program as `flaky-<class>-<fnv1a of its signature>.json`, with its
-/// hit rate (a program file `promote` refuses).
-fn save_flaky(
-    options: &Args,
-    program: &Program,
-    (finding, flaky): (&Finding, Flaky),
-    origin: &Origin,
-    bytes: &[u8],
-    worker: usize,
-    exec: u64,
-) -> Result<PathBuf> {
-    let signature = finding.signature.to_string();
-    let hash = fnv1a(&[signature.as_bytes()]);
-    let file = ProgramFile {
-        signature: Some(signature),
-        class: Some(finding.class.clone()),
-        origin: Some(format!(
-            "dispatch-fuzz fuzz --seed {} --collide {}, worker {worker}, input #{exec} ({}, {} \
-             bytes, fnv1a {:016x}): met under collide, not in the serial schedule",
-            options.seed,
-            options.collide,
-            describe(origin),
-            bytes.len(),
-            fnv1a(&[bytes])
-        )),
-        flaky: Some(flaky),
-        steps: program.steps.clone(),
-        ..ProgramFile::default()
-    };
-    write_program(
-        options,
-        &format!("flaky-{}-{hash:016x}.json", finding.class),
-        &file,
-    )
 }
 
 /// Each reason's share, in `counts` (values left wholly or partly uncompared), of the values
@@ -546,23 +511,25 @@ fn progress(stats: &Stats, guide: &Guide, jobs: usize, elapsed: Duration, intera
     let _ = std::io::stderr().flush();
 }
 
+/// Saves a finding's program as `<class>-<fnv1a of its signature>.json`; a flaky one (met under
+/// collide alone) as `flaky-<class>-<...>.json` with its hit rate, a program file `promote`
+/// refuses.
 fn save(
     options: &Args,
     program: &Program,
-    verdict: &Verdict,
+    (finding, flaky): (&Finding, Option<Flaky>),
     origin: &Origin,
     bytes: &[u8],
     worker: usize,
     exec: u64,
 ) -> Result<PathBuf> {
-    let finding = verdict.finding.as_ref().context("no finding to save")?;
     let signature = finding.signature.to_string();
     let hash = fnv1a(&[signature.as_bytes()]);
     let file = ProgramFile {
         signature: Some(signature),
         class: Some(finding.class.clone()),
         origin: Some(format!(
-            "dispatch-fuzz fuzz --seed {}{}{}{}, input #{exec} ({}, {} bytes, fnv1a {:016x})",
+            "dispatch-fuzz fuzz --seed {}{}{}{}, input #{exec} ({}, {} bytes, fnv1a {:016x}){}",
             options.seed,
             if worker == 0 {
                 String::new()
@@ -581,14 +548,24 @@ fn save(
                 .collect::<String>(),
             describe(origin),
             bytes.len(),
-            fnv1a(&[bytes])
+            fnv1a(&[bytes]),
+            if flaky.is_some() {
+                format!(
+                    ", --collide {}: met under collide, not in the serial schedule",
+                    options.collide
+                )
+            } else {
+                String::new()
+            }
         )),
+        flaky,
         steps: program.steps.clone(),
         ..ProgramFile::default()
     };
+    let prefix = if flaky.is_some() { "flaky-" } else { "" };
     write_program(
         options,
-        &format!("{}-{hash:016x}.json", finding.class),
+        &format!("{prefix}{}-{hash:016x}.json", finding.class),
         &file,
     )
 }
