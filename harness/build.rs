@@ -1,6 +1,7 @@
 //! Embeds the signatures of the reviewed regression cases (`regressions/*.json`, not `pending/`
-//! or `divergences/`) as data: a finding with one of them is a known finding, counted and
-//! reported but not aborted on, so fuzzing runs past every bug already stored.
+//! or `divergences/`), each case's `also` programs' too, as data: a finding with one of them is
+//! a known finding, counted and reported but not aborted on, so fuzzing runs past every bug
+//! already stored.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -87,13 +88,29 @@ fn main() {
             .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         if let Some(signature) = json.get("signature").and_then(|s| s.as_str()) {
-            cases.push((name, signature.to_string(), key_of(&path, signature, &json)));
+            let key = key_of(&path, signature, &json);
+            // The programs of the same root cause under other signatures: the same key over each.
+            let also = json.get("also").and_then(|a| a.as_array());
+            for other in also.into_iter().flatten() {
+                let Some(text) = other.get("signature").and_then(|s| s.as_str()) else {
+                    panic!("{}: an `also` program names no signature", path.display());
+                };
+                if text.split(" | ").next() != signature.split(" | ").next() {
+                    panic!(
+                        "{}: `also` signature {text:?} is not of the case's class",
+                        path.display()
+                    );
+                }
+                key_of(&path, text, &json);
+                cases.push((name.clone(), text.to_string(), key.clone(), true));
+            }
+            cases.push((name, signature.to_string(), key, false));
         }
     }
     cases.sort();
     let mut out = String::from("&[\n");
-    for (name, signature, key) in &cases {
-        let _ = writeln!(out, "    ({name:?}, {signature:?}, &{key:?}),");
+    for (name, signature, key, also) in &cases {
+        let _ = writeln!(out, "    ({name:?}, {signature:?}, &{key:?}, {also}),");
     }
     out.push(']');
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("known_findings.rs");

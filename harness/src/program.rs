@@ -38,7 +38,7 @@ pub use display::{backward_expr, device_call, exit_statements, step_line, transa
 pub use dtype::{Dtype, DtypeSpec, DTYPES};
 pub use encode::{fuzz_dictionary, EncodeError};
 pub use entry::{entries, op_of, result_kind, why_not_replayed, Entry};
-pub use file::{Flaky, Input, LoadError, ProgramFile, RunLimits};
+pub use file::{Also, Flaky, Input, LoadError, ProgramFile, RunLimits};
 pub use fill::fill_data;
 pub use fixup::{fixup, operand_kinds};
 pub(crate) use module::module_ops;

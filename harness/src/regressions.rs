@@ -25,7 +25,7 @@ mod upstream;
 pub use fresh::{run_pinned, settle_alone};
 #[cfg(feature = "cli")]
 pub use promote::{
-    assert_snapshot, promote, promote_limited, snapshot_settings, Promoted, Promotion,
+    assert_snapshot, promote, promote_also, promote_limited, snapshot_settings, Promoted, Promotion,
 };
 pub use upstream::{bug_of, load_bugs, smallest, upstream_dir};
 
@@ -205,6 +205,28 @@ impl Case {
             &verdict,
             (None, None),
         ))
+    }
+
+    /// Each `also` program whose run does not give the signature it names, with what it gave
+    /// ("none" for no finding): empty while every one still meets the case's root cause.
+    pub fn also_failures(&self) -> Result<Vec<String>> {
+        let mut failures = Vec::new();
+        for (i, also) in self.file.also.iter().enumerate() {
+            let program = crate::program::Program {
+                steps: also.steps.clone(),
+            };
+            let verdict = check(&self.session(), &program)
+                .with_context(|| format!("case {}, also program {i}", self.name))?;
+            let got = verdict.finding.map(|f| f.signature);
+            if got.as_ref().is_none_or(|g| *g != *also.signature) {
+                failures.push(format!(
+                    "also program {i} gives {} where it names {}",
+                    got.map_or("no finding".to_string(), |g| g.to_string()),
+                    also.signature
+                ));
+            }
+        }
+        Ok(failures)
     }
 
     /// How the case fares on the Burn build this process links: what `dispatch-fuzz cases`

@@ -451,3 +451,53 @@ fn burn_checkout_copies_the_project_pinned_to_the_checkouts_versions() {
     assert_eq!(std::fs::read(&manifest).unwrap(), before);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn promote_also_adds_a_finding_to_a_stored_cases_root_cause_once_and_only_of_its_class() {
+    let store = std::env::temp_dir().join(format!("dispatch-fuzz-also-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&store);
+    std::fs::create_dir_all(&store).unwrap();
+    // The stored case without its `also` programs, and another class's case.
+    let case = "flex-int-mean-sums-in-the-tensor-dtype";
+    let text = std::fs::read_to_string(common::repo().join(format!("regressions/{case}.json")));
+    let mut json: serde_json::Value = serde_json::from_str(&text.unwrap()).unwrap();
+    json.as_object_mut().unwrap().remove("also");
+    std::fs::write(store.join(format!("{case}.json")), json.to_string()).unwrap();
+    let other = "capture-tensor-created-outside-scope";
+    std::fs::copy(
+        common::repo().join(format!("regressions/{other}.json")),
+        store.join(format!("{other}.json")),
+    )
+    .unwrap();
+    // The same root cause through mean_dim over U8 (fuzz --seed 0).
+    let finding = store.join("finding.json");
+    std::fs::write(
+        &finding,
+        r#"{"class": "reference-mismatch", "steps": [
+            {"create":{"out":0,"kind":"int","shape":[4],"fill":{"value":63},"device":"flex","dtype":"u8"}},
+            {"op":{"out":0,"op":{"unary":{"op":"neg","src":0}}}},
+            {"op":{"out":1,"op":{"along_dim":{"op":"mean_dim","src":0,"dim":0}}}}]}"#,
+    )
+    .unwrap();
+    let promote = |to: &str| {
+        let (finding, dir) = (finding.to_str().unwrap(), store.to_str().unwrap());
+        dispatch_fuzz(&["promote", finding, "--also", to, "--dir", dir])
+    };
+    let wrong = promote(other);
+    assert_eq!(wrong.status.code(), Some(2), "{wrong:?}");
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("shares its case's class"));
+    let added = promote(case);
+    assert_eq!(added.status.code(), Some(0), "{added:?}");
+    let stored = dispatch_fuzz::program::ProgramFile::load(&store.join(format!("{case}.json")));
+    let also = stored.unwrap().also;
+    assert_eq!(also.len(), 1);
+    assert_eq!(
+        also[0].signature,
+        "reference-mismatch | along_dim mean_dim over (U8) differs from its definition | reference"
+    );
+    assert_eq!(also[0].steps.len(), 3);
+    let again = promote(case);
+    assert_eq!(again.status.code(), Some(2), "{again:?}");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already names"));
+    let _ = std::fs::remove_dir_all(&store);
+}

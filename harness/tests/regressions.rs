@@ -1,5 +1,5 @@
 //! The regression suite: one trial per case under `regressions/`, each run and compared with its
-//! snapshot in `regressions/snapshots/`. Cargo's usual arguments work (`cargo test --test
+//! snapshot in `regressions/snapshots/`, its `also` programs run for the signatures they name. Cargo's usual arguments work (`cargo test --test
 //! regressions -- <filter>`, `--list`, `--exact`). Each case runs in its own session
 //! (`Case::session`: wgpu only for a wgpu case), so the order does not matter: the wgpu cases run
 //! first, one at a time (one device queue serves them all), then the Flex and capture cases in
@@ -28,6 +28,10 @@ fn run(case: &Case) -> Result<(), Failed> {
     }
     .map_err(|e| format!("{e:#}"))?;
     let snapshots = default_dir().join("snapshots");
+    let also = case.also_failures().map_err(|e| format!("{e:#}"))?;
+    if !also.is_empty() {
+        return Err(also.join("\n").into());
+    }
     catch_unwind(AssertUnwindSafe(|| {
         assert_snapshot(case, &snapshots, &text)
     }))

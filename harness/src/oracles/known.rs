@@ -8,21 +8,22 @@ use std::sync::LazyLock;
 
 use super::signature::{Field, Key, Signature};
 
-/// `(case name, signature, key fields)` of every reviewed case, sorted by name.
-pub const KNOWN_FINDINGS: &[(&str, &str, &[&str])] =
+/// `(case name, signature, key fields, also)` of every reviewed case, sorted by name: its own
+/// signature (`also` false) and that of each of its `also` programs (true).
+pub const KNOWN_FINDINGS: &[(&str, &str, &[&str], bool)] =
     include!(concat!(env!("OUT_DIR"), "/known_findings.rs"));
 
 /// Every reviewed case's key, parsed once (the build script checked each parses).
-static KEYS: LazyLock<Vec<(&'static str, Key)>> = LazyLock::new(|| {
+static KEYS: LazyLock<Vec<(&'static str, Key, bool)>> = LazyLock::new(|| {
     KNOWN_FINDINGS
         .iter()
-        .map(|(name, text, fields)| {
+        .map(|(name, text, fields, also)| {
             let signature: Signature = text.parse().expect("build.rs checked the signature");
             let fields: Vec<Field> = fields
                 .iter()
                 .map(|f| Field::from_name(f).expect("build.rs checked the key"))
                 .collect();
-            (*name, Key::new(signature, &fields))
+            (*name, Key::new(signature, &fields), *also)
         })
         .collect()
 });
@@ -30,11 +31,13 @@ static KEYS: LazyLock<Vec<(&'static str, Key)>> = LazyLock::new(|| {
 /// The case whose root-cause key `signature` satisfies, if one does.
 pub fn known_case(signature: &Signature) -> Option<&'static str> {
     KEYS.iter()
-        .find(|(_, key)| key.matches(signature))
-        .map(|(name, _)| *name)
+        .find(|(_, key, _)| key.matches(signature))
+        .map(|(name, _, _)| *name)
 }
 
-/// The key case `name` declares.
+/// The key case `name` declares, over its own signature.
 pub fn key_of(name: &str) -> Option<&'static Key> {
-    KEYS.iter().find(|(n, _)| *n == name).map(|(_, k)| k)
+    KEYS.iter()
+        .find(|(n, _, also)| *n == name && !also)
+        .map(|(_, k, _)| k)
 }

@@ -12,7 +12,8 @@
 //! `[{"backend": "vulkan", "driver": "llvmpipe", "device_type": "cpu"}]`; the suite ignores the
 //! case on any other); for a `timeout` or `out-of-memory` case, `limits`: the libFuzzer limits it
 //! exceeds (`{"timeout_s": 10, "rss_limit_mb": 2560}`), under which it is run again in a
-//! process of its own. Steps are fixed up on load, so a hand-edited file still runs.
+//! process of its own; `also`: other programs of the same root cause, each with the signature
+//! it gives (`[{"signature": "...", "steps": [...]}]`), which the case's key knows too. Steps are fixed up on load, so a hand-edited file still runs.
 
 use std::path::Path;
 
@@ -63,6 +64,22 @@ pub struct ProgramFile {
     /// verdict follows the timing), but kept so that a person can look at it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub flaky: Option<Flaky>,
+    /// Other programs of the same root cause, each meeting it through another entry or dtype
+    /// and so giving a signature of its own, which the case's key then knows too. The
+    /// regression suite runs each and requires its signature.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub also: Vec<Also>,
+    /// The steps.
+    pub steps: Vec<Step>,
+}
+
+/// A program that meets a stored case's root cause under another signature (the F16 scale bug
+/// met through a quantized flip instead of a round trip): data, not a pattern, so the case's
+/// key matches only what its file names and shows.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Also {
+    /// The signature its run gives.
+    pub signature: String,
     /// The steps.
     pub steps: Vec<Step>,
 }
@@ -122,6 +139,9 @@ impl ProgramFile {
             message: e.to_string(),
         })?;
         fixup(&mut file.steps);
+        for also in &mut file.also {
+            fixup(&mut also.steps);
+        }
         Ok(file)
     }
 
@@ -146,13 +166,21 @@ impl ProgramFile {
     pub fn to_text(&self) -> String {
         let mut out = String::from("{\n");
         if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(self) {
-            for (key, value) in fields.iter().filter(|(k, _)| *k != "steps") {
+            let shown = fields.iter().filter(|(k, _)| *k != "steps" && *k != "also");
+            for (key, value) in shown {
                 out.push_str(&format!(
                     "  {}: {},\n",
                     serde_json::Value::from(key.as_str()),
                     value
                 ));
             }
+        }
+        // One program a line, as the steps are, its keys in the order serde gives a step's.
+        if !self.also.is_empty() {
+            let programs: Vec<String> = (self.also.iter())
+                .map(|a| format!("    {}", serde_json::to_string(a).unwrap_or_default()))
+                .collect();
+            out.push_str(&format!("  \"also\": [\n{}\n  ],\n", programs.join(",\n")));
         }
         let steps: Vec<String> = self
             .steps

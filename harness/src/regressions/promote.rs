@@ -66,27 +66,9 @@ pub fn promote(options: Promotion, session: &Session) -> Result<Promoted> {
     if !cfg!(debug_assertions) {
         bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
     }
-    let input = Input::load(&options.input, options.backends)?;
-    if let Some(flaky) = input.flaky {
-        bail!(
-            "a flaky finding (met under collide in {} of {} runs, never in the serial schedule) is \
-             not a reproducer: its verdict follows the timing",
-            flaky.hits,
-            flaky.tries
-        );
-    }
-    let session = crate::minimize::session_for(&input, &session.on(options.backends));
-    let origin = input.origin;
-    let original = input.program.clone();
-    let (signature, minimized, reproduction) =
-        minimize_finding(input.program, &session, Minimizer::new())?;
-    if let Reproduction::Flaky { reproduced, runs } = reproduction {
-        bail!("the minimized program reproduced {reproduced} of {runs} re-runs: not a reproducer");
-    }
-    // A long libFuzzer process's artifact may reproduce alone while its in-process
-    // minimization ends on state earlier candidates left.
+    let (signature, minimized, origin) =
+        minimized_finding(&options.input, options.backends, session)?;
     let text = signature.to_string();
-    let (minimized, _) = super::settle_alone(&original, &text, minimized, &session)?;
     let class = signature.class.clone();
     let name = options.name.unwrap_or_else(|| class.clone());
     if !valid_name(&name) {
@@ -121,6 +103,7 @@ pub fn promote(options: Promotion, session: &Session) -> Result<Promoted> {
         adapters: Vec::new(),
         limits: None,
         flaky: None,
+        also: Vec::new(),
         steps: minimized.program.steps.clone(),
     };
     // A wgpu case holds on the adapter class it was minimized on: the suite judges it there.
@@ -218,6 +201,7 @@ pub fn promote_limited(
             adapters: Vec::new(),
             limits: Some(limits),
             flaky: None,
+            also: Vec::new(),
             steps: minimized.program.steps.clone(),
         };
     let mut case = Case {
@@ -236,6 +220,77 @@ pub fn promote_limited(
         .with_context(|| format!("cannot write {}", path.display()))?;
     write_snapshot(&case, &dir.canonicalize()?.join("snapshots"))?;
     Ok(path)
+}
+
+/// The finding in `input` (a program file, or an artifact for `backends`), minimized in
+/// `session` and settled to reproduce in a process of its own, with its origin: what a case and
+/// an `also` program store alike. A flaky finding or one that does not settle is refused.
+fn minimized_finding(
+    input: &Path,
+    backends: crate::program::Backends,
+    session: &Session,
+) -> Result<(Signature, Minimized, String)> {
+    let input = Input::load(input, backends)?;
+    if let Some(flaky) = input.flaky {
+        bail!(
+            "a flaky finding (met under collide in {} of {} runs, never in the serial schedule) is \
+             not a reproducer: its verdict follows the timing",
+            flaky.hits,
+            flaky.tries
+        );
+    }
+    let session = crate::minimize::session_for(&input, &session.on(backends));
+    let origin = input.origin;
+    let original = input.program.clone();
+    let (signature, minimized, reproduction) =
+        minimize_finding(input.program, &session, Minimizer::new())?;
+    if let Reproduction::Flaky { reproduced, runs } = reproduction {
+        bail!("the minimized program reproduced {reproduced} of {runs} re-runs: not a reproducer");
+    }
+    // A long libFuzzer process's artifact may reproduce alone while its in-process
+    // minimization ends on state earlier candidates left.
+    let (minimized, _) =
+        super::settle_alone(&original, &signature.to_string(), minimized, &session)?;
+    Ok((signature, minimized, origin))
+}
+
+/// Minimizes the finding in `input` and adds it to stored case `case`'s `also` programs: the
+/// same root cause met under another signature, which the case's key knows once the harness is
+/// built again. The finding must be of the case's class and not already the case's.
+pub fn promote_also(
+    input: &Path,
+    case: &str,
+    dir: &Path,
+    backends: crate::program::Backends,
+    session: &Session,
+) -> Result<(PathBuf, Signature, Minimized)> {
+    if !cfg!(debug_assertions) {
+        bail!("promote from the test profile: `cargo run -p dispatch-fuzz -- promote ...` (no --release)");
+    }
+    let path = dir.join(format!("{case}.json"));
+    let mut file = ProgramFile::load(&path).with_context(|| format!("stored case {case}"))?;
+    // The input's class is a finding and so are known findings (`minimize::session_for`).
+    let (signature, minimized, _) = minimized_finding(input, backends, session)?;
+    let text = signature.to_string();
+    if file.class.as_deref() != Some(signature.class.as_str()) {
+        bail!(
+            "the finding is of class {}, case {case} of {}: an `also` program shares its case's class",
+            signature.class,
+            file.class.as_deref().unwrap_or("none")
+        );
+    }
+    let named = std::iter::once(file.signature.as_deref())
+        .chain(file.also.iter().map(|a| Some(a.signature.as_str())));
+    if named.flatten().any(|s| s == text) {
+        bail!("case {case} already names `{text}`");
+    }
+    file.also.push(crate::program::Also {
+        signature: text,
+        steps: minimized.program.steps.clone(),
+    });
+    std::fs::write(&path, file.to_text())
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok((path, signature, minimized))
 }
 
 /// Today's date as `YYYY-MM-DD` (UTC), from the civil-from-days algorithm.

@@ -237,10 +237,16 @@ pub fn gradient(
     // element by element (an unchanged element then adds nothing, where the difference of two
     // sums of 1e23 loses a change of 1e-6 entirely), and a path whose values are so large that
     // a step of h could vanish in them (a rounding of EPSILON * scale) leaves the element open.
-    let forward = |moved: &Host| -> Option<(Vec<f64>, f64)> {
+    // It also gives every bool computed on the path: a comparison or a cast to bool that one
+    // step of h flips (a mask `x != 0` at x = 0) changes which branch Burn's tape takes, so
+    // the slope the differences see across it is not the one Burn differentiates, even where
+    // the loss stays continuous (mask_where(x != 0, x, 0) is x, yet its branch at 0 passes no
+    // gradient: fuzz --seed 0, over BF16).
+    let forward = |moved: &Host| -> Option<(Vec<f64>, f64, Vec<Option<bool>>)> {
         let mut values: Vec<Option<Host>> = vec![None; loss + 1];
         values[param] = Some(moved.clone());
         let mut scale = 0f64;
+        let mut branches = Vec::new();
         for n in param + 1..=loss {
             if !depends[n] {
                 continue;
@@ -263,10 +269,12 @@ pub fn gradient(
                     scale = scale.max(v.abs());
                 }
             }
-            values[n] = Some(match &tape[n].what {
+            let value = match &tape[n].what {
                 What::Op(op) => of_op(op, &operands).ok()?,
                 _ => (*operands.first()?).clone(),
-            });
+            };
+            branches.extend_from_slice(value.bools().unwrap_or_default());
+            values[n] = Some(value);
         }
         let out = values[loss].take()?;
         let out: Option<Vec<f64>> = out.floats()?.iter().copied().collect();
@@ -274,7 +282,9 @@ pub fn gradient(
         for v in &out {
             scale = scale.max(v.abs());
         }
-        out.iter().all(|v| v.is_finite()).then_some((out, scale))
+        out.iter()
+            .all(|v| v.is_finite())
+            .then_some((out, scale, branches))
     };
     let difference = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a - b).sum::<f64>();
     let here = forward(x);
@@ -290,12 +300,20 @@ pub fn gradient(
             Host::float(x.shape.clone(), v)
         };
         let h = step_size(xi);
-        let (Some((up, up_scale)), Some((here, here_scale)), Some((down, down_scale))) =
-            (forward(&moved(h)), here.as_ref(), forward(&moved(-h)))
+        let (Some((up, up_scale, up_branches)), Some((here, here_scale, branches))) =
+            (forward(&moved(h)), here.as_ref())
         else {
             grads.push(None);
             continue;
         };
+        let Some((down, down_scale, down_branches)) = forward(&moved(-h)) else {
+            grads.push(None);
+            continue;
+        };
+        if up_branches != *branches || down_branches != *branches {
+            grads.push(None);
+            continue;
+        }
         let (ahead, behind, central) = (
             difference(&up, here) / h,
             difference(here, &down) / h,
@@ -304,7 +322,7 @@ pub fn gradient(
         // A jump (sign at 0, a step's edge) has equal one-sided differences that grow as h
         // shrinks: the central difference at a quarter of h must agree too.
         let narrow = match (forward(&moved(h / 4.0)), forward(&moved(-h / 4.0))) {
-            (Some((u, _)), Some((d, _))) => difference(&u, &d) / (h / 2.0),
+            (Some((u, _, _)), Some((d, _, _))) => difference(&u, &d) / (h / 2.0),
             _ => f64::NAN,
         };
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * a.abs().max(b.abs()).max(1.0);
@@ -342,7 +360,7 @@ pub fn gradient(
             .map(|(g, k)| g.unwrap_or_default() * k)
             .sum();
         let agrees = match (forward(&moved(h)), forward(&moved(-h))) {
-            (Some((u, _)), Some((d, _))) => {
+            (Some((u, _, _)), Some((d, _, _))) => {
                 let moved_by = difference(&u, &d) / (2.0 * h);
                 (moved_by - predicted).abs() <= 1e-3 * moved_by.abs().max(predicted.abs()).max(1.0)
             }
