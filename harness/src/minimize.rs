@@ -17,10 +17,13 @@ use crate::Session;
 /// stored case re-minimized): otherwise a known finding earlier in the program would take the
 /// place of the one the file was saved for.
 pub fn session_for(input: &Input, base: &Session) -> Session {
-    let mut policy = base.policy.with_class(input.class.as_deref());
-    if let Some(signature) = &input.signature {
-        let known = signature.parse().ok().and_then(|s| known_case(&s));
-        policy.known_are_findings = known.is_some();
-    }
+    let known =
+        (input.signature.as_deref()).map(|s| s.parse().ok().and_then(|s| known_case(&s)).is_some());
+    let policy = match known {
+        // A finding no case stores: a stored bug met earlier in its program (a known quantized
+        // add_zero before a new quantized select) stays known, or minimizing would keep it.
+        Some(false) => base.policy.with_new_class(input.class.as_deref()),
+        _ => base.policy.with_class(input.class.as_deref()),
+    };
     base.with_policy(policy)
 }

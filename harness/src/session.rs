@@ -79,7 +79,10 @@ impl Session {
             "flex,capture"
         };
         let known = known_classes();
+        // A child process has no switch for finding_classes: they go as crash-on classes,
+        // which make their known findings findings there too.
         let mut crash_on: Vec<&str> = (self.policy.crash_on.iter())
+            .chain(&self.policy.finding_classes)
             .filter(|c| known.contains(c))
             .map(String::as_str)
             .collect();

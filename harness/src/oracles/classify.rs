@@ -30,6 +30,10 @@ pub struct Policy {
     pub crash_on: BTreeSet<String>,
     /// Findings a reviewed regression case already stores are findings too (else known).
     pub known_are_findings: bool,
+    /// Classes that are findings although catalogued, whose known findings stay known: the
+    /// class of a saved finding no case stores yet, so that minimizing it keeps it and not a
+    /// stored bug met earlier in its program.
+    pub finding_classes: BTreeSet<String>,
 }
 
 impl Policy {
@@ -40,6 +44,7 @@ impl Policy {
         Policy {
             crash_on: classes.into_iter().map(str::to_string).collect(),
             known_are_findings: !known.is_empty(),
+            finding_classes: BTreeSet::new(),
         }
     }
 
@@ -52,9 +57,20 @@ impl Policy {
         policy
     }
 
+    /// This policy plus `class`, known findings still known: a saved finding no case stores
+    /// (see [`Policy::finding_classes`]).
+    pub fn with_new_class(&self, class: Option<&str>) -> Policy {
+        let mut policy = self.clone();
+        policy.finding_classes.extend(class.map(str::to_string));
+        policy
+    }
+
     /// Whether a panic of class `class` is a finding.
     pub fn is_finding(&self, class: &str) -> bool {
-        class == UNKNOWN || class == STATE_LEAK || self.crash_on.contains(class)
+        class == UNKNOWN
+            || class == STATE_LEAK
+            || self.crash_on.contains(class)
+            || self.finding_classes.contains(class)
     }
 
     /// Whether a finding of `class` with `signature` is known (a reviewed case stores it) and
