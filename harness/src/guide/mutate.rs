@@ -6,8 +6,8 @@
 use crate::oracles::Context;
 use crate::program::limits::{CAPTURE_POOL_SIZE, MAX_DIM, MAX_RANK, MAX_SLOTS};
 use crate::program::{
-    fixup, op_of, operand_kinds, AutodiffMode, DeviceRef, Entry, ExitForm, Fill, Kind, Op, Program,
-    Slot, Step,
+    fixup, op_of, operand_kinds, AutodiffMode, DeviceRef, Edge, Entry, ExitForm, Fill, Kind, Op,
+    Program, Slot, Step,
 };
 use crate::rng::SplitMix64;
 
@@ -152,10 +152,11 @@ fn insert_op(
     let shape: Vec<u8> = (0..rank)
         .map(|_| 1 + rng.below(MAX_DIM as u64) as u8)
         .collect();
-    let fill = match rng.below(4) {
+    let fill = match rng.below(5) {
         0 => Fill::Zeros,
         1 => Fill::Ones,
         2 => Fill::Arange,
+        3 => Fill::Edge(Edge::CYCLE[rng.below(Edge::CYCLE.len() as u64) as usize]),
         _ => Fill::Value(rng_byte(rng) as i8),
     };
     let x = free_slot(steps, at, &[], rng);

@@ -439,7 +439,7 @@ impl Run<'_, '_> {
                 device,
                 dtype,
             } => {
-                let data = fill_data(*kind, shape, *fill);
+                let data = fill_data(*kind, *dtype, shape, *fill);
                 let device = device!(*device);
                 let dtype = dtype.map(Dtype::burn);
                 let t = caught!(AnyTensor::from_data(*kind, data, &device, dtype));

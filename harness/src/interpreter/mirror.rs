@@ -136,7 +136,7 @@ impl Mirror {
                 dtype,
                 ..
             } => {
-                let data = fill_data(*kind, shape, *fill);
+                let data = fill_data(*kind, *dtype, shape, *fill);
                 let dtype = dtype.map(Dtype::burn);
                 computed.push((*out, catch(|| Held::new(self.upload(*kind, data, dtype)))));
             }

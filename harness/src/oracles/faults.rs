@@ -77,12 +77,34 @@ pub(crate) fn wgpu_value(index: usize, data: TensorData) -> TensorData {
     }
 }
 
-/// `data` with one added to every element (bools flipped).
+/// `data` with one added to every element (bools flipped; an int at its dtype's largest value,
+/// which an edge fill makes, takes one away instead).
 fn plus_one(data: &TensorData) -> TensorData {
     let shape = data.shape().clone();
     if data.dtype().is_bool() {
         let values: Vec<bool> = data.iter::<bool>().map(|b| !b).collect();
         return TensorData::new(values, shape);
+    }
+    let range = crate::program::Dtype::from_burn(data.dtype()).and_then(|d| d.int_range());
+    if let Some((_, largest)) = range {
+        let values: Vec<i128> = if data.dtype() == burn::tensor::DType::U64 {
+            data.iter::<u64>().map(i128::from).collect()
+        } else {
+            data.iter::<i64>().map(i128::from).collect()
+        };
+        let moved = values
+            .iter()
+            .map(|v| if *v < largest { v + 1 } else { v - 1 });
+        return match data.dtype() {
+            burn::tensor::DType::U64 => {
+                let values: Vec<u64> = moved.map(|v| v as u64).collect();
+                TensorData::new(values, shape)
+            }
+            dtype => {
+                let values: Vec<i64> = moved.map(|v| v as i64).collect();
+                TensorData::new(values, shape).convert_dtype(dtype)
+            }
+        };
     }
     let values: Vec<f64> = data.iter::<f64>().map(|v| v + 1.0).collect();
     TensorData::new(values, shape).convert_dtype(data.dtype())

@@ -204,6 +204,7 @@ pub fn step_line(step: &Step) -> String {
                 Fill::Ones => "ones".to_string(),
                 Fill::Arange => "arange".to_string(),
                 Fill::Value(v) => format!("full({v})"),
+                Fill::Edge(edge) => format!("edge_{}", edge.name()),
             };
             format!(
                 "let t{out} = Tensor::<{}, {}>::from_data(fill::{fill}({shape:?}), {});",

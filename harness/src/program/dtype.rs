@@ -148,6 +148,26 @@ impl Dtype {
         self.spec().kind
     }
 
+    /// The Rust element type of its values (`f16`, `u8`; `bool` for every bool storage), as a
+    /// reproducer's literals name it.
+    pub fn rust_type(self) -> &'static str {
+        match self {
+            Dtype::F64 => "f64",
+            Dtype::F32 => "f32",
+            Dtype::F16 => "f16",
+            Dtype::Bf16 => "bf16",
+            Dtype::I64 => "i64",
+            Dtype::I32 => "i32",
+            Dtype::I16 => "i16",
+            Dtype::I8 => "i8",
+            Dtype::U64 => "u64",
+            Dtype::U32 => "u32",
+            Dtype::U16 => "u16",
+            Dtype::U8 => "u8",
+            Dtype::BoolNative | Dtype::BoolU8 | Dtype::BoolU32 => "bool",
+        }
+    }
+
     /// Burn's value.
     pub fn burn(self) -> DType {
         match self {

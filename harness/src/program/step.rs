@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 pub use super::along_dim::AlongDimOp;
 pub use super::binary::{BinaryOp, CompareOp, ScalarOp};
 pub use super::dtype::Dtype;
+pub use super::edge::Edge;
 pub use super::kind::Kind;
 pub use super::module::ModuleOp;
 pub use super::quantized::{QuantizedOp, Scheme};
@@ -48,6 +49,10 @@ pub enum Fill {
     Arange,
     /// Every element equals the value (bool: value is odd).
     Value(i8),
+    /// Values at an edge of the created dtype (its largest and smallest, -0, the smallest
+    /// subnormal, NaN, the infinities), made in that dtype itself, so nothing rounds them on
+    /// the way in (see [`Edge`]).
+    Edge(Edge),
 }
 
 /// Bool-only binary logic.

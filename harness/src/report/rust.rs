@@ -18,8 +18,9 @@ use crate::oracles::{
 };
 use crate::program::display::{creation_options, op_expr};
 use crate::program::{
-    backward_expr, device_call, exit_statements, fill_data, replace_ident, transaction_expr,
-    AutodiffMode, DeviceRef, ExitForm, Fill, Kind, Op, Program, Slot, Step,
+    backward_expr, device_call, edge_dtype, exit_statements, fill_data, replace_ident,
+    transaction_expr, AutodiffMode, DeviceRef, Dtype, ExitForm, Fill, Kind, Op, Program, Slot,
+    Step,
 };
 
 /// The Burn version the harness builds (from `Cargo.lock`, by `build.rs`).
@@ -29,8 +30,15 @@ fn device(d: DeviceRef) -> String {
     d.to_string()
 }
 
-fn data_literal(kind: Kind, shape: &[u8], fill: Fill) -> String {
-    let data = fill_data(kind, shape, fill);
+fn data_literal(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> String {
+    // An edge fill names each value by its constant (`f16::MAX`, `f32::NAN`), in its dtype.
+    if let Fill::Edge(edge) = fill {
+        let dtype = edge_dtype(kind, dtype);
+        let n: usize = shape.iter().map(|d| usize::from(*d)).product();
+        let values: Vec<String> = (0..n).map(|i| edge.at(i).literal(dtype)).collect();
+        return format!("TensorData::new(vec![{}], {shape:?})", values.join(", "));
+    }
+    let data = fill_data(kind, None, shape, fill);
     let values: Vec<String> = match kind {
         Kind::Float => data
             .as_slice::<f32>()
@@ -70,7 +78,7 @@ fn expr(step: &Step) -> Option<String> {
             "Tensor::<{}, {}>::from_data({}, {})",
             shape.len(),
             kind_path(*kind),
-            data_literal(*kind, shape, *fill),
+            data_literal(*kind, *dtype, shape, *fill),
             creation_options(&device(*d), *dtype)
         ),
         Step::Op { op, .. } => rust_op(op),
@@ -487,15 +495,27 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         .steps
         .iter()
         .any(|s| matches!(s, Step::Transaction { .. }));
+    // Edge fills of the half dtypes print `f16::MAX`, `bf16::NAN`.
+    let halves = program.steps.iter().any(|s| {
+        matches!(
+            s,
+            Step::Create {
+                fill: Fill::Edge(_),
+                dtype: Some(Dtype::F16 | Dtype::Bf16),
+                ..
+            }
+        )
+    });
     let _ = writeln!(
         out,
-        "use burn::tensor::{{Bool, Device, Float, Int, Tensor, TensorData{}{}}};\n",
+        "use burn::tensor::{{Bool, Device, Float, Int, Tensor, TensorData{}{}{}}};\n",
         if transaction { ", Transaction" } else { "" },
         if program.steps.iter().any(|s| s.named_dtype().is_some()) {
             ", BoolStore, DType, FloatDType, IntDType"
         } else {
             ""
-        }
+        },
+        if halves { ", bf16, f16" } else { "" }
     );
     out.push_str("fn main() {\n");
     out.push_str(&body);

@@ -392,9 +392,9 @@ pub enum Binary {
 
 /// Every binary entry's reference, by table name.
 pub const BINARY: &[(&str, Binary)] = &[
-    ("add", Binary::Both(|x, y| x + y, |x, y| Some(x + y))),
-    ("sub", Binary::Both(|x, y| x - y, |x, y| Some(x - y))),
-    ("mul", Binary::Both(|x, y| x * y, |x, y| Some(x * y))),
+    ("add", Binary::Both(|x, y| x + y, i128::checked_add)),
+    ("sub", Binary::Both(|x, y| x - y, i128::checked_sub)),
+    ("mul", Binary::Both(|x, y| x * y, i128::checked_mul)),
     ("div", Binary::Ieee(|x, y| x / y)),
     ("remainder", Binary::Ieee(floor_mod_f)),
     ("powf", Binary::Ieee(f64::powf)),
@@ -429,9 +429,9 @@ pub const COMPARE: &[(&str, Binary)] = &[
 /// Every scalar entry's reference, by table name: `y` is the scalar (the step's `i8`, an `f32`
 /// for floats).
 pub const SCALAR: &[(&str, Binary)] = &[
-    ("add", Binary::Both(|x, y| x + y, |x, y| Some(x + y))),
-    ("mul", Binary::Both(|x, y| x * y, |x, y| Some(x * y))),
-    ("sub", Binary::Both(|x, y| x - y, |x, y| Some(x - y))),
+    ("add", Binary::Both(|x, y| x + y, i128::checked_add)),
+    ("mul", Binary::Both(|x, y| x * y, i128::checked_mul)),
+    ("sub", Binary::Both(|x, y| x - y, i128::checked_sub)),
     ("div", Binary::Ieee(|x, y| x / y)),
     ("remainder", Binary::Ieee(floor_mod_f)),
     ("powf", Binary::Ieee(f64::powf)),
