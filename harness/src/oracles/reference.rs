@@ -718,8 +718,10 @@ impl Track {
 /// asinh), or nothing. A bug met only at the range's edge or at a non-finite value is another
 /// root cause than one met at ordinary values, so a case stored for one (a quantized flip of
 /// f32::MAX) does not make the other known.
+/// The edge comes first: an edge fill of `mixed` holds both, and its finite extremes are what
+/// overflows.
 fn regime<'a>(operands: impl Iterator<Item = &'a Value>) -> &'static str {
-    let mut edge = false;
+    let mut non_finite = false;
     for v in operands {
         let Some(largest) = Dtype::from_burn(v.data.dtype())
             .filter(|d| d.kind() == Kind::Float)
@@ -728,14 +730,14 @@ fn regime<'a>(operands: impl Iterator<Item = &'a Value>) -> &'static str {
             continue;
         };
         for x in v.host().floats().into_iter().flatten().flatten() {
-            if !x.is_finite() {
-                return " holding NaN or inf";
+            if x.is_finite() && x.abs() > largest / 2.0 {
+                return " holding a value past half its range";
             }
-            edge |= x.abs() > largest / 2.0;
+            non_finite |= !x.is_finite();
         }
     }
-    if edge {
-        " holding a value past half its range"
+    if non_finite {
+        " holding NaN or inf"
     } else {
         ""
     }
