@@ -303,3 +303,28 @@ fn a_drop_makes_no_value_so_the_reference_neither_judges_it_nor_counts_it_open()
     assert_eq!(counts.judged, 1, "the created value: {counts:?}");
     assert!(counts.open.is_empty(), "{counts:?}");
 }
+
+#[test]
+fn ints_past_two_to_the_53_compare_exactly_and_hard_swish_of_f64_max_is_finite() {
+    // u64::MAX << (u64::MAX % 8) wraps to u64::MAX - 127, one f64 with u64::MAX: compared as f64 the
+    // definition said `lower` is false (fuzz --seed 7 with edge fills).
+    let compare = common::program(
+        r#"[{"create":{"out":0,"kind":"int","shape":[1],"fill":{"edge":"max"},"device":"flex","dtype":"u64"}},
+            {"op":{"out":1,"op":{"unary":{"op":"shift_left_by_tensor","src":0}}}},
+            {"op":{"out":2,"op":{"compare":{"op":"lower","lhs":1,"rhs":0}}}}]"#,
+    );
+    let verdict = check(&common::cpu(), &compare).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    // hard_swish(x) = x * hard_sigmoid(x) is x at f64::MAX; x * (x + 3) / 6 overflowed.
+    let swish = common::program(
+        r#"[{"create":{"out":0,"kind":"float","shape":[1],"fill":{"edge":"max"},"device":"flex","dtype":"f64"}},
+            {"op":{"out":1,"op":{"unary":{"op":"hard_swish","src":0}}}}]"#,
+    );
+    let verdict = check(&common::cpu(), &swish).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(
+        verdict.oracles.reference.judged >= 2,
+        "{:?}",
+        verdict.oracles.reference
+    );
+}
