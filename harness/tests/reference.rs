@@ -328,3 +328,24 @@ fn ints_past_two_to_the_53_compare_exactly_and_hard_swish_of_f64_max_is_finite()
         verdict.oracles.reference
     );
 }
+
+#[test]
+fn swap_dims_of_a_dim_with_itself_is_the_same_autodiff_node() {
+    // Burn hands the tensor back (burn-tensor api/base.rs:532-533), so require_grad of it marks
+    // the leaf t1 already is, and cat([t1, t2]).sum() has gradient 2 for it (fuzz --seed 3).
+    let program = common::program(
+        r#"[{"create":{"out":0,"kind":"float","shape":[1],"fill":"zeros","device":"flex_autodiff"}},
+            {"autodiff":{"out":1,"src":0,"mode":"require_grad"}},
+            {"op":{"out":0,"op":{"swap_dims":{"src":0,"dim0":0,"dim1":0}}}},
+            {"autodiff":{"out":2,"src":0,"mode":"require_grad"}},
+            {"op":{"out":3,"op":{"cat":{"first":1,"rest":[2],"dim":0}}}},
+            {"backward":{"out":4,"loss":3,"param":2}}]"#,
+    );
+    let verdict = check(&common::cpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(
+        verdict.oracles.reference.gradients > 0,
+        "{:?}",
+        verdict.oracles.reference
+    );
+}

@@ -99,6 +99,13 @@ impl Node {
                 mode: AutodiffMode::RequireGrad,
                 ..
             } if float => What::Leaf,
+            // swap_dims(d, d) hands back the tensor itself (burn-tensor api/base.rs:532-533):
+            // the same node, which a later require_grad marks as the leaf it already is
+            // (fuzz --seed 3: cat of the leaf and its swap has gradient 2 for either).
+            Step::Op {
+                op: Op::SwapDims { dim0, dim1, .. },
+                ..
+            } if dim0 == dim1 => What::Clone,
             Step::Op { op, .. } if !step.draws() => What::Op(op.clone()),
             Step::Clone { .. } => What::Clone,
             _ => What::Other,
