@@ -2,6 +2,8 @@
 //! session records, replays and compares entries that blind generation reaches less often in as
 //! many programs, and a session is reproducible from its seed.
 
+mod common;
+
 use dispatch_fuzz::guide::{Guide, Key, Origin, Target};
 use dispatch_fuzz::oracles::{Context, OracleId};
 use dispatch_fuzz::program::{Backends, Entry, Kind, Program};
@@ -105,4 +107,44 @@ fn a_blind_session_is_the_random_byte_stream_alone() {
             program
         );
     }
+}
+
+#[test]
+fn judgements_are_counted_under_the_dtype_their_operand_held_replay_outputs_included() {
+    // An F16 and an I8 tensor, each through an op run eagerly; the F16 one also recorded in a
+    // scope and replayed, and the replay's output through an op of its own.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex", "dtype": "f16"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "neg", "src": 0}}}},
+            {"create": {"out": 2, "kind": "int", "shape": [4], "fill": "arange", "device": "flex", "dtype": "i8"}},
+            {"op": {"out": 3, "op": {"unary": {"op": "abs", "src": 2}}}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 4, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 5, "op": {"unary": {"op": "exp", "src": 4}}}},
+            {"exit_scope": {"inputs": [], "outputs": [5]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [6]}},
+            {"op": {"out": 7, "op": {"unary": {"op": "sin", "src": 6}}}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).expect("the harness runs it");
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let mut tally = dispatch_fuzz::guide::Tally::default();
+    tally.add(&program, &verdict, 0.0);
+    let rows = tally.dtype_rows();
+    let names_over = |dtype: &str| -> Vec<&str> {
+        rows.iter()
+            .filter(|(k, _)| k.dtype == dtype)
+            .map(|(k, _)| k.entry.name)
+            .collect()
+    };
+    assert_eq!(names_over("F16"), ["exp", "exp", "exp", "neg"], "{rows:?}");
+    assert_eq!(names_over("I8"), ["abs"], "{rows:?}");
+    // A replay step makes its outputs with `Tensor::from_data(data, &flex)`, as a graph
+    // consumer would: Flex's default float dtype, whatever the graph computed in.
+    assert_eq!(names_over("F32"), ["sin"], "{rows:?}");
+    let views = tally.dtype_views();
+    let order: Vec<&str> = views.iter().map(|v| v.dtype).collect();
+    assert_eq!(order, ["F32", "F16", "I8"]);
+    assert_eq!(views[1].per_view.get("eager-replay"), Some(&1), "{views:?}");
+    assert_eq!((views[0].family, views[2].family), ("float", "int"));
+    assert!(views.iter().all(|v| v.judged >= 1 && v.judged <= v.entries));
 }

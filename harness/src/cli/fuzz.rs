@@ -628,6 +628,31 @@ fn print_views(views: &[tally::View]) {
     }
 }
 
+/// Per operand dtype: the entries some oracle judged over it, of those over its kind, and per
+/// view.
+pub fn print_dtype_views(views: &[tally::DtypeView]) {
+    if views.is_empty() {
+        return;
+    }
+    println!("judged per first operand's dtype (entries judged, of the entries over its kind):");
+    for v in views {
+        let per_view: Vec<String> = v
+            .per_view
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        println!(
+            "  {:<13} {:<9} {:>3} of {:>3} entries, {:>9} judgements; {}",
+            v.dtype,
+            v.family,
+            v.judged,
+            v.entries,
+            v.judgements,
+            per_view.join(", ")
+        );
+    }
+}
+
 /// Where a program came from, for a saved file's origin.
 fn describe(origin: &Origin) -> String {
     match origin {
@@ -715,6 +740,10 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
                 "corpus": stats.corpus,
                 "judged": views,
                 "judgements": tally.rows().into_iter()
+                    .map(|(key, count)| json!({"key": key, "count": count}))
+                    .collect::<Vec<_>>(),
+                "judged_per_dtype": tally.dtype_views(),
+                "dtype_judgements": tally.dtype_rows().into_iter()
                     .map(|(key, count)| json!({"key": key, "count": count}))
                     .collect::<Vec<_>>(),
             })
@@ -817,6 +846,7 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
         }
     }
     print_views(&views);
+    print_dtype_views(&tally.dtype_views());
     if !stats.known.is_empty() {
         println!("known findings (stored cases met again, not aborted on):");
         for (case, count) in &stats.known {

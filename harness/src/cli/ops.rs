@@ -40,6 +40,9 @@ struct Entry {
     /// With `--judged`: per `oracle context kind`, how often the session judged it.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     judged: BTreeMap<String, u64>,
+    /// With `--judged`: per dtype its first operand held, how often some oracle judged it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    dtypes: BTreeMap<String, u64>,
 }
 
 #[derive(Serialize)]
@@ -63,6 +66,7 @@ fn entries() -> Vec<Entry> {
                 family => reference::status(family, e.name).map_or_else(|why| why, |()| "yes"),
             },
             judged: BTreeMap::new(),
+            dtypes: BTreeMap::new(),
         })
         .collect()
 }
@@ -80,6 +84,19 @@ struct JudgedKey {
     kind: Kind,
     oracle: String,
     context: String,
+}
+
+/// One row of `fuzz --json`'s `dtype_judgements`.
+#[derive(serde::Deserialize)]
+struct DtypeJudged {
+    key: DtypeJudgedKey,
+    count: u64,
+}
+
+#[derive(serde::Deserialize)]
+struct DtypeJudgedKey {
+    entry: JudgedEntry,
+    dtype: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -101,6 +118,9 @@ fn add_judged(entries: &mut [Entry], path: &std::path::Path) -> Result<usize> {
     #[derive(serde::Deserialize)]
     struct Summary {
         judgements: Vec<Judged>,
+        /// Absent from the summaries of sessions before judgements were counted per dtype.
+        #[serde(default)]
+        dtype_judgements: Vec<DtypeJudged>,
     }
     let summary: Summary = serde_json::from_str(line).with_context(|| {
         format!(
@@ -124,7 +144,55 @@ fn add_judged(entries: &mut [Entry], path: &std::path::Path) -> Result<usize> {
             None => unknown += 1,
         }
     }
+    for row in summary.dtype_judgements {
+        let k = &row.key;
+        if let Some(e) = entries
+            .iter_mut()
+            .find(|e| e.family == k.entry.family && e.name == k.entry.name)
+        {
+            *e.dtypes.entry(k.dtype.clone()).or_default() += row.count;
+        }
+    }
     Ok(unknown)
+}
+
+/// Per dtype a session's judgements reached: the entries over its kind judged over it, and
+/// those never judged over it (each an op whose bugs in that dtype no oracle could see).
+fn print_dtypes(entries: &[Entry]) {
+    let mut met: Vec<&str> = entries
+        .iter()
+        .flat_map(|e| e.dtypes.keys().map(String::as_str))
+        .collect();
+    met.sort_by_key(|d| {
+        program::DTYPES
+            .iter()
+            .position(|spec| spec.name == *d)
+            .unwrap_or(program::DTYPES.len())
+    });
+    met.dedup();
+    if met.is_empty() {
+        return;
+    }
+    println!("judged per first operand's dtype (entries over its kind):");
+    for dtype in met {
+        let kind = dispatch_fuzz::guide::tally::dtype_kind(dtype);
+        let over: Vec<&Entry> = entries.iter().filter(|e| e.kinds.contains(&kind)).collect();
+        let never: Vec<String> = over
+            .iter()
+            .filter(|e| !e.dtypes.contains_key(dtype))
+            .map(|e| format!("{} {}", e.family, e.name))
+            .collect();
+        println!(
+            "  {dtype}: {} of {} judged; never: {}",
+            over.len() - never.len(),
+            over.len(),
+            if never.is_empty() {
+                "-".to_string()
+            } else {
+                never.join(", ")
+            }
+        );
+    }
 }
 
 impl Args {
@@ -192,6 +260,7 @@ impl Args {
                 entries.len(),
                 never.join(", ")
             );
+            print_dtypes(&entries);
         }
         for (family, (n, pairs)) in &families {
             let names: Vec<&str> = entries

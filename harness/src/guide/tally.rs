@@ -1,13 +1,15 @@
-//! The session's count of what each oracle judged, per (entry, operand kind, oracle, context),
-//! with the time each was first judged, and the pairs each oracle can judge at all.
+//! The session's count of what each oracle judged, per (entry, operand kind, oracle, context)
+//! and per operand dtype, with the time each was first judged, and the pairs each oracle can
+//! judge at all.
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use crate::interpreter::{Outcome, Trace};
 use crate::oracles::{reference, Context, OracleId};
 use crate::program::{
-    entries, operand_kinds, result_kind, why_not_replayed, Entry, Kind, Program, Step,
+    entries, operand_kinds, result_kind, why_not_replayed, Entry, Kind, Program, Step, DTYPES,
 };
 
 /// What a judgement is counted under.
@@ -30,6 +32,89 @@ fn oracle_name<S: serde::Serializer>(oracle: &OracleId, s: S) -> Result<S::Ok, S
 
 /// An (entry, kind) pair.
 pub type Pair = (Entry, Kind);
+
+/// What a judgement is counted under per dtype: the entry, the dtype its first operand held as
+/// the run had it (Burn's name, `F16` or `Bool(U8)`; [`QUANTIZED`] for every quantization
+/// scheme), the oracle and the context. Not steered by: it says which dtypes a session's
+/// judgements reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct DtypeKey {
+    /// The op entry.
+    pub entry: Entry,
+    /// Its first operand's dtype.
+    pub dtype: &'static str,
+    /// The oracle.
+    #[serde(serialize_with = "oracle_name")]
+    pub oracle: OracleId,
+    /// Where the value was computed.
+    pub context: Context,
+}
+
+/// The dtype name a quantized operand is counted under, whatever its scheme.
+pub const QUANTIZED: &str = "QFloat";
+
+/// The name a per-dtype count keeps for a dtype as a trace prints it: the table's, or
+/// [`QUANTIZED`]; `None` for a dtype no program names (`Flex32`).
+pub fn dtype_label(name: &str) -> Option<&'static str> {
+    if name.starts_with(QUANTIZED) {
+        return Some(QUANTIZED);
+    }
+    DTYPES.iter().find(|d| d.name == name).map(|d| d.name)
+}
+
+/// The dtype's family, for the per-dtype table: `float`, `int`, `uint`, `bool` or `quantized`.
+pub fn dtype_family(label: &str) -> &'static str {
+    match DTYPES.iter().find(|d| d.name == label) {
+        Some(d) if d.kind == Kind::Float => "float",
+        Some(d) if d.kind == Kind::Bool => "bool",
+        Some(d) if d.signed => "int",
+        Some(_) => "uint",
+        None => "quantized",
+    }
+}
+
+/// The kind of the entries a dtype's row is counted against (a quantized tensor is a float).
+pub fn dtype_kind(label: &str) -> Kind {
+    DTYPES
+        .iter()
+        .find(|d| d.name == label)
+        .map_or(Kind::Float, |d| d.kind)
+}
+
+/// Per step, the dtype its first operand held as the run had it: that slot's dtype as the last
+/// step before it that wrote the slot, and succeeded, handed it back (a replay per output; a
+/// step that panicked or was skipped left the earlier value in place). One pass over the
+/// program, as `oracles::naming::operand_dtypes` reads it backward for one step.
+fn first_operand_dtypes(program: &Program, trace: &Trace) -> Vec<Option<&'static str>> {
+    let mut outcomes: Vec<Option<&Outcome>> = vec![None; program.steps.len()];
+    for record in &trace.steps {
+        if let Some(o) = outcomes.get_mut(record.index) {
+            *o = Some(&record.outcome);
+        }
+    }
+    let mut held: [Option<&'static str>; 256] = [None; 256];
+    let mut firsts = Vec::with_capacity(program.steps.len());
+    for (step, outcome) in program.steps.iter().zip(outcomes) {
+        firsts.push(step.reads().first().and_then(|s| held[usize::from(*s)]));
+        let Some(Outcome::Ok { value, outputs, .. }) = outcome else {
+            continue;
+        };
+        match step {
+            Step::Replay { outputs: slots, .. } => {
+                for (k, slot) in slots.iter().enumerate() {
+                    held[usize::from(*slot)] = outputs.get(k).and_then(|v| dtype_label(&v.dtype));
+                }
+            }
+            _ => {
+                let label = value.as_ref().and_then(|v| dtype_label(&v.dtype));
+                for slot in step.writes() {
+                    held[usize::from(slot)] = label;
+                }
+            }
+        }
+    }
+    firsts
+}
 
 /// The oracle views a summary reports: each oracle in the contexts it judges there.
 pub const VIEWS: &[(OracleId, &[Context])] = &[
@@ -82,6 +167,8 @@ pub struct Tally {
     /// The panic classes met at op steps of each pair (the real run's and the mirrors'): why a
     /// pair an oracle never judges may be out of its reach, a known bug in its way.
     met: HashMap<Pair, BTreeMap<String, u64>>,
+    /// The judgements per operand dtype.
+    by_dtype: HashMap<DtypeKey, u64>,
 }
 
 impl Tally {
@@ -103,10 +190,27 @@ impl Tally {
                 .map(|kind| (op.entry(), kind))
         };
         let mut new = Vec::new();
+        let mut dtypes = None;
         for j in &verdict.oracles.judgements {
             let Some((entry, kind)) = pair_at(j.step) else {
                 continue;
             };
+            let dtypes =
+                dtypes.get_or_insert_with(|| first_operand_dtypes(program, &verdict.trace));
+            // An operand of another kind than the pair's (a mask, an index) is not the dtype
+            // the entry was judged over.
+            let over = dtypes.get(j.step).copied().flatten();
+            if let Some(dtype) = over.filter(|d| dtype_kind(d) == kind) {
+                *self
+                    .by_dtype
+                    .entry(DtypeKey {
+                        entry,
+                        dtype,
+                        oracle: j.oracle,
+                        context: j.context,
+                    })
+                    .or_default() += 1;
+            }
             let key = Key {
                 entry,
                 kind,
@@ -148,6 +252,9 @@ impl Tally {
             for (class, n) in classes {
                 *met.entry(class.clone()).or_default() += n;
             }
+        }
+        for (key, n) in &other.by_dtype {
+            *self.by_dtype.entry(*key).or_default() += n;
         }
     }
 
@@ -204,6 +311,23 @@ impl Tally {
         rows
     }
 
+    /// Every per-dtype key with its count, sorted.
+    pub fn dtype_rows(&self) -> Vec<(DtypeKey, u64)> {
+        let mut rows: Vec<(DtypeKey, u64)> = self.by_dtype.iter().map(|(k, n)| (*k, *n)).collect();
+        rows.sort();
+        rows
+    }
+
+    /// Per operand dtype the session's judgements reached: how many entries each view judged
+    /// over it, of the entries over its kind.
+    pub fn dtype_views(&self) -> Vec<DtypeView> {
+        let rows = self.dtype_rows();
+        dtype_views(
+            rows.iter()
+                .map(|(k, n)| (k.entry, k.dtype, k.oracle, k.context, *n)),
+        )
+    }
+
     /// What one view says of the session: its pairs, how many were judged at least
     /// `enough` times, the least judged, and the times to first judgement.
     pub fn view(&self, oracle: OracleId, contexts: &[Context], enough: u64) -> View {
@@ -252,6 +376,82 @@ impl Tally {
             unjudgeable,
         }
     }
+}
+
+/// What a session judged over one operand dtype.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct DtypeView {
+    /// Burn's name of the dtype ([`QUANTIZED`] for every scheme).
+    pub dtype: &'static str,
+    /// `float`, `int`, `uint`, `bool` or `quantized`.
+    pub family: &'static str,
+    /// Entries over its kind (the denominator).
+    pub entries: usize,
+    /// Entries some oracle judged over it.
+    pub judged: usize,
+    /// Per view (as [`VIEWS`] names them), the entries it judged over it.
+    pub per_view: BTreeMap<String, usize>,
+    /// Judgements over it, all oracles.
+    pub judgements: u64,
+}
+
+/// What a session met over one dtype, before counting.
+#[derive(Default)]
+struct Met {
+    entries: std::collections::BTreeSet<Entry>,
+    per_view: BTreeMap<String, std::collections::BTreeSet<Entry>>,
+    judgements: u64,
+}
+
+/// The per-dtype table of judgement rows `(entry, dtype, oracle, context, count)`: one row per
+/// dtype met, in the dtype table's order (quantized last).
+fn dtype_views(
+    rows: impl IntoIterator<Item = (Entry, &'static str, OracleId, Context, u64)>,
+) -> Vec<DtypeView> {
+    let mut judged: BTreeMap<&'static str, Met> = BTreeMap::new();
+    for (entry, dtype, oracle, context, count) in rows {
+        let met = judged.entry(dtype).or_default();
+        met.entries.insert(entry);
+        met.judgements += count;
+        if let Some((o, cs)) = VIEWS
+            .iter()
+            .find(|(o, cs)| *o == oracle && cs.contains(&context))
+        {
+            met.per_view
+                .entry(view_name(*o, cs))
+                .or_default()
+                .insert(entry);
+        }
+    }
+    let order = |label: &str| {
+        DTYPES
+            .iter()
+            .position(|d| d.name == label)
+            .unwrap_or(DTYPES.len())
+    };
+    let mut views: Vec<DtypeView> = judged
+        .into_iter()
+        .map(|(dtype, met)| {
+            let kind = dtype_kind(dtype);
+            DtypeView {
+                dtype,
+                family: dtype_family(dtype),
+                entries: entries()
+                    .iter()
+                    .filter(|(_, ks)| ks.contains(&kind))
+                    .count(),
+                judged: met.entries.len(),
+                per_view: met
+                    .per_view
+                    .into_iter()
+                    .map(|(v, es)| (v, es.len()))
+                    .collect(),
+                judgements: met.judgements,
+            }
+        })
+        .collect();
+    views.sort_by_key(|v| order(v.dtype));
+    views
 }
 
 /// One view of a session's tally, as the fuzz summary prints it.
