@@ -5,7 +5,7 @@ mod common;
 
 use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
 use dispatch_fuzz::oracles::faults::corrupt_replay_feed_for_tests;
-use dispatch_fuzz::oracles::{self, Oracles};
+use dispatch_fuzz::oracles::{self, Oracles, Policy};
 use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
 
@@ -231,4 +231,36 @@ fn a_second_wrong_output_of_a_scope_whose_first_is_a_stored_case_is_a_new_findin
         "{}",
         finding.signature
     );
+}
+
+#[test]
+fn a_replay_that_loses_a_recorded_dtype_names_the_op_that_lost_it_not_the_ops_after_it() {
+    // argmax of an I32 tensor is recorded as I32 and replayed by Flex as I64 (a stored case);
+    // a swap_dims and a sum_dim after it only carry the I64 along.
+    let chained = |then: &str| {
+        common::program(&format!(
+            r#"[{{"create": {{"out": 0, "kind": "int", "shape": [2], "fill": "arange", "device": "flex"}}}},
+                {{"enter_scope": {{"device": {{"capture": 0}}}}}},
+                {{"to_device": {{"out": 1, "src": 0, "device": {{"capture": 0}}}}}},
+                {{"op": {{"out": 2, "op": {{"arg_max": {{"src": 1, "dim": 0}}}}}}}},
+                {{"op": {{"out": 3, "op": {then}}}}},
+                {{"exit_scope": {{"inputs": [], "outputs": [3]}}}}]"#
+        ))
+    };
+    for then in [
+        r#"{"swap_dims": {"src": 2, "dim0": 0, "dim1": 0}}"#,
+        r#"{"sum_dim": {"src": 2, "dim": 0}}"#,
+    ] {
+        let verdict = dispatch_fuzz::check(
+            &common::cpu().with_policy(Policy::parse("known")),
+            &chained(then),
+        )
+        .unwrap();
+        let finding = verdict.finding.expect("the replay loses the recorded I32");
+        assert_eq!(finding.class, REPLAY_MISMATCH);
+        assert_eq!(
+            finding.signature.summary, "the replayed arg_max is I64 where the graph recorded I32",
+            "{then}"
+        );
+    }
 }

@@ -70,6 +70,11 @@ impl Mirror {
         held_in(&self.slots, s).cloned()
     }
 
+    /// The dtype of the mirror's tensor in slot `s`, if it has one.
+    pub fn dtype(&self, s: Slot) -> Option<DType> {
+        held_in(&self.slots, s).map(AnyTensor::dtype)
+    }
+
     /// The data of the mirror's tensor in slot `s`, when it has one and reading it neither
     /// panics nor errs (see [`read_data`]).
     pub fn data(&self, s: Slot) -> Option<TensorData> {

@@ -175,6 +175,11 @@ impl AnyTensor {
         }
     }
 
+    /// The storage dtype.
+    pub fn dtype(&self) -> DType {
+        on_any!(self, x => x.dtype())
+    }
+
     /// `Tensor::from_data` of the right kind and rank, in `dtype` or the device's default.
     pub fn from_data(kind: Kind, data: TensorData, device: &Device, dtype: Option<DType>) -> Self {
         match kind {

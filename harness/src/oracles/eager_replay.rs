@@ -6,14 +6,15 @@
 use burn::tensor::{DType, TensorData, Tolerance};
 
 use super::compare::{self, native_bools, DiffEq, Poison};
-use super::naming::{producer, producer_step, replayed_on_wgpu};
+use super::naming::{producer, producer_step, replayed_on_wgpu, step_name};
 use super::taint::{Elements, Taint};
 use super::{
     chose_dtype_mix, faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId,
     Shared, StepFacts, Violation,
 };
 use crate::interpreter::{
-    catch, note, replay_on_device, replay_on_flex, CompletedScope, Outcome, ReplayError, World,
+    catch, note, recorded_tensor, replay_on_device, replay_on_flex, AnyTensor, CompletedScope,
+    Outcome, ReplayError, World,
 };
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{Slot, Step};
@@ -60,6 +61,13 @@ pub struct EagerReplay {
     /// capture scope records such a value's wgpu data, so comparing its replay with the eager
     /// Flex run compares wgpu with Flex, which is the differential's to judge.
     from_wgpu: [bool; MAX_SLOTS as usize],
+    /// Per slot, the step where its value took the dtype a replay on Flex loses: an op that
+    /// kept its operand's dtype on the real run while the eager Flex run changed it (argmax of
+    /// a U32 recorded as U32, computed by Flex as I64), or the nearest such op among the steps
+    /// that made the value. The ops after it (a swap_dims of that argmax) sign as that op.
+    parted: [Option<u16>; MAX_SLOTS as usize],
+    /// Per slot, its dtype on the real run and in the eager Flex run (`None`: no eager value).
+    dtypes: [Option<(DType, Option<DType>)>; MAX_SLOTS as usize],
 }
 
 impl EagerReplay {
@@ -79,11 +87,13 @@ impl EagerReplay {
 }
 
 impl Oracle for EagerReplay {
-    fn after_step(&mut self, _shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
+    fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
         let step = &world.program().steps[facts.index];
         if let Step::Drop { slot } = step {
             self.drawn[usize::from(*slot)] = false;
             self.from_wgpu[usize::from(*slot)] = false;
+            self.parted[usize::from(*slot)] = None;
+            self.dtypes[usize::from(*slot)] = None;
             return;
         }
         // A step that failed wrote nothing.
@@ -99,9 +109,35 @@ impl Oracle for EagerReplay {
             step.draws() || replay_draws || reads.iter().any(|s| self.drawn[usize::from(*s)]);
         let on_wgpu = matches!(facts.outcome, Outcome::Ok { value: Some(v), .. } if v.device.starts_with("wgpu"));
         let from_wgpu = on_wgpu || reads.iter().any(|s| self.from_wgpu[usize::from(*s)]);
+        let parted_before = reads
+            .iter()
+            .filter_map(|s| self.parted[usize::from(*s)])
+            .min();
+        let operand = reads.first().and_then(|s| self.dtypes[usize::from(*s)]);
         for out in step.writes() {
             self.drawn[usize::from(out)] = drawn;
             self.from_wgpu[usize::from(out)] = from_wgpu;
+            let Some(real) = world.slot_ref(out).map(AnyTensor::dtype) else {
+                self.parted[usize::from(out)] = None;
+                self.dtypes[usize::from(out)] = None;
+                continue;
+            };
+            let eager = shared.flex.as_ref().and_then(|f| f.dtype(out));
+            // Device defaults part the two runs by design (a capture bool is Bool(U8), a Flex
+            // one native), and a replay is handed the recorded dtypes: only an op that kept
+            // its operand's dtype where the eager run did not is where a replay loses one.
+            let origin = matches!(step, Step::Op { .. })
+                && operand.is_some_and(|(op_real, op_eager)| {
+                    real == op_real && eager.is_some() && op_eager.is_some() && eager != op_eager
+                });
+            self.parted[usize::from(out)] = if origin {
+                Some(facts.index as u16)
+            } else if eager != Some(real) {
+                parted_before
+            } else {
+                None
+            };
+            self.dtypes[usize::from(out)] = Some((real, eager));
         }
     }
 
@@ -163,7 +199,33 @@ impl Oracle for EagerReplay {
         // not a replay bug (fuzz --backends flex,capture,wgpu --seed 105). wgpu replays it right.
         let misread_on_flex = compare::holds_u32_bools(scope.graph);
         let mut found: Vec<Differing> = Vec::new();
-        for (k, ((slot, _), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
+        let mut dtypes_lost: Vec<Violation> = Vec::new();
+        for (k, ((slot, id), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
+            // The replay must hand each output back in the dtype the graph recorded for it,
+            // whatever its values: Burn's interpreter passes each recorded out dtype to the
+            // backend (burn-router ops/binary.rs:23), so a backend that ignores one is caught
+            // here even where the values agree. A wgpu bool's bytes misread by Flex are the
+            // catalogued transfer bug, not this.
+            if let Some(recorded) = recorded_tensor(scope.graph, *id)
+                .map(|ir| ir.dtype)
+                .filter(|d| *d != data.dtype() && !misread_on_flex)
+            {
+                let what = match self.parted[usize::from(*slot)] {
+                    Some(at) => step_name(&world.program().steps[usize::from(at)]),
+                    None => producer(world, *slot, exit),
+                };
+                let summary = format!(
+                    "the replayed {what} is {:?} where the graph recorded {recorded:?}",
+                    data.dtype()
+                );
+                if !dtypes_lost.iter().any(|v| v.summary == summary) {
+                    let message = format!(
+                        "output {k} (t{slot}): replayed on Flex as {:?}, recorded as {recorded:?}",
+                        data.dtype()
+                    );
+                    dtypes_lost.push(violation(REPLAY_MISMATCH, summary, message));
+                }
+            }
             let open = self.left_open(shared, *slot, misread_on_flex);
             if let Some(whole) = open.as_ref().filter(|t| t.at == Elements::All) {
                 shared.report.count_poisoned(whole.why, false);
@@ -287,6 +349,7 @@ impl Oracle for EagerReplay {
             }
         }
         shared.report.violations.extend(violations);
+        shared.report.violations.extend(dtypes_lost);
     }
 }
 

@@ -22,6 +22,16 @@ const FEATURES: &str = r#"["std", "flex", "capture", "extension", "autodiff", "w
 /// What a maintainer should see instead, from the finding's kind.
 fn expected(finding: &Finding) -> String {
     match finding.class.as_str() {
+        REPLAY_MISMATCH
+            if finding
+                .signature
+                .summary
+                .contains(" where the graph recorded ") =>
+        {
+            "Replaying the captured graph hands each output back in the dtype the graph \
+             recorded for it, as the capture device reported it."
+                .into()
+        }
         REPLAY_MISMATCH => {
             "Replaying the captured graph gives the values the same steps give when run \
                             eagerly on Flex."

@@ -331,8 +331,16 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                         if ok { "is_ok" } else { "is_err" }
                     );
                 }
-                if let Some(on) = replay.map(replayed_on).filter(|_| at == Some(i)) {
-                    body.push_str(&eager_replay_check(program, i, graph, on, &ran, &pad));
+                if let Some(f) = replay.filter(|_| at == Some(i)) {
+                    let dtype_lost = f.signature.summary.contains(DTYPE_LOST);
+                    body.push_str(&eager_replay_check(
+                        program,
+                        i,
+                        graph,
+                        (replayed_on(f), dtype_lost),
+                        &ran,
+                        &pad,
+                    ));
                 }
                 for s in &out {
                     let _ = writeln!(body, "{pad}let t{s} = t{s}_out.expect(\"the scope ran\");");
@@ -526,6 +534,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     if threaded {
         out.push_str(LANES_HELPER);
     }
+    if body.contains("assert_recorded_dtype(") {
+        out.push_str(RECORDED_DTYPE_HELPER);
+    }
     if compare_helper {
         out.push_str(COMPARE_HELPER);
     }
@@ -698,14 +709,18 @@ fn replayed_on(finding: &Finding) -> &'static str {
     }
 }
 
+/// What an eager-replay summary says of an output replayed in another dtype than recorded.
+const DTYPE_LOST: &str = " where the graph recorded ";
+
 /// After the scope that ends at `exit` (graph `graph`): the same steps run eagerly on Flex
 /// (slots renamed `eN`), the graph replayed with `replay` (`replay_on_flex`, `replay_on_wgpu`)
-/// with the eager inputs, and every output compared with its eager value, printing both.
+/// with the eager inputs, and every output compared with its eager value, printing both;
+/// with `dtype_lost`, each output's dtype with the one the graph recorded first.
 fn eager_replay_check(
     program: &Program,
     exit: usize,
     graph: usize,
-    replay: &str,
+    (replay, dtype_lost): (&str, bool),
     ran: &dyn Fn(usize) -> bool,
     pad: &str,
 ) -> String {
@@ -769,6 +784,14 @@ fn eager_replay_check(
         "{pad}let replayed = {replay}(graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![{}]);",
         eager(inputs).join(", ")
     );
+    if dtype_lost {
+        for (k, slot) in outputs.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{pad}assert_recorded_dtype(\"output {k} (t{slot})\", graph{graph}.as_ref().unwrap(), {k}, &replayed[{k}]);"
+            );
+        }
+    }
     for (k, expr) in eager(outputs).iter().enumerate() {
         let _ = writeln!(
             out,
@@ -918,6 +941,18 @@ fn assert_same_values(what: &str, got: &TensorData, want: &TensorData) {
 }
 "#;
 
+const RECORDED_DTYPE_HELPER: &str = r#"
+/// Fails unless replayed output `k` has the dtype its graph recorded for it.
+fn assert_recorded_dtype(what: &str, graph: &burn::tensor::CapturedGraph, k: usize, got: &TensorData) {
+    let id = graph.graph.outputs[k];
+    let recorded = graph.graph.operations.iter().flat_map(|op| op.nodes()).find(|n| n.id == id)
+        .map(|n| n.dtype)
+        .unwrap_or_else(|| graph.values[&id].dtype());
+    println!("{what}: replayed as {:?}, recorded as {recorded:?}", got.dtype());
+    assert_eq!(got.dtype(), recorded, "{what}: the replayed dtype is not the recorded one");
+}
+"#;
+
 fn count_exits_before(program: &Program, exit: usize) -> usize {
     program.steps[..exit]
         .iter()
@@ -986,6 +1021,9 @@ pub fn fails_with(finding: &Finding) -> String {
             let message = finding.message.lines().next().unwrap_or_default();
             let message = message.split_once(": ").map_or(message, |(_, m)| m);
             normalize_message(message)
+        }
+        REPLAY_MISMATCH if finding.signature.summary.contains(DTYPE_LOST) => {
+            "the replayed dtype is not the recorded one".to_string()
         }
         REPLAY_MISMATCH | DIVERGENCE => "the values differ".to_string(),
         MODEL_MISMATCH => "the contract expects".to_string(),
