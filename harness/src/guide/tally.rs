@@ -433,18 +433,22 @@ fn dtype_views(
         .into_iter()
         .map(|(dtype, met)| {
             let kind = dtype_kind(dtype);
+            let over: Vec<Entry> = entries()
+                .into_iter()
+                .filter(|(_, ks)| ks.contains(&kind))
+                .map(|(e, _)| e)
+                .collect();
             DtypeView {
                 dtype,
                 family: dtype_family(dtype),
-                entries: entries()
-                    .iter()
-                    .filter(|(_, ks)| ks.contains(&kind))
-                    .count(),
-                judged: met.entries.len(),
+                entries: over.len(),
+                // Typing may give an operand a kind the entry's table row does not list (a
+                // cast's source): judged, but not one of the entries over this kind.
+                judged: met.entries.iter().filter(|e| over.contains(e)).count(),
                 per_view: met
                     .per_view
                     .into_iter()
-                    .map(|(v, es)| (v, es.len()))
+                    .map(|(v, es)| (v, es.iter().filter(|e| over.contains(e)).count()))
                     .collect(),
                 judgements: met.judgements,
             }
