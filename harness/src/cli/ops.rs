@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use dispatch_fuzz::guide::tally;
 use dispatch_fuzz::nightly::coverage::{why_unreached, Coverage, TraitFunction};
 use dispatch_fuzz::oracles::reference;
 use dispatch_fuzz::program::{self, Kind};
@@ -163,19 +164,14 @@ fn print_dtypes(entries: &[Entry]) {
         .iter()
         .flat_map(|e| e.dtypes.keys().map(String::as_str))
         .collect();
-    met.sort_by_key(|d| {
-        program::DTYPES
-            .iter()
-            .position(|spec| spec.name == *d)
-            .unwrap_or(program::DTYPES.len())
-    });
+    met.sort_by_key(|d| tally::dtype_order(d));
     met.dedup();
     if met.is_empty() {
         return;
     }
     println!("judged per first operand's dtype (entries over its kind):");
     for dtype in met {
-        let kind = dispatch_fuzz::guide::tally::dtype_kind(dtype);
+        let kind = tally::dtype_kind(dtype);
         let over: Vec<&Entry> = entries.iter().filter(|e| e.kinds.contains(&kind)).collect();
         let never: Vec<String> = over
             .iter()

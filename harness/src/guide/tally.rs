@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::interpreter::{Outcome, Trace};
 use crate::oracles::{reference, Context, OracleId};
+use crate::program::limits::MAX_SLOTS;
 use crate::program::{
     entries, operand_kinds, result_kind, why_not_replayed, Entry, Kind, Program, Step, DTYPES,
 };
@@ -73,6 +74,14 @@ pub fn dtype_family(label: &str) -> &'static str {
     }
 }
 
+/// Where a dtype's row goes in a per-dtype table: the dtype table's order, quantized last.
+pub fn dtype_order(label: &str) -> usize {
+    DTYPES
+        .iter()
+        .position(|d| d.name == label)
+        .unwrap_or(DTYPES.len())
+}
+
 /// The kind of the entries a dtype's row is counted against (a quantized tensor is a float).
 pub fn dtype_kind(label: &str) -> Kind {
     DTYPES
@@ -92,7 +101,7 @@ fn first_operand_dtypes(program: &Program, trace: &Trace) -> Vec<Option<&'static
             *o = Some(&record.outcome);
         }
     }
-    let mut held: [Option<&'static str>; 256] = [None; 256];
+    let mut held: [Option<&'static str>; MAX_SLOTS as usize] = [None; MAX_SLOTS as usize];
     let mut firsts = Vec::with_capacity(program.steps.len());
     for (step, outcome) in program.steps.iter().zip(outcomes) {
         firsts.push(step.reads().first().and_then(|s| held[usize::from(*s)]));
@@ -321,11 +330,7 @@ impl Tally {
     /// Per operand dtype the session's judgements reached: how many entries each view judged
     /// over it, of the entries over its kind.
     pub fn dtype_views(&self) -> Vec<DtypeView> {
-        let rows = self.dtype_rows();
-        dtype_views(
-            rows.iter()
-                .map(|(k, n)| (k.entry, k.dtype, k.oracle, k.context, *n)),
-        )
+        dtype_views(&self.dtype_rows())
     }
 
     /// What one view says of the session: its pairs, how many were judged at least
@@ -403,13 +408,19 @@ struct Met {
     judgements: u64,
 }
 
-/// The per-dtype table of judgement rows `(entry, dtype, oracle, context, count)`: one row per
-/// dtype met, in the dtype table's order (quantized last).
-fn dtype_views(
-    rows: impl IntoIterator<Item = (Entry, &'static str, OracleId, Context, u64)>,
-) -> Vec<DtypeView> {
+/// The per-dtype table of judgement rows: one row per dtype met, in [`dtype_order`].
+fn dtype_views(rows: &[(DtypeKey, u64)]) -> Vec<DtypeView> {
     let mut judged: BTreeMap<&'static str, Met> = BTreeMap::new();
-    for (entry, dtype, oracle, context, count) in rows {
+    for &(
+        DtypeKey {
+            entry,
+            dtype,
+            oracle,
+            context,
+        },
+        count,
+    ) in rows
+    {
         let met = judged.entry(dtype).or_default();
         met.entries.insert(entry);
         met.judgements += count;
@@ -423,12 +434,6 @@ fn dtype_views(
                 .insert(entry);
         }
     }
-    let order = |label: &str| {
-        DTYPES
-            .iter()
-            .position(|d| d.name == label)
-            .unwrap_or(DTYPES.len())
-    };
     let mut views: Vec<DtypeView> = judged
         .into_iter()
         .map(|(dtype, met)| {
@@ -454,7 +459,7 @@ fn dtype_views(
             }
         })
         .collect();
-    views.sort_by_key(|v| order(v.dtype));
+    views.sort_by_key(|v| dtype_order(v.dtype));
     views
 }
 
