@@ -21,6 +21,10 @@ use crate::program::{Slot, Step};
 
 pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 
+/// What a replay-mismatch summary says between the replayed and the recorded dtype of an
+/// output replayed in another dtype than its graph recorded: reports key on it.
+pub const DTYPE_LOST: &str = " where the graph recorded ";
+
 /// Where `replayed` and `eager` differ, as Burn's `assert_approx_eq` would report it, without
 /// panicking (a panic here would be taken for Burn's): NaN equals NaN, same-signed infinities
 /// are equal, floats must be within `Tolerance::default()`, ints and bools exactly; shapes must
@@ -215,7 +219,7 @@ impl Oracle for EagerReplay {
                     None => producer(world, *slot, exit),
                 };
                 let summary = format!(
-                    "the replayed {what} is {:?} where the graph recorded {recorded:?}",
+                    "the replayed {what} is {:?}{DTYPE_LOST}{recorded:?}",
                     data.dtype()
                 );
                 if !dtypes_lost.iter().any(|v| v.summary == summary) {

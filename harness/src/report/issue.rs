@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::oracles::catalogue::{catalogue, record_of};
+use crate::oracles::eager_replay::DTYPE_LOST;
 use crate::oracles::reference::{Mismatch, REFERENCE_MISMATCH};
 use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
 use crate::program::{Program, ProgramFile};
@@ -22,12 +23,7 @@ const FEATURES: &str = r#"["std", "flex", "capture", "extension", "autodiff", "w
 /// What a maintainer should see instead, from the finding's kind.
 fn expected(finding: &Finding) -> String {
     match finding.class.as_str() {
-        REPLAY_MISMATCH
-            if finding
-                .signature
-                .summary
-                .contains(" where the graph recorded ") =>
-        {
+        REPLAY_MISMATCH if finding.signature.summary.contains(DTYPE_LOST) => {
             "Replaying the captured graph hands each output back in the dtype the graph \
              recorded for it, as the capture device reported it."
                 .into()

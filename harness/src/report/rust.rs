@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 use crate::interpreter::{Outcome, Trace, ValueInfo};
 use crate::oracles::catalogue::{catalogue, record_of};
+use crate::oracles::eager_replay::DTYPE_LOST;
 use crate::oracles::reference::Mismatch;
 use crate::oracles::{normalize_message, Finding, Signature};
 use crate::oracles::{
@@ -708,9 +709,6 @@ fn replayed_on(finding: &Finding) -> &'static str {
         "replay_on_flex"
     }
 }
-
-/// What an eager-replay summary says of an output replayed in another dtype than recorded.
-const DTYPE_LOST: &str = " where the graph recorded ";
 
 /// After the scope that ends at `exit` (graph `graph`): the same steps run eagerly on Flex
 /// (slots renamed `eN`), the graph replayed with `replay` (`replay_on_flex`, `replay_on_wgpu`)
