@@ -81,9 +81,17 @@ fn replay<B: burn_ir::BackendIr>(
 }
 
 /// Prints both values and fails unless they agree: exactly for ints and bools, within Burn's
-/// balanced tolerance (0.5% relative, 1e-5 absolute) for floats. Dtypes may differ.
+/// balanced tolerance (0.5% relative, 1e-5 absolute) for floats, on the grid of the coarser
+/// dtype (F16, BF16: one step of it more relative, two steps absolute). Dtypes may differ.
 #[rustfmt::skip]
 fn assert_same_values(what: &str, got: &TensorData, want: &TensorData) {
+    let step = |d: burn::tensor::DType| match d {
+        burn::tensor::DType::F16 => 2f64.powi(-10),
+        burn::tensor::DType::BF16 => 2f64.powi(-7),
+        _ => 0.0,
+    };
+    let eps = step(got.dtype()).max(step(want.dtype()));
+    let (rel, abs) = (5e-3f64.max(eps) + eps, 1e-5f64.max(2.0 * eps));
     let values = |d: &TensorData| -> Vec<f64> {
         if d.dtype().is_bool() {
             d.iter::<bool>().map(|b| f64::from(u8::from(b))).collect()
@@ -100,7 +108,7 @@ fn assert_same_values(what: &str, got: &TensorData, want: &TensorData) {
         && g.iter().zip(&w).all(|(a, b)| {
             a == b
                 || (a.is_nan() && b.is_nan())
-                || (float && b.is_finite() && (a - b).abs() <= 1e-5 + 5e-3 * b.abs())
+                || (float && b.is_finite() && (a - b).abs() <= abs + rel * b.abs())
         });
     assert!(same, "{what}: the values differ");
 }

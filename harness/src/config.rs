@@ -8,6 +8,7 @@ use thiserror::Error;
 use crate::interpreter::wgpu::{self, Adapter, Api};
 use crate::oracles::{
     catalogue::catalogue, Oracles, Policy, KNOWN, MIXED_DTYPES, ORACLES, STATE_LEAK,
+    UNSUPPORTED_DTYPE,
 };
 use crate::program::Backends;
 
@@ -240,7 +241,7 @@ pub fn known_classes() -> Vec<String> {
                 .iter()
                 .flat_map(|o| o.classes.iter().map(|c| c.to_string())),
         )
-        .chain([STATE_LEAK, MIXED_DTYPES, KNOWN].map(str::to_string))
+        .chain([STATE_LEAK, MIXED_DTYPES, UNSUPPORTED_DTYPE, KNOWN].map(str::to_string))
         .collect();
     classes.sort();
     classes.dedup();

@@ -30,8 +30,8 @@ use crate::program::Program;
 
 pub use classify::{
     assign_classes, chose_dtype_mix, class_of, classify, is_known_bug, may_be_chosen_dtype_mix,
-    normalize_message, signature, Classified, Finding, Policy, KNOWN, MIXED_DTYPES, STATE_LEAK,
-    UNKNOWN,
+    normalize_message, past_unsupported_dtype, signature, Classified, Finding, Policy, KNOWN,
+    MIXED_DTYPES, STATE_LEAK, UNKNOWN, UNSUPPORTED_DTYPE,
 };
 pub use judgement::{Context, Judgement};
 pub use lockstep::{run, Judged, OracleReport, ReferenceCounts, Shared};

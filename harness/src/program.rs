@@ -53,7 +53,7 @@ pub use step::{
     Fill, Kind, LogicOp, ModuleOp, Op, QuantizedOp, ScalarOp, Scheme, Slot, Slots, Step, UnaryOp,
     QUERIED_DTYPES,
 };
-pub use table::{mentions_ident, replace_ident, Tolerance, Unspecified};
+pub use table::{mentions_ident, replace_ident, ResultDtype, Tolerance, Unspecified};
 pub use typing::{op_output, Ty};
 pub(crate) use unary::unary_ops;
 pub use unary::{UnarySpec, UNARY};

@@ -1082,6 +1082,61 @@ fn an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation
     );
 }
 
+fn a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and_one_burn_chose_is_not(
+) {
+    // Mesa's llvmpipe says it supports neither BF16 nor I8 (Vulkan and GL alike); Burn's doc of
+    // supports_dtype promises nothing for them there.
+    wgpu::adapter().expect("a wgpu adapter");
+    let device = wgpu::device().unwrap();
+    for dtype in [burn::tensor::DType::BF16, burn::tensor::DType::I8] {
+        assert!(!device.supports_dtype(dtype), "{dtype:?}");
+    }
+    let class = dispatch_fuzz::oracles::UNSUPPORTED_DTYPE;
+    // Where Burn chose such a dtype (capture records a bool as Bool(U8), which wgpu does not
+    // support either), its failure is still the stored finding, not this guard. (First: a
+    // failed launch below fails the device's stream for what follows.)
+    let chosen = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"cast": {"src": 1, "to": "bool"}}}},
+            {"exit_scope": {"inputs": [], "outputs": [2]}}]"#,
+    );
+    let known = "capture-bool-u8-on-wgpu";
+    let policy = dispatch_fuzz::oracles::Policy::parse(known);
+    let finding = dispatch_fuzz::check(&common::on_wgpu().with_policy(policy), &chosen)
+        .unwrap()
+        .finding;
+    assert_eq!(finding.map(|f| f.class), Some(known.to_string()));
+    // A BF16 tensor the program puts on wgpu: its kernel does not compile, reported at the read.
+    let on_wgpu = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "ones", "device": "wgpu", "dtype": "bf16"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+            {"read": {"src": 1, "fallible": false}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &on_wgpu).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let policy = dispatch_fuzz::oracles::Policy::parse(class);
+    let finding = dispatch_fuzz::check(&common::on_wgpu().with_policy(policy), &on_wgpu)
+        .unwrap()
+        .finding;
+    assert_eq!(
+        finding.map(|f| (f.class, f.step)),
+        Some((class.to_string(), Some(2)))
+    );
+    // A graph recording an I8 tensor the program made is not replayed on wgpu, and says so.
+    let recorded = common::program(
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [2], "fill": "ones", "device": "flex", "dtype": "i8"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"unary": {"op": "abs", "src": 1}}}},
+            {"exit_scope": {"inputs": [], "outputs": [2]}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &recorded).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert_eq!(verdict.oracles.poisoned.get("unsupported-dtype"), Some(&1));
+}
+
 /// What `run --json` shows of a verdict: each step's outcome kind, class and message, and the
 /// finding's signature (the child's JSON and this process's verdict alike).
 fn as_run_prints(steps: &[serde_json::Value], finding: &serde_json::Value) -> String {
@@ -1186,7 +1241,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 49] = [
+    let tests: [(common::Classes, &str, fn()); 50] = [
         row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
@@ -1236,6 +1291,7 @@ fn main() -> ExitCode {
         row!(llvmpipe, a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_replay_judged),
         row!(vulkan, a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max_pool),
         row!(gl, an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation),
+        row!(llvmpipe, a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and_one_burn_chose_is_not),
     ];
     run_trials(
         tests

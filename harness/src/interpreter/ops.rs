@@ -10,9 +10,16 @@ use crate::program::{
     LogicOp, Op, Slot,
 };
 
-/// The result variant of a table entry: the operand's kind (`same`) or the one it names.
+/// The result variant of a table entry: the operand's kind (`same`, or a dtype of it: `I64`)
+/// or the one it names.
 macro_rules! result_variant {
     (same, $kind:ident, $value:expr) => {
+        AnyTensor::$kind($value)
+    };
+    (I64, $kind:ident, $value:expr) => {
+        AnyTensor::$kind($value)
+    };
+    (I32, $kind:ident, $value:expr) => {
         AnyTensor::$kind($value)
     };
     ($result:ident, $kind:ident, $value:expr) => {

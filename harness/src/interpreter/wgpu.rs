@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use burn::tensor::Device;
 
-use crate::program::{list_classes, AdapterClass};
+use crate::program::{list_classes, AdapterClass, Dtype};
 
 /// The switch that chooses the adapter (read and validated by `config`): named here so that a
 /// command pinned to an API can set it.
@@ -116,6 +116,8 @@ static ADAPTER: AtomicU8 = AtomicU8::new(0);
 /// The pinned API plus one; 0: wgpu's own choice.
 static API: AtomicU8 = AtomicU8::new(0);
 static DEVICE: OnceLock<Result<(Device, AdapterInfo), String>> = OnceLock::new();
+/// The dtypes the device said it does not support, asked when it came up.
+static UNSUPPORTED: OnceLock<Vec<Dtype>> = OnceLock::new();
 
 /// Chooses the adapter; only the choice made before the device is first used counts.
 pub fn set_adapter(adapter: Adapter) {
@@ -164,6 +166,19 @@ pub fn device() -> Result<Device, String> {
 /// process: Burn holds one). Whether a program runs on it is its session's choice.
 pub fn adapter() -> Result<AdapterInfo, String> {
     DEVICE.get_or_init(init).clone().map(|(_, info)| info)
+}
+
+/// The dtypes the wgpu device says it does not support (`Device::supports_dtype` false), asked
+/// once, when the device came up: Burn holds one device per process and its answers are the
+/// adapter's. Empty where the device has not come up in this process.
+pub fn unsupported() -> &'static [Dtype] {
+    UNSUPPORTED.get().map_or(&[], Vec::as_slice)
+}
+
+/// Whether the wgpu device says it does not support the dtype Burn names `name` (`BF16`, `I8`,
+/// `Bool(U8)`: a trace's spelling).
+pub fn unsupported_named(name: &str) -> bool {
+    unsupported().iter().any(|d| d.spec().name == name)
 }
 
 /// Whether this machine's adapter is of one of `classes` (any adapter will do when `classes` is
@@ -266,6 +281,12 @@ fn init() -> Result<(Device, AdapterInfo), String> {
         .init_with_setup()
         .map_err(|e| format!("wgpu is unavailable: {e}"))?;
     let info = setup.adapter.get_info();
+    let unsupported = crate::program::DTYPES
+        .iter()
+        .map(|s| s.dtype)
+        .filter(|d| !device.supports_dtype(d.burn()))
+        .collect();
+    let _ = UNSUPPORTED.set(unsupported);
     let backend = format!("{:?}", info.backend).to_lowercase();
     let device_type = kebab(&format!("{:?}", info.device_type));
     let driver = AdapterClass::driver_of(&info.driver, &info.name);

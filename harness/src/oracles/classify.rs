@@ -12,11 +12,14 @@ use super::catalogue::{burn_file, catalogue, lookup, lookup_error, lookup_known_
 use super::known::known_case;
 use super::{naming, oracle_of, Signature, Violation, REPLAY_FAILURE};
 use crate::hash::words_digest;
+use crate::interpreter::wgpu;
 use crate::interpreter::{Outcome, PanicInfo, Trace};
-use crate::program::Step;
+use crate::program::limits::MAX_SLOTS;
+use crate::program::{DeviceRef, Step};
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
+pub use super::catalogue::UNSUPPORTED_DTYPE;
 pub use crate::interpreter::EXECUTION_ERROR;
 /// Class of a program after which a pooled capture device refused a fresh scope.
 pub const STATE_LEAK: &str = "state-leak";
@@ -684,16 +687,66 @@ pub fn chose_dtype_mix(steps: &[Step], message: &str) -> bool {
         .any(|d| words.contains(&d.spec().name))
 }
 
+/// Per step of the trace, whether [`UNSUPPORTED_DTYPE`] explains its failure: it ran on the
+/// wgpu device (read a value there, named it, or made a value there) at or after the first step
+/// that left there a tensor of a dtype the program named and the device does not support.
+/// Empty when there is no such step, as in every run without wgpu.
+pub fn past_unsupported_dtype(steps: &[Step], trace: &Trace) -> Vec<bool> {
+    let unsupported = wgpu::unsupported();
+    let named: Vec<&str> = steps
+        .iter()
+        .filter_map(Step::named_dtype)
+        .filter(|d| unsupported.contains(d))
+        .map(|d| d.spec().name)
+        .collect();
+    if named.is_empty() {
+        return Vec::new();
+    }
+    let mut on_wgpu = [false; MAX_SLOTS as usize];
+    let mut past = false;
+    let mut explained = vec![false; steps.len()];
+    for record in &trace.steps {
+        let Some(step) = steps.get(record.index) else {
+            continue;
+        };
+        let value = match &record.outcome {
+            Outcome::Ok { value: Some(v), .. } => Some(v),
+            _ => None,
+        };
+        let made_there = value.is_some_and(|v| v.device.starts_with("wgpu"));
+        past |= made_there && value.is_some_and(|v| named.contains(&v.dtype.as_ref()));
+        let ran_there = made_there
+            || step.device() == Some(DeviceRef::Wgpu)
+            || step.reads().iter().any(|s| on_wgpu[usize::from(*s)]);
+        explained[record.index] = past && ran_there;
+        if !matches!(record.outcome, Outcome::Skipped { .. }) {
+            for out in step.writes() {
+                on_wgpu[usize::from(out)] = made_there;
+            }
+        }
+    }
+    explained
+}
+
 /// Gives every panic of the trace that has none its class, at the step of `steps` it was raised
-/// at ([`class_at`], or [`MIXED_DTYPES`] for a dtype mix the program chose).
+/// at ([`class_at`], [`MIXED_DTYPES`] for a dtype mix the program chose, or [`UNSUPPORTED_DTYPE`]
+/// on the wgpu device past a dtype it does not support).
 pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
     let at: Vec<usize> = trace.panics().map(|(i, _)| i).collect();
+    let unsupported = past_unsupported_dtype(steps, trace);
     for (panic, i) in trace.panics_mut().zip(at) {
         if panic.class.is_empty() {
             panic.class = if chose_dtype_mix(steps, &panic.message) {
                 MIXED_DTYPES.to_string()
             } else {
-                class_at(panic, steps.get(i))
+                let class = class_at(panic, steps.get(i));
+                // A misuse guard keeps its class: the program misused the lifecycle whatever the
+                // dtype. A failure (unknown, a known bug's, a limitation's) is the dtype's.
+                let failure = class == UNKNOWN || is_known_bug(panic);
+                match unsupported.get(i) {
+                    Some(true) if failure => UNSUPPORTED_DTYPE.to_string(),
+                    _ => class,
+                }
             };
         }
     }
@@ -718,6 +771,7 @@ pub fn classify(
     policy: &Policy,
 ) -> Classified {
     assign_classes(steps, trace);
+    let unsupported = past_unsupported_dtype(steps, trace);
     let panics = trace
         .panics()
         .filter(|(_, p)| policy.is_finding(&p.class))
@@ -782,7 +836,11 @@ pub fn classify(
         .chain(side_errors)
         .filter(|(_, error, _)| *error == EXECUTION_ERROR)
         .filter_map(|(step, _, message)| {
-            let class = error_class(message);
+            // Errors are failures (a guard panics): past an unsupported dtype, the dtype's.
+            let class = match unsupported.get(step) {
+                Some(true) => UNSUPPORTED_DTYPE,
+                _ => error_class(message),
+            };
             policy.is_finding(class).then(|| Finding {
                 signature: Signature::new(class, normalize_message(message), "execution-error"),
                 class: class.to_string(),

@@ -9,7 +9,7 @@ use burn_backend::{BoolStore, DType};
 use super::taint::{Elements, Taint};
 pub use super::taint::{Grain, Poison};
 use crate::interpreter::{non_native_bools, Mirror};
-use crate::program::{Kind, Op, Step, Tolerance as OpTolerance, Unspecified};
+use crate::program::{Dtype, Kind, Op, Step, Tolerance as OpTolerance, Unspecified};
 
 /// The comparison of one value on both backends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,38 +23,73 @@ pub enum DiffEq {
     Differ(String),
 }
 
-/// The tolerance for one dtype, from Burn's own `Tolerance` presets: floats use
-/// `Tolerance::balanced()` (Burn's default: 0.5% relative, 1e-5 absolute), which absorbs the
-/// few-ulp differences between Flex's and a GPU's `exp`/`tanh` and summation order; ints and bools
-/// must be exact.
-pub fn tolerance_for(data: &TensorData) -> Option<Tolerance<f64>> {
-    data.dtype().is_float().then(Tolerance::<f64>::balanced)
+/// The tolerance for one value held by both backends, from Burn's own `Tolerance` presets on
+/// the grid of its dtype ([`on_grid`]): floats use `Tolerance::balanced()` (Burn's default: 0.5%
+/// relative, 1e-5 absolute on f32's grid), which absorbs the few-ulp differences between Flex's
+/// and a GPU's `exp`/`tanh` and summation order; ints and bools must be exact.
+pub fn tolerance_for(a: &TensorData, b: &TensorData) -> Option<Tolerance<f64>> {
+    let grid = grid(a.dtype(), b.dtype())?;
+    Some(on_grid(Tolerance::balanced(), grid))
 }
 
-/// The tolerance for a value an op of family `family` computed, when its operands were
-/// bit-identical on both backends (`exact_operands`) or not: `Exact` and `Step` ops add no
-/// error of their own, so they must agree bit for bit on identical operands; a `Step` op over
-/// inexact ones is poisoned before it gets here ([`Poison::InexactOperand`]). Ints and bools are
-/// always exact. `floor` (see [`absolute_floor`]) raises the preset's absolute part (1e-5 for
-/// `balanced()`, 0.01 for `permissive()`) where it is wider.
+/// The tolerance for a value an op of family `family` computed, held as `a` on one backend and
+/// `b` on the other, when its operands were bit-identical on both backends (`exact_operands`) or
+/// not: `Exact` and `Step` ops add no error of their own, so they must agree bit for bit on
+/// identical operands; a `Step` op over inexact ones is poisoned before it gets here
+/// ([`Poison::InexactOperand`]). Ints and bools are always exact. `floor` (see
+/// [`absolute_floor`]) raises the absolute part where it is wider.
 pub fn tolerance_of(
-    data: &TensorData,
+    (a, b): (&TensorData, &TensorData),
     family: OpTolerance,
     exact_operands: bool,
     floor: Option<f64>,
 ) -> Option<Tolerance<f64>> {
-    if !data.dtype().is_float() {
+    let grid = grid(a.dtype(), b.dtype())?;
+    let preset = match family {
+        OpTolerance::Exact | OpTolerance::Step if exact_operands => return None,
+        OpTolerance::Transcendental => Tolerance::permissive(),
+        _ => Tolerance::balanced(),
+    };
+    let tolerance = on_grid(preset, grid);
+    Some(match floor {
+        Some(floor) if floor > tolerance.get_absolute() => tolerance.set_absolute(floor),
+        _ => tolerance,
+    })
+}
+
+/// The grid two values are compared on: the coarser of their float dtypes (F16 on one backend
+/// against F32 on the other is judged on F16's); `None` unless both are floats.
+fn grid(a: DType, b: DType) -> Option<Dtype> {
+    if !(a.is_float() && b.is_float()) {
         return None;
     }
-    let (preset, absolute) = match family {
-        OpTolerance::Exact | OpTolerance::Step if exact_operands => return None,
-        OpTolerance::Transcendental => (Tolerance::permissive(), 0.01),
-        _ => (Tolerance::balanced(), 1e-5),
-    };
-    Some(match floor {
-        Some(floor) if floor > absolute => preset.set_absolute(floor),
-        _ => preset,
-    })
+    // A float Burn names that programs do not make (Flex32, a quantized read) is on f32's grid.
+    let on = |d| Dtype::from_burn(d).unwrap_or(Dtype::F32);
+    let (a, b) = (on(a), on(b));
+    Some(if a.epsilon() >= b.epsilon() { a } else { b })
+}
+
+/// Steps of a coarse dtype's grid at 1.0 (its epsilon) two correct backends' values may differ
+/// by near zero, where a relative bound says nothing: 2 steps are 2.0e-3 for F16 (the absolute
+/// bound Burn's own half-precision tests use most after 5e-2 and 5e-3:
+/// `set_half_precision_absolute(2e-3)`) and 1.6e-2 for BF16. No more: the absolute bound rules
+/// up to magnitudes where the relative one takes over, about 1 for both.
+const ABSOLUTE_STEPS: f64 = 2.0;
+
+/// `preset`, whose bounds Burn states for f32, on `dtype`'s grid. A dtype coarser than f32 (F16,
+/// BF16) rounds each of an op's steps on its own grid, and one backend may compute in it where
+/// another computes in f32 and rounds once: the relative bound widens to one step beyond the
+/// preset or the dtype's epsilon, whichever is wider (as the reference oracle widens its own),
+/// and the absolute bound to [`ABSOLUTE_STEPS`] steps. F32 and F64 keep the preset, so a wrong
+/// F64 value is still judged at least as closely as an F32 one.
+pub fn on_grid(preset: Tolerance<f64>, dtype: Dtype) -> Tolerance<f64> {
+    let eps = dtype.epsilon();
+    if eps <= Dtype::F32.epsilon() {
+        return preset;
+    }
+    let relative = preset.get_relative().max(eps) + eps;
+    let absolute = preset.get_absolute().max(ABSOLUTE_STEPS * eps);
+    Tolerance::rel_abs(relative, absolute)
 }
 
 /// Where two float values of one shape hold zeros of opposite signs (they compare equal, but
@@ -90,7 +125,7 @@ pub fn differing(a: &TensorData, b: &TensorData) -> Option<Elements> {
 /// and same-signed infinities are equal, explicitly: anything else against a NaN or an infinity
 /// is a difference.
 pub fn compare(flex: &TensorData, wgpu: &TensorData, poisoned: Option<&Taint>) -> DiffEq {
-    compare_within(flex, wgpu, poisoned, tolerance_for(flex))
+    compare_within(flex, wgpu, poisoned, tolerance_for(flex, wgpu))
 }
 
 /// [`compare`] within `tolerance` (exactly, when `None`). A value poisoned at some elements is
@@ -349,10 +384,10 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
 /// operand, where its entry says so: a cancelled reduction ([`Unspecified::CancelledSum`],
 /// [`Unspecified::CancelledProduct`]), whose float summation of `n` values errs by at most about
 /// `n * eps * sum(|x|)` and a product by `n * eps * prod(|x|)`, whatever the order, so twice that
-/// bound (f32's `eps`, 2^-23) is what two correct backends may differ by; or a quantized round
-/// trip ([`Unspecified::Quantized`]), one step of the symmetric 8-bit scale with a margin for the
-/// scale's own rounding. `None` for other steps (whose operand is not read) and for int
-/// operands, which are exact.
+/// bound (`eps` of the operand's dtype: 2^-23 for F32, 2^-10 for F16) is what two correct
+/// backends may differ by; or a quantized round trip ([`Unspecified::Quantized`]), one step of
+/// the symmetric 8-bit scale with a margin for the scale's own rounding. `None` for other steps
+/// (whose operand is not read) and for int operands, which are exact.
 pub fn absolute_floor(step: &Step, flex: &Mirror) -> Option<f64> {
     let Step::Op { op, .. } = step else {
         return None;
@@ -370,7 +405,10 @@ pub fn absolute_floor(step: &Step, flex: &Mirror) -> Option<f64> {
     }
     let xs = values(&data);
     let magnitudes = xs.iter().map(|v| v.abs());
-    let rounding = 2.0 * xs.len() as f64 * f64::from(f32::EPSILON);
+    // Each backend rounds every partial result on the operand's own grid (f32's for a dtype
+    // programs do not make).
+    let eps = Dtype::from_burn(data.dtype()).map_or(f64::from(f32::EPSILON), Dtype::epsilon);
+    let rounding = 2.0 * xs.len() as f64 * eps;
     Some(match unspecified {
         Unspecified::CancelledSum => rounding * magnitudes.sum::<f64>(),
         Unspecified::CancelledProduct => rounding * magnitudes.product::<f64>(),
@@ -416,6 +454,43 @@ mod tests {
         let a = TensorData::new(vec![f32::NAN, f32::INFINITY], [2]);
         let b = TensorData::new(vec![0.0f32, f32::NEG_INFINITY], [2]);
         assert!(matches!(compare(&a, &b, None), DiffEq::Differ(d) if d.starts_with("2 value(s)")));
+    }
+
+    #[test]
+    fn half_precision_values_are_compared_on_their_own_grid_not_on_f32s() {
+        use burn_backend::{bf16, f16};
+        let f16s =
+            |v: &[f32]| TensorData::new(v.iter().map(|x| f16::from_f32(*x)).collect(), [v.len()]);
+        let bf16s =
+            |v: &[f32]| TensorData::new(v.iter().map(|x| bf16::from_f32(*x)).collect(), [v.len()]);
+        // One BF16 step at 1.0 (0.78%) is past f32's balanced 0.5%, but it is BF16's rounding.
+        assert_eq!(
+            compare(&bf16s(&[1.0]), &bf16s(&[1.0078125]), None),
+            DiffEq::Equal
+        );
+        assert!(matches!(
+            compare(&bf16s(&[1.0]), &bf16s(&[1.03125]), None),
+            DiffEq::Differ(_)
+        ));
+        // Near zero F16's grid is 9.8e-4 wide at 1.0: a cancellation error of a few of its steps
+        // is within its bound, while the same values in F32 differ.
+        let (a, b) = ([0.001f32], [0.0025f32]);
+        assert_eq!(compare(&f16s(&a), &f16s(&b), None), DiffEq::Equal);
+        let f32s = |v: &[f32]| TensorData::new(v.to_vec(), [v.len()]);
+        assert!(matches!(
+            compare(&f32s(&a), &f32s(&b), None),
+            DiffEq::Differ(_)
+        ));
+        // F16 against F32 is judged on the coarser grid; F64 keeps f32's bounds.
+        assert_eq!(compare(&f16s(&a), &f32s(&b), None), DiffEq::Equal);
+        let f64s = |v: &[f64]| TensorData::new(v.to_vec(), [v.len()]);
+        assert!(matches!(
+            compare(&f64s(&[1.0]), &f64s(&[1.0078125]), None),
+            DiffEq::Differ(_)
+        ));
+        // An op that adds no error of its own stays exact whatever the grid.
+        let exact = tolerance_of((&f16s(&a), &f16s(&b)), OpTolerance::Exact, true, None);
+        assert!(exact.is_none());
     }
 
     #[test]

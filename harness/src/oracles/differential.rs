@@ -379,7 +379,7 @@ fn judge(
         }
     };
     let on_wgpu = faults::wgpu_value(index, on_wgpu);
-    let tolerance = compare::tolerance_of(&flex, how.family, how.exact_in, how.floor);
+    let tolerance = compare::tolerance_of((&flex, &on_wgpu), how.family, how.exact_in, how.floor);
     let verdict = compare::compare_within(&flex, &on_wgpu, poisoned.as_ref(), tolerance);
     shared.inexact[o] = compare::differing(&flex, &on_wgpu);
     // A value judged within an absolute floor far above rounding (a quantization step, a

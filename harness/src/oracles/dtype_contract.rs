@@ -1,10 +1,12 @@
 //! The dtype contract: every tensor a step hands back is stored in a dtype of its kind (a float
-//! tensor in a float dtype, an int one in an int dtype, a bool one in a `Bool` storage). A
-//! tensor of one kind tagged with another kind's dtype is a backend bug at the step that made
-//! it, whatever panics later when another op reads it.
+//! tensor in a float dtype, an int one in an int dtype, a bool one in a `Bool` storage), and an
+//! op's result in the dtype its table row states ([`ResultDtype`]): the operand's own, or the one
+//! a cast names. A tensor in another dtype is a backend bug at the step that made it, whatever
+//! panics later when another op reads it.
 
 use crate::interpreter::{Outcome, Trace, ValueInfo};
-use crate::program::{Kind, Program, Step};
+use crate::program::limits::MAX_SLOTS;
+use crate::program::{Kind, Op, Program, ResultDtype, Step};
 
 use super::{Oracle, OracleReport, Violation, DTYPE_CONTRACT};
 
@@ -43,11 +45,17 @@ pub fn of_kind(kind: Kind, dtype: &str) -> bool {
         })
 }
 
-/// The first step that handed back a tensor in a dtype of another kind: only the first, since
-/// every value computed from it carries the same mistake.
+/// The first step that handed back a tensor in a dtype of another kind, or an op's result in
+/// another dtype than its row states: only the first, since every value computed from it
+/// carries the same mistake.
 fn first_violation(program: &Program, trace: &Trace) -> Option<Violation> {
+    // What each slot holds as the run had it: its kind and dtype.
+    let mut held: [Option<(Kind, &str)>; MAX_SLOTS as usize] = [None; MAX_SLOTS as usize];
     for (step, record) in program.steps.iter().zip(&trace.steps) {
         let Outcome::Ok { value, outputs, .. } = &record.outcome else {
+            for out in step.writes() {
+                held[usize::from(out)] = None;
+            }
             continue;
         };
         let bad = value
@@ -57,8 +65,73 @@ fn first_violation(program: &Program, trace: &Trace) -> Option<Violation> {
         if let Some(v) = bad {
             return Some(violation(step, record.index, v));
         }
+        if let (Step::Op { op, .. }, Some(v)) = (step, value) {
+            if let Some(stated) = stated_dtype(op, &held) {
+                if v.dtype != stated {
+                    let operands: Vec<&str> = op
+                        .operands()
+                        .iter()
+                        .filter_map(|s| held[usize::from(*s)].map(|(_, d)| d))
+                        .collect();
+                    let mut lost = lost(op, record.index, step, v, stated);
+                    lost.operands = Some(operands.join(", "));
+                    return Some(lost);
+                }
+            }
+        }
+        let writes = step.writes();
+        if writes.len() == 1 && value.is_some() {
+            held[usize::from(writes[0])] = value.as_ref().map(|v| (v.kind, v.dtype.as_ref()));
+        } else {
+            for (k, out) in writes.iter().enumerate() {
+                held[usize::from(*out)] = outputs.get(k).map(|v| (v.kind, v.dtype.as_ref()));
+            }
+        }
     }
     None
+}
+
+/// The dtype `op`'s result must be stored in, by its row, over operands as `held` has them:
+/// the operand's (where every operand of the first one's kind shares it: mixed dtypes are the
+/// program's choice, which a backend may refuse or promote), or a cast's. `None` where the row
+/// leaves it to the device or an operand is unknown.
+fn stated_dtype<'a>(op: &Op, held: &[Option<(Kind, &'a str)>]) -> Option<&'a str> {
+    match op.result_dtype() {
+        ResultDtype::Default => None,
+        ResultDtype::Named(dtype) => Some(dtype.spec().name),
+        ResultDtype::Operand => {
+            let operands = op.operands();
+            let (kind, dtype) = held[usize::from(*operands.first()?)]?;
+            for s in &operands[1..] {
+                match held[usize::from(*s)]? {
+                    (k, d) if k == kind && d != dtype => return None,
+                    _ => {}
+                }
+            }
+            Some(dtype)
+        }
+    }
+}
+
+fn lost(op: &Op, index: usize, step: &Step, value: &ValueInfo, stated: &str) -> Violation {
+    Violation {
+        step: index,
+        class: DTYPE_CONTRACT.to_string(),
+        summary: format!(
+            "{} gives {} where its table row states {stated}",
+            op.name(),
+            value.dtype
+        ),
+        message: format!(
+            "step {index} `{}` gave a {:?} tensor stored as {} on {}, where its op's table row \
+             states {stated}",
+            crate::program::step_line(step),
+            value.kind,
+            value.dtype,
+            value.device
+        ),
+        ..Violation::default()
+    }
 }
 
 fn violation(step: &Step, index: usize, value: &ValueInfo) -> Violation {
@@ -87,6 +160,84 @@ fn violation(step: &Step, index: usize, value: &ValueInfo) -> Violation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A trace of `program` whose steps all succeeded with values of these kinds and dtypes.
+    fn trace_of(values: &[(Kind, &'static str)]) -> Trace {
+        let steps = values
+            .iter()
+            .enumerate()
+            .map(|(index, (kind, dtype))| crate::interpreter::StepRecord {
+                index,
+                outcome: Outcome::Ok {
+                    value: Some(ValueInfo {
+                        kind: *kind,
+                        dtype: (*dtype).into(),
+                        shape: vec![1],
+                        device: "flex".into(),
+                        same_as: None,
+                        digest: None,
+                    }),
+                    graph: None,
+                    outputs: Vec::new(),
+                },
+            })
+            .collect();
+        Trace {
+            steps,
+            ..Trace::default()
+        }
+    }
+
+    fn judged(steps: &str, values: &[(Kind, &'static str)]) -> Option<String> {
+        let program = crate::program::ProgramFile::parse(&format!("{{\"steps\": {steps}}}"), "t")
+            .unwrap()
+            .program();
+        first_violation(&program, &trace_of(values)).map(|v| v.summary)
+    }
+
+    #[test]
+    fn an_op_keeps_its_operands_dtype_or_the_one_its_cast_names_unless_the_operands_mix() {
+        let f16 = r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": "flex", "dtype": "f16"}},
+                      {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}}]"#;
+        assert_eq!(
+            judged(f16, &[(Kind::Float, "F16"), (Kind::Float, "F16")]),
+            None
+        );
+        assert_eq!(
+            judged(f16, &[(Kind::Float, "F16"), (Kind::Float, "F32")]).as_deref(),
+            Some("unary exp gives F32 where its table row states F16")
+        );
+        // A cast states its own dtype; a comparison leaves its bool storage to the device.
+        let cast = r#"[{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "ones", "device": "flex", "dtype": "i16"}},
+                       {"op": {"out": 1, "op": {"unary": {"op": "cast_i64", "src": 0}}}},
+                       {"op": {"out": 2, "op": {"compare": {"op": "equal", "lhs": 1, "rhs": 1}}}}]"#;
+        let ok = [
+            (Kind::Int, "I16"),
+            (Kind::Int, "I64"),
+            (Kind::Bool, "Bool(U8)"),
+        ];
+        assert_eq!(judged(cast, &ok), None);
+        let kept = [
+            (Kind::Int, "I16"),
+            (Kind::Int, "I16"),
+            (Kind::Bool, "Bool(U8)"),
+        ];
+        assert_eq!(
+            judged(cast, &kept).as_deref(),
+            Some("unary cast_i64 gives I16 where its table row states I64")
+        );
+        // Operands of one kind in two dtypes: the program's mix, which Burn lets a backend
+        // resolve either way.
+        let mixed = r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": "flex", "dtype": "f16"}},
+                        {"create": {"out": 1, "kind": "float", "shape": [1], "fill": "ones", "device": "flex"}},
+                        {"op": {"out": 2, "op": {"binary": {"op": "add", "lhs": 0, "rhs": 1}}}}]"#;
+        let either = [
+            (Kind::Float, "F16"),
+            (Kind::Float, "F32"),
+            (Kind::Float, "F32"),
+        ];
+        assert_eq!(judged(mixed, &either), None);
+    }
 
     #[test]
     fn each_kind_has_its_own_dtypes() {

@@ -17,7 +17,7 @@ use crate::interpreter::{
     Outcome, ReplayError, World,
 };
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{Slot, Step};
+use crate::program::{Dtype, Slot, Step};
 
 pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 
@@ -267,8 +267,21 @@ impl Oracle for EagerReplay {
                 });
             }
         }
-        // The same graph replayed on wgpu must agree with the eager Flex run as well.
-        if let Some(wgpu) = shared.wgpu.as_ref().map(|m| m.device().clone()) {
+        // The same graph replayed on wgpu must agree with the eager Flex run as well, unless it
+        // holds a dtype the program named that the device says it does not support.
+        let unsupported =
+            shared.wgpu.is_some() && holds_unsupported_dtype(scope.graph, &world.program().steps);
+        if unsupported {
+            shared
+                .report
+                .count_poisoned(Poison::UnsupportedDtype, false);
+        }
+        if let Some(wgpu) = shared
+            .wgpu
+            .as_ref()
+            .filter(|_| !unsupported)
+            .map(|m| m.device().clone())
+        {
             match catch(|| replay_on_device(scope.graph, &feed, &wgpu)) {
                 Ok(Ok(on_wgpu)) => {
                     for (k, ((slot, _), data)) in scope.outputs.iter().zip(&on_wgpu).enumerate() {
@@ -355,6 +368,28 @@ impl Oracle for EagerReplay {
         shared.report.violations.extend(violations);
         shared.report.violations.extend(dtypes_lost);
     }
+}
+
+/// Whether `graph` holds a tensor (a value or an op's node) of a dtype a step of `steps` names
+/// and the wgpu device says it does not support: Burn promises nothing for it there
+/// ([`UNSUPPORTED_DTYPE`](super::UNSUPPORTED_DTYPE)). One Burn chose (capture's `Bool(U8)`) does
+/// not count: its replay on wgpu is judged.
+fn holds_unsupported_dtype(graph: &burn::tensor::CapturedGraph, steps: &[Step]) -> bool {
+    let unsupported = crate::interpreter::wgpu::unsupported();
+    let named: Vec<DType> = steps
+        .iter()
+        .filter_map(Step::named_dtype)
+        .filter(|d| unsupported.contains(d))
+        .map(Dtype::burn)
+        .collect();
+    !named.is_empty()
+        && (graph.values.values().any(|v| named.contains(&v.dtype()))
+            || graph
+                .graph
+                .operations
+                .iter()
+                .flat_map(|op| op.nodes())
+                .any(|n| named.contains(&n.dtype)))
 }
 
 /// A failure message reduced to what stays the same from run to run: its first line and its

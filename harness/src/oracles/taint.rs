@@ -63,11 +63,14 @@ pub enum Poison {
     /// A draw of a device's random generator (see `Unspecified::Random`), or a value computed
     /// from one.
     RandomDraw,
+    /// A graph holding a tensor of a dtype the program named and the wgpu device says it does not
+    /// support (see `UNSUPPORTED_DTYPE`): Burn promises nothing for its replay there.
+    UnsupportedDtype,
 }
 
 impl Poison {
     /// Every reason.
-    pub const ALL: [Poison; 15] = [
+    pub const ALL: [Poison; 16] = [
         Poison::ArgmaxTie,
         Poison::OutOfRangeCast,
         Poison::BoolU32OnFlex,
@@ -83,6 +86,7 @@ impl Poison {
         Poison::SquareOverflow,
         Poison::InexactQuotient,
         Poison::RandomDraw,
+        Poison::UnsupportedDtype,
     ];
 
     /// The reason of this [`Poison::name`].
@@ -108,6 +112,7 @@ impl Poison {
             Poison::RandomDraw => "random-draw",
             Poison::SquareOverflow => "square-overflow",
             Poison::InexactQuotient => "inexact-quotient",
+            Poison::UnsupportedDtype => "unsupported-dtype",
         }
     }
 }
@@ -170,6 +175,7 @@ impl Poison {
             ),
             Poison::BoolU32OnFlex => (Grain::Value, "the storage of the whole value is misread"),
             Poison::RandomDraw => (Grain::Value, "every element is a draw"),
+            Poison::UnsupportedDtype => (Grain::Value, "the whole graph is not replayed on wgpu"),
             Poison::InexactQuotient => (
                 Grain::Value,
                 "a dividend past the limit anywhere (the check reads the whole operand)",

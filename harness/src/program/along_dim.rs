@@ -11,8 +11,8 @@
 
 use super::kind::Kind;
 use super::table::{
-    mentions_ident, op_result, op_tolerance, op_unspecified, render, table_index, Tolerance,
-    Unspecified,
+    mentions_ident, op_dtype, op_result, op_tolerance, op_unspecified, render, table_index,
+    ResultDtype, Tolerance, Unspecified,
 };
 
 /// The table; see the module doc for the entry syntax.
@@ -120,12 +120,12 @@ macro_rules! along_dim_ops {
                 let _ = d; let two = Tensor::full(x.shape(), 2, &x.device()); x.powi(two) };
             // The index tensor is made before the operand is touched (the model's
             // create-outside-scope rule).
-            quantized_select: [Float] -> same, same, balanced, quantized, x, d => {
+            quantized_select: [Float] -> Float, same, balanced, quantized, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]);
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .select(d, idx).dequantize() };
-            quantized_gather: [Float] -> same, same, balanced, quantized, x, d => {
+            quantized_gather: [Float] -> Float, same, balanced, quantized, x, d => {
                 let dims = x.dims(); let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
@@ -249,6 +249,8 @@ pub struct AlongDimSpec {
     pub kinds: &'static [Kind],
     /// The result's kind, when it is not the operand's.
     pub result: Option<Kind>,
+    /// The dtype the result is stored in.
+    pub dtype: ResultDtype,
     /// What it does to the shape.
     pub shape: DimShape,
     /// How closely Flex and wgpu must agree.
@@ -313,6 +315,7 @@ macro_rules! along_dim_specs {
             name: stringify!($name),
             kinds: &[$(Kind::$kind),+],
             result: op_result!($result),
+            dtype: op_dtype!($result),
             shape: dim_shape!($shape),
             tolerance: op_tolerance!($tol),
             unspecified: op_unspecified!($un),

@@ -8,7 +8,8 @@
 
 use super::kind::Kind;
 use super::table::{
-    op_result, op_tolerance, op_unspecified, table_index, OpSpec, Tolerance, Unspecified,
+    op_dtype, op_result, op_tolerance, op_unspecified, table_index, OpSpec, ResultDtype, Tolerance,
+    Unspecified,
 };
 
 /// Tensor-tensor arithmetic. Int `div` and `remainder` are left out: Flex divides an int by
@@ -120,6 +121,7 @@ macro_rules! two_operand_specs {
             name: stringify!($name),
             kinds: &[$(Kind::$kind),+],
             result: op_result!($result),
+            dtype: op_dtype!($result),
             tolerance: op_tolerance!($tol),
             unspecified: op_unspecified!($un),
             call: stringify!($call),

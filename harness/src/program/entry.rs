@@ -8,7 +8,7 @@ use super::step::{
     AlongDimOp, BinaryOp, CompareOp, Kind, LogicOp, ModuleOp, Op, QuantizedOp, ScalarOp, Scheme,
     Slot, UnaryOp,
 };
-use super::table::Unspecified;
+use super::table::{ResultDtype, Unspecified};
 use super::{ALONG_DIM, BINARY, COMPARE, MODULE, QUANTIZED, SCALAR, UNARY};
 
 /// One op entry: its family (`unary`, `binary`, `compare`, `scalar`, `along-dim`, `quantized`,
@@ -33,24 +33,38 @@ const NUMERIC: &[Kind] = &[Kind::Float, Kind::Int];
 const ANY: &[Kind] = &[Kind::Float, Kind::Int, Kind::Bool];
 const BOOL: &[Kind] = &[Kind::Bool];
 
-/// The ops outside the tables, with the operand kinds `typing::op_output` lets them take.
-const FIXED: &[(&str, &[Kind])] = &[
-    ("matmul", FLOAT),
-    ("sum_dim", NUMERIC),
-    ("argmax", NUMERIC),
-    ("clamp", NUMERIC),
-    ("reshape", ANY),
-    ("swap_dims", ANY),
-    ("slice", ANY),
-    ("cat", ANY),
-    ("mask_where", ANY),
-    ("mask_fill", ANY),
-    ("cast to float", &[Kind::Int, Kind::Bool]),
-    ("cast to int", &[Kind::Float, Kind::Bool]),
-    ("cast to bool", &[Kind::Float, Kind::Int]),
-    ("and", BOOL),
-    ("or", BOOL),
-    ("not", BOOL),
+/// The ops outside the tables, with the operand kinds `typing::op_output` lets them take and
+/// the dtype their result is stored in (a plain kind conversion's is the device's default; one
+/// with a dtype, [`Op::result_dtype`], names it).
+const FIXED: &[(&str, &[Kind], ResultDtype)] = &[
+    ("matmul", FLOAT, ResultDtype::Operand),
+    ("sum_dim", NUMERIC, ResultDtype::Operand),
+    ("argmax", NUMERIC, ResultDtype::Default),
+    ("clamp", NUMERIC, ResultDtype::Operand),
+    ("reshape", ANY, ResultDtype::Operand),
+    ("swap_dims", ANY, ResultDtype::Operand),
+    ("slice", ANY, ResultDtype::Operand),
+    ("cat", ANY, ResultDtype::Operand),
+    ("mask_where", ANY, ResultDtype::Operand),
+    ("mask_fill", ANY, ResultDtype::Operand),
+    (
+        "cast to float",
+        &[Kind::Int, Kind::Bool],
+        ResultDtype::Default,
+    ),
+    (
+        "cast to int",
+        &[Kind::Float, Kind::Bool],
+        ResultDtype::Default,
+    ),
+    (
+        "cast to bool",
+        &[Kind::Float, Kind::Int],
+        ResultDtype::Default,
+    ),
+    ("and", BOOL, ResultDtype::Operand),
+    ("or", BOOL, ResultDtype::Operand),
+    ("not", BOOL, ResultDtype::Operand),
 ];
 
 fn fixed(name: &'static str) -> Entry {
@@ -79,7 +93,7 @@ pub fn entries() -> Vec<(Entry, &'static [Kind])> {
         out.extend(table.iter().map(|s| (entry(family, s.name), s.kinds)));
     }
     out.extend(MODULE.iter().map(|s| (entry("module", s.name), FLOAT)));
-    out.extend(FIXED.iter().map(|(name, kinds)| (fixed(name), *kinds)));
+    out.extend(FIXED.iter().map(|(name, kinds, _)| (fixed(name), *kinds)));
     out
 }
 
@@ -117,6 +131,30 @@ impl Op {
                 op: LogicOp::Or, ..
             } => fixed("or"),
             Op::Not { .. } => fixed("not"),
+        }
+    }
+
+    /// The dtype its result is stored in, as its table row (or [`FIXED`]'s) states it: a cast
+    /// to a named dtype has that one.
+    pub fn result_dtype(&self) -> ResultDtype {
+        match self {
+            Op::Unary { op, .. } => op.spec().dtype,
+            Op::AlongDim { op, .. } => op.spec().dtype,
+            Op::Quantized { op, .. } => op.spec().dtype,
+            Op::Binary { op, .. } => op.spec().dtype,
+            Op::Compare { op, .. } => op.spec().dtype,
+            Op::Scalar { op, .. } => op.spec().dtype,
+            Op::Module { op, .. } => op.spec().dtype,
+            Op::Cast {
+                dtype: Some(dtype), ..
+            } => ResultDtype::Named(*dtype),
+            _ => {
+                let name = self.entry().name;
+                FIXED
+                    .iter()
+                    .find(|(n, _, _)| *n == name)
+                    .map_or(ResultDtype::Default, |(_, _, d)| *d)
+            }
         }
     }
 }

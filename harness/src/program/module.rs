@@ -16,8 +16,8 @@
 
 use super::kind::Kind;
 use super::table::{
-    mentions_ident, op_result, op_tolerance, op_unspecified, render, table_index, Tolerance,
-    Unspecified,
+    mentions_ident, op_dtype, op_result, op_tolerance, op_unspecified, render, table_index,
+    ResultDtype, Tolerance, Unspecified,
 };
 
 /// The table; see the module doc for the entry syntax.
@@ -219,11 +219,11 @@ macro_rules! module_ops {
             // activations and both quantized: Burn's two q_matmul paths (its Tensor API's only
             // route to the quantized matmul). The weight is made first, as every entry's extra
             // tensors are: the model expects a creation on `d` to fail before the operand is used.
-            quantized_weight_matmul: 3 -> same, balanced, quantized, [x, d, c, k, p, s] => {
+            quantized_weight_matmul: 3 -> Float, balanced, quantized, [x, d, c, k, p, s] => {
                 let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
                     .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
                 x.matmul(w).dequantize() };
-            quantized_matmul: 3 -> same, balanced, quantized, [x, d, c, k, p, s] => {
+            quantized_matmul: 3 -> Float, balanced, quantized, [x, d, c, k, p, s] => {
                 let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
                     .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
@@ -242,6 +242,8 @@ pub struct ModuleSpec {
     pub rank: usize,
     /// The result's kind, when it is not float.
     pub result: Option<Kind>,
+    /// The dtype the result is stored in.
+    pub dtype: ResultDtype,
     /// How closely Flex and wgpu must agree.
     pub tolerance: Tolerance,
     /// What Burn leaves open.
@@ -301,6 +303,7 @@ macro_rules! module_specs {
             name: stringify!($name),
             rank: $rank,
             result: op_result!($result),
+            dtype: op_dtype!($result),
             tolerance: op_tolerance!($tol),
             unspecified: op_unspecified!($un),
             call: stringify!($call),

@@ -12,7 +12,7 @@
 use burn::tensor::quantization::{QuantScheme, QuantStore, QuantValue, ScaleDtype};
 
 use super::kind::Kind;
-use super::table::{op_tolerance, table_index, OpSpec, Tolerance, Unspecified};
+use super::table::{op_tolerance, table_index, OpSpec, ResultDtype, Tolerance, Unspecified};
 
 /// The table; see the module doc for the entry syntax.
 macro_rules! quantized_ops {
@@ -71,6 +71,9 @@ macro_rules! quantized_specs {
             name: stringify!($name),
             kinds: &[Kind::Float],
             result: None,
+            // The dequantized float is in the device's default float dtype (an F16 operand
+            // comes back F32 on Flex): Burn states no other.
+            dtype: ResultDtype::Default,
             tolerance: op_tolerance!($tol),
             unspecified: Unspecified::Quantized,
             call: stringify!($call),

@@ -1,6 +1,7 @@
 //! What every op table shares: tolerance families, the entry helpers, and the index type that
 //! stores an op by its table name and decodes it from fuzzer bytes like an enum.
 
+use super::dtype::Dtype;
 use super::kind::Kind;
 
 /// How closely two backends' values of an op must agree, per op family (Burn's own
@@ -21,13 +22,51 @@ pub enum Tolerance {
     Transcendental,
 }
 
-/// An entry's result kind: `same` (the operand's) or the kind named.
+/// An entry's result kind: `same` (the operand's), a dtype of the operand's kind (`I64`: an int
+/// cast), or the kind named.
 macro_rules! op_result {
     (same) => {
         None
     };
+    (I64) => {
+        None
+    };
+    (I32) => {
+        None
+    };
     ($kind:ident) => {
         Some(Kind::$kind)
+    };
+}
+
+/// The dtype an entry's result is stored in, as Burn states it: what the dtype contract holds
+/// every op step to, from the same column of the table as the result's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultDtype {
+    /// The operand's own dtype (F16 in, F16 out; the first operand's where there are several of
+    /// its kind, which must then share it): Burn's ops are generic over the element type and
+    /// hand the operand's dtype on (burn-backend's ops take no out dtype for them).
+    Operand,
+    /// This dtype, whatever the operand's: a cast.
+    Named(Dtype),
+    /// The device's default for the result's kind (a comparison's bool, an index's int, a
+    /// dequantized float): a device's choice, not the operand's, and not judged here.
+    Default,
+}
+
+/// An entry's [`ResultDtype`], from the same token as [`op_result`].
+macro_rules! op_dtype {
+    (same) => {
+        ResultDtype::Operand
+    };
+    (I64) => {
+        ResultDtype::Named($crate::program::Dtype::I64)
+    };
+    (I32) => {
+        ResultDtype::Named($crate::program::Dtype::I32)
+    };
+    ($kind:ident) => {
+        ResultDtype::Default
     };
 }
 
@@ -227,7 +266,7 @@ macro_rules! table_index {
     };
 }
 
-pub(crate) use {op_result, op_tolerance, op_unspecified, table_index};
+pub(crate) use {op_dtype, op_result, op_tolerance, op_unspecified, table_index};
 
 /// One entry of an element-wise table (unary, binary, comparison, scalar): what they all hold.
 #[derive(Debug)]
@@ -238,6 +277,8 @@ pub struct OpSpec {
     pub kinds: &'static [Kind],
     /// The result's kind, when it is not the operands'.
     pub result: Option<Kind>,
+    /// The dtype the result is stored in.
+    pub dtype: ResultDtype,
     /// How closely Flex and wgpu must agree.
     pub tolerance: Tolerance,
     /// What Burn leaves open.

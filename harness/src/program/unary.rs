@@ -13,7 +13,8 @@
 
 use super::kind::Kind;
 use super::table::{
-    op_result, op_tolerance, op_unspecified, table_index, OpSpec, Tolerance, Unspecified,
+    op_dtype, op_result, op_tolerance, op_unspecified, table_index, OpSpec, ResultDtype, Tolerance,
+    Unspecified,
 };
 
 /// The table; see the module doc for the entry syntax.
@@ -97,8 +98,8 @@ macro_rules! unary_ops {
             shift_left: [Int] -> same, exact, none, x => x.bitwise_left_shift_scalar(1);
             // Int dtype casts: a program's ints may be I64 as well as I32. (The float ones, to
             // F16, BF16 and F64, wait for catalogue records of Flex's mixed-dtype guards.)
-            cast_i64: [Int] -> same, exact, none, x => x.cast(burn::tensor::IntDType::I64);
-            cast_i32: [Int] -> same, exact, none, x => x.cast(burn::tensor::IntDType::I32);
+            cast_i64: [Int] -> I64, exact, none, x => x.cast(burn::tensor::IntDType::I64);
+            cast_i32: [Int] -> I32, exact, none, x => x.cast(burn::tensor::IntDType::I32);
             shift_right: [Int] -> same, exact, none, x => x.bitwise_right_shift_scalar(1);
             // Whole-tensor reductions, broadcast back over the operand so the shape stays.
             minus_sum: [Float, Int] -> same, balanced, cancels_sum, x => x.clone().sub(x.sum().unsqueeze());
@@ -121,26 +122,28 @@ macro_rules! unary_ops {
             shift_right_by_tensor: [Int] -> same, exact, none,
                 x => x.clone().bitwise_right_shift(x.abs().remainder_scalar(8));
             // Quantized tensors (Burn's default scheme) and the layout ops Burn runs on them
-            // without dequantizing, each dequantized back to a float of the operand's shape.
-            quantize_roundtrip: [Float] -> same, balanced, quantized,
+            // without dequantizing, each dequantized back to a float of the operand's shape, in
+            // the device's default float dtype (`Float`): a scheme keeps no source dtype, and an
+            // F16 operand comes back F32 on Flex.
+            quantize_roundtrip: [Float] -> Float, balanced, quantized,
                 x => x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default()).dequantize();
             // Read back as quantized data (q_into_data) and loaded again from it (q_from_data),
             // then moved to its own device (q_to_device), before it is dequantized. In a capture
             // scope the read meets a computed tensor, as the model expects of an entry that
             // reads (`Op::reads_data`).
-            quantized_read: [Float] -> same, balanced, quantized, x => {
+            quantized_read: [Float] -> Float, balanced, quantized, x => {
                 let q = x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
                 let d = q.device(); let data = q.clone().into_data();
                 let [_, loaded] = [q, Tensor::from_data(data, &d)]; loaded.to_device(&d).dequantize() };
-            quantized_reshape: [Float] -> same, balanced, quantized, x => {
+            quantized_reshape: [Float] -> Float, balanced, quantized, x => {
                 let s = x.shape();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .flatten::<1>(0, s.num_dims() - 1).reshape(s).dequantize() };
-            quantized_flip: [Float] -> same, balanced, quantized,
+            quantized_flip: [Float] -> Float, balanced, quantized,
                 x => x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default()).flip([0]).dequantize();
             // Permuted and swapped, then swapped and permuted back: the shape stays (the other
             // order, swap after each permute, ends as [d2, d0, d1] for rank 3).
-            quantized_permute: [Float] -> same, balanced, quantized, x => {
+            quantized_permute: [Float] -> Float, balanced, quantized, x => {
                 let n = x.dims().len();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .permute(core::array::from_fn(|i| (i + 1) % n))
@@ -148,7 +151,7 @@ macro_rules! unary_ops {
                     .swap_dims(0, n - 1)
                     .permute(core::array::from_fn(|i| (i + n - 1) % n))
                     .dequantize() };
-            quantized_expand: [Float] -> same, balanced, quantized, x => {
+            quantized_expand: [Float] -> Float, balanced, quantized, x => {
                 let s = x.shape();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .narrow(0, 0, 1).expand(s).dequantize() };
@@ -171,6 +174,7 @@ macro_rules! unary_specs {
             name: stringify!($name),
             kinds: &[$(Kind::$kind),+],
             result: op_result!($result),
+            dtype: op_dtype!($result),
             tolerance: op_tolerance!($tol),
             unspecified: op_unspecified!($un),
             call: stringify!($call),
