@@ -1137,6 +1137,38 @@ fn a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and
     assert_eq!(verdict.oracles.poisoned.get("unsupported-dtype"), Some(&1));
 }
 
+fn a_subnormal_the_device_may_flush_equals_a_zero_and_a_pole_or_a_jump_over_it_is_left_open() {
+    // llvmpipe flushes f32 subnormals: log of the smallest one is -inf there, -103.3 on Flex,
+    // its remainder by -21 is 0 there, -21 on Flex (the jump at zero), and its abs may come
+    // back 0.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"edge": "subnormal"}, "device": "flex"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "log", "src": 0}}}},
+            {"op": {"out": 2, "op": {"unary": {"op": "abs", "src": 0}}}},
+            {"op": {"out": 3, "op": {"scalar": {"op": "remainder", "src": 0, "value": -21}}}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert_eq!(verdict.oracles.poisoned.get("near-pole"), Some(&1));
+    assert_eq!(verdict.oracles.poisoned.get("inexact-operand"), Some(&1));
+}
+
+fn what_burn_leaves_open_inside_a_graph_is_open_in_its_replay() {
+    // cos of f32::MAX is left open (WGSL bounds cos only near zero); a graph recording it
+    // replays that open value, which is no more comparable than the eager one.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"edge": "max"}, "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"unary": {"op": "cos", "src": 1}}}},
+            {"exit_scope": {"inputs": [], "outputs": [2]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [1]}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(verdict.oracles.poisoned.contains_key("from-poisoned"));
+}
+
 /// What `run --json` shows of a verdict: each step's outcome kind, class and message, and the
 /// finding's signature (the child's JSON and this process's verdict alike).
 fn as_run_prints(steps: &[serde_json::Value], finding: &serde_json::Value) -> String {
@@ -1241,7 +1273,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 50] = [
+    let tests: [(common::Classes, &str, fn()); 52] = [
         row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
@@ -1292,6 +1324,8 @@ fn main() -> ExitCode {
         row!(vulkan, a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max_pool),
         row!(gl, an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation),
         row!(llvmpipe, a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and_one_burn_chose_is_not),
+        row!(llvmpipe, a_subnormal_the_device_may_flush_equals_a_zero_and_a_pole_or_a_jump_over_it_is_left_open),
+        row!(llvmpipe, what_burn_leaves_open_inside_a_graph_is_open_in_its_replay),
     ];
     run_trials(
         tests

@@ -10,7 +10,7 @@ use serde::Serialize;
 use dispatch_fuzz::guide::tally;
 use dispatch_fuzz::nightly::coverage::{why_unreached, Coverage, TraitFunction};
 use dispatch_fuzz::oracles::reference;
-use dispatch_fuzz::program::{self, Kind};
+use dispatch_fuzz::program::{self, Kind, ResultDtype};
 
 /// Lists every op entry (family, name, operand kinds: the tables' and, as `fixed`, the ops
 /// outside them) and, with `--coverage`, which of
@@ -38,6 +38,9 @@ struct Entry {
     kinds: Vec<Kind>,
     /// `"yes"`, or why the reference oracle has no definition for it.
     reference: &'static str,
+    /// The dtype its row states for the result: `operand`, a dtype's name, or `default` (the
+    /// device's default for the result's kind).
+    result_dtype: &'static str,
     /// With `--judged`: per `oracle context kind`, how often the session judged it.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     judged: BTreeMap<String, u64>,
@@ -65,6 +68,11 @@ fn entries() -> Vec<Entry> {
             reference: match e.family {
                 "fixed" => "yes",
                 family => reference::status(family, e.name).map_or_else(|why| why, |()| "yes"),
+            },
+            result_dtype: match program::op_of(e, &[0, 0, 0], [0; 4]).map(|op| op.result_dtype()) {
+                Some(ResultDtype::Operand) => "operand",
+                Some(ResultDtype::Named(dtype)) => dtype.spec().name,
+                Some(ResultDtype::Default) | None => "default",
             },
             judged: BTreeMap::new(),
             dtypes: BTreeMap::new(),
@@ -232,6 +240,28 @@ impl Args {
             entries.len(),
             entries.iter().filter(|e| e.family != "fixed").count(),
             entries.iter().map(|e| e.kinds.len()).sum::<usize>()
+        );
+        let named = |pick: &dyn Fn(&str) -> bool| -> Vec<String> {
+            entries
+                .iter()
+                .filter(|e| pick(e.result_dtype))
+                .map(|e| match e.result_dtype {
+                    "default" => format!("{} {}", e.family, e.name),
+                    dtype => format!("{} {} ({dtype})", e.family, e.name),
+                })
+                .collect()
+        };
+        let cast = named(&|d| d != "operand" && d != "default");
+        let default = named(&|d| d == "default");
+        println!(
+            "result dtype (the dtype contract holds every op step to it): {} entries keep their \
+             operand's; {} name one: {}; {} leave it to the device's default for the result's \
+             kind: {}",
+            entries.len() - cast.len() - default.len(),
+            cast.len(),
+            cast.join(", "),
+            default.len(),
+            default.join(", ")
         );
         let without: Vec<&Entry> = entries.iter().filter(|e| e.reference != "yes").collect();
         println!(

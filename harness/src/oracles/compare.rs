@@ -106,6 +106,16 @@ pub fn zero_signs_differ(a: &TensorData, b: &TensorData) -> Option<Elements> {
     Elements::of(a.shape(), bits)
 }
 
+/// Where a float value holds subnormals of its dtype (nonzero values below its smallest
+/// normal), if anywhere. A wgpu device may flush each to zero, as Mesa's llvmpipe does (log of
+/// the smallest f32 subnormal is -inf there, -103.3 on Flex: fuzz --backends flex,capture,wgpu
+/// --seed 12): Vulkan keeps them only where a shader asks to (VK_KHR_shader_float_controls'
+/// denorm-preserve modes), which cubecl's WGSL does not.
+pub fn subnormal_elements(data: &TensorData) -> Option<Elements> {
+    let normal = Dtype::from_burn(data.dtype())?.smallest_normal();
+    elements_where(data, |v| v != 0.0 && v.abs() < normal)
+}
+
 /// Where `a` and `b` are not bit for bit the same (NaN equal to NaN), if anywhere: every
 /// element, when their shapes differ.
 pub fn differing(a: &TensorData, b: &TensorData) -> Option<Elements> {
@@ -141,7 +151,10 @@ pub fn compare_within(
         Some(t) => t.at.skips(flex.shape()),
         None => None,
     };
-    match difference_skipping(wgpu, flex, tolerance, ("wgpu", "flex"), skip) {
+    // A subnormal equals a zero: the wgpu device may flush it ([`subnormal_elements`]).
+    let flush = grid(flex.dtype(), wgpu.dtype()).map_or(0.0, Dtype::smallest_normal);
+    let names = ("wgpu", "flex");
+    match difference_flushing(wgpu, flex, tolerance, names, skip, flush) {
         None => DiffEq::Equal,
         Some(d) => DiffEq::Differ(d),
     }
@@ -165,6 +178,18 @@ pub fn difference_skipping(
     names: (&str, &str),
     skip: Option<&[bool]>,
 ) -> Option<String> {
+    difference_flushing(a, b, tolerance, names, skip, 0.0)
+}
+
+/// [`difference_skipping`] where a value of magnitude below `flush` counts as a zero.
+fn difference_flushing(
+    a: &TensorData,
+    b: &TensorData,
+    tolerance: Option<Tolerance<f64>>,
+    names: (&str, &str),
+    skip: Option<&[bool]>,
+    flush: f64,
+) -> Option<String> {
     if a.shape() != b.shape() {
         return Some(format!(
             "shape {:?} on {}, {:?} on {}",
@@ -181,7 +206,8 @@ pub fn difference_skipping(
         if skip.is_some_and(|skip| skip.get(i).copied().unwrap_or(false)) {
             continue;
         }
-        let (x, y) = (*x, *y);
+        let zero = |v: f64| if v.abs() < flush { 0.0 } else { v };
+        let (x, y) = (zero(*x), zero(*y));
         let both_nan = x.is_nan() && y.is_nan();
         let same_inf = x.is_infinite() && y.is_infinite() && (x > 0.0) == (y > 0.0);
         let close = match &tolerance {
@@ -491,6 +517,27 @@ mod tests {
         // An op that adds no error of its own stays exact whatever the grid.
         let exact = tolerance_of((&f16s(&a), &f16s(&b)), OpTolerance::Exact, true, None);
         assert!(exact.is_none());
+    }
+
+    #[test]
+    fn a_subnormal_equals_a_zero_across_backends_but_not_between_two_flex_values() {
+        let tiny = TensorData::new(vec![1e-40f32, -1e-44], [2]);
+        let zeros = TensorData::new(vec![0.0f32, 0.0], [2]);
+        // Exactly, as an exact op's result is compared: the wgpu device may flush subnormals.
+        assert_eq!(compare_within(&tiny, &zeros, None, None), DiffEq::Equal);
+        let normal = TensorData::new(vec![f32::MIN_POSITIVE, 0.0], [2]);
+        assert!(matches!(
+            compare_within(&normal, &zeros, None, None),
+            DiffEq::Differ(_)
+        ));
+        // Flex against Flex (a replay against the eager run) flushes nothing.
+        assert!(difference_with(&tiny, &zeros, None, ("replayed", "eager")).is_some());
+        let at = |e: Option<Elements>| match e {
+            Some(Elements::At(m)) => m.bits.clone(),
+            other => panic!("{other:?}"),
+        };
+        let mixed = TensorData::new(vec![1e-40f32, 0.0, 1.0, -1e-45], [4]);
+        assert_eq!(at(subnormal_elements(&mixed)), [true, false, false, true]);
     }
 
     #[test]

@@ -15,25 +15,33 @@ use super::{
     StepFacts, Violation,
 };
 use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
-use crate::program::{Slot, Step, Tolerance};
+use crate::program::{Slot, Step, Tolerance, Unspecified};
 
 pub use super::DIVERGENCE;
 
 /// The differential oracle for one run: per completed graph (by exit ordinal), its exit step
 /// and the slots its outputs came from, so a replayed output that diverges is named after the
-/// op that computed it.
+/// op that computed it, and whether one of those outputs was poisoned when it was recorded.
 #[derive(Default)]
 pub struct Differential {
     graphs: Vec<Option<(usize, Vec<Slot>)>>,
+    /// Per graph, whether an output was poisoned as the scope completed: what Burn leaves open
+    /// inside a graph (cos of a huge value) is open in its replay too.
+    poisoned: Vec<bool>,
 }
 
 impl Oracle for Differential {
-    fn scope_completed(&mut self, _: &mut Shared, _: &World<'_>, scope: &CompletedScope<'_>) {
+    fn scope_completed(&mut self, shared: &mut Shared, _: &World<'_>, scope: &CompletedScope<'_>) {
         if self.graphs.len() <= scope.ordinal {
             self.graphs.resize(scope.ordinal + 1, None);
+            self.poisoned.resize(scope.ordinal + 1, false);
         }
         let outputs = scope.outputs.iter().map(|(slot, _)| *slot).collect();
         self.graphs[scope.ordinal] = Some((scope.exit, outputs));
+        self.poisoned[scope.ordinal] = scope
+            .outputs
+            .iter()
+            .any(|(slot, _)| shared.poison[usize::from(*slot)].is_some());
     }
 
     fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
@@ -119,7 +127,22 @@ impl Oracle for Differential {
                         at,
                     });
                 let inexact = reached(&|s| shared.inexact[s].clone());
-                let at_step = inexact
+                // A subnormal operand element is not held bit for bit on wgpu either: the device
+                // may flush it to zero (`compare::subnormal_elements`). Read only for the ops a
+                // flushed operand can move: a step, a pole, a jump.
+                let discontinuous = family == Tolerance::Step
+                    || matches!(
+                        op.unspecified(),
+                        Unspecified::Pole | Unspecified::UnitEdge | Unspecified::Jumps
+                    );
+                let flushed = discontinuous
+                    .then(|| reached(&|s| flushed(shared, s)))
+                    .flatten();
+                let open = match (inexact, flushed) {
+                    (Some(a), Some(b)) => Some(a.union(b)),
+                    (a, b) => a.or(b),
+                };
+                let at_step = open
                     .clone()
                     .filter(|_| family == Tolerance::Step)
                     .map(|at| Taint {
@@ -128,7 +151,7 @@ impl Oracle for Differential {
                     });
                 // Bit-identical operand elements meet a pole or an edge alike on both backends
                 // (IEEE pins x/0 down, and a remainder's jump falls on the same side): only
-                // where an operand element was inexact is the result open.
+                // where an operand element was inexact (or flushable) is the result open.
                 let unspecified = facts.unspecified.as_ref().and_then(|u| {
                     let hits = u
                         .operands
@@ -138,7 +161,7 @@ impl Oracle for Differential {
                         .reduce(Elements::union)?;
                     let at = match u.why {
                         Poison::NearPole | Poison::InexactOperand => {
-                            hits.intersect(inexact.as_ref()?)?
+                            hits.intersect(open.as_ref()?)?
                         }
                         _ => hits,
                     };
@@ -149,15 +172,18 @@ impl Oracle for Differential {
                     family,
                 )
             }
-            // A graph that draws random values draws again on each device; one that recorded a
+            // A graph that draws random values draws again on each device, and one whose output
+            // was poisoned as it was recorded replays that open value; one that recorded a
             // wgpu bool's `Bool(U32)` bytes as a value has Flex misread them on replay (the
             // catalogued bool-storage-transfer bug, met through capture: fuzz --backends
             // flex,capture,wgpu --seed 105). A graph maps no element: poison in is poison out.
             Step::Replay { graph, .. } => {
                 let draws = world.program().graph_draws(usize::from(*graph));
+                let recorded_open = self.poisoned.get(usize::from(*graph)) == Some(&true);
                 let holds_u32_bools = world.graph(*graph).is_some_and(compare::holds_u32_bools);
                 (
                     whole_from_poisoned()
+                        .or(recorded_open.then(|| Taint::whole(Poison::FromPoisoned)))
                         .or(draws.then(|| Taint::whole(Poison::RandomDraw)))
                         .or(holds_u32_bools.then(|| Taint::whole(Poison::BoolU32OnFlex))),
                     Tolerance::Balanced,
@@ -471,4 +497,10 @@ fn diverge(
 /// Up to eight values of `data`, for a divergence message.
 fn short(data: &TensorData) -> Vec<f64> {
     compare::values(data).into_iter().take(8).collect()
+}
+
+/// The subnormal elements of slot `s`'s eager value ([`compare::subnormal_elements`]).
+fn flushed(shared: &Shared, s: usize) -> Option<Elements> {
+    let data = shared.flex.as_ref()?.data(Slot::try_from(s).ok()?)?;
+    compare::subnormal_elements(&data)
 }

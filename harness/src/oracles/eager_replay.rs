@@ -218,17 +218,14 @@ impl Oracle for EagerReplay {
                     Some(at) => step_name(&world.program().steps[usize::from(at)]),
                     None => producer(world, *slot, exit),
                 };
-                let summary = format!(
-                    "the replayed {what} is {:?}{DTYPE_LOST}{recorded:?}",
-                    data.dtype()
-                );
-                if !dtypes_lost.iter().any(|v| v.summary == summary) {
-                    let message = format!(
-                        "output {k} (t{slot}): replayed on Flex as {:?}, recorded as {recorded:?}",
-                        data.dtype()
-                    );
-                    dtypes_lost.push(violation(REPLAY_MISMATCH, summary, message));
-                }
+                let lost = Lost {
+                    what: &what,
+                    on: "Flex",
+                    output: (exit, k, *slot),
+                    got: data.dtype(),
+                    recorded,
+                };
+                lost.push_into(&mut dtypes_lost);
             }
             let open = self.left_open(shared, *slot, misread_on_flex);
             if let Some(whole) = open.as_ref().filter(|t| t.at == Elements::All) {
@@ -284,7 +281,22 @@ impl Oracle for EagerReplay {
         {
             match catch(|| replay_on_device(scope.graph, &feed, &wgpu)) {
                 Ok(Ok(on_wgpu)) => {
-                    for (k, ((slot, _), data)) in scope.outputs.iter().zip(&on_wgpu).enumerate() {
+                    for (k, ((slot, id), data)) in scope.outputs.iter().zip(&on_wgpu).enumerate() {
+                        // As on Flex: each output in the dtype the graph recorded for it.
+                        if let Some(recorded) = recorded_tensor(scope.graph, *id)
+                            .map(|ir| ir.dtype)
+                            .filter(|d| *d != data.dtype())
+                        {
+                            let what = replayed_on_wgpu(world, *slot, exit);
+                            let lost = Lost {
+                                what: &what,
+                                on: "wgpu",
+                                output: (exit, k, *slot),
+                                got: data.dtype(),
+                                recorded,
+                            };
+                            lost.push_into(&mut dtypes_lost);
+                        }
                         if self.drawn[usize::from(*slot)] {
                             shared.report.count_poisoned(Poison::RandomDraw, false);
                             continue;
@@ -367,6 +379,50 @@ impl Oracle for EagerReplay {
         }
         shared.report.violations.extend(violations);
         shared.report.violations.extend(dtypes_lost);
+    }
+}
+
+/// A replayed output handed back in another dtype than its graph recorded for it.
+struct Lost<'a> {
+    /// The op that lost it, as a signature names it.
+    what: &'a str,
+    /// The device that replayed it: `Flex` or `wgpu`.
+    on: &'a str,
+    /// The scope's exit step, the output's position and the slot it went to.
+    output: (usize, usize, Slot),
+    got: DType,
+    recorded: DType,
+}
+
+impl Lost<'_> {
+    /// Adds it to `lost` as a violation, unless one signs the same (an op met by two outputs).
+    fn push_into(&self, lost: &mut Vec<Violation>) {
+        let Lost {
+            what,
+            on,
+            output: (exit, k, slot),
+            got,
+            recorded,
+        } = self;
+        // Flex's replay is the graph's own check; wgpu's says where it ran.
+        let device = if *on == "Flex" {
+            String::new()
+        } else {
+            format!(" on {on}")
+        };
+        let summary = format!("the replayed {what}{device} is {got:?}{DTYPE_LOST}{recorded:?}");
+        if !lost.iter().any(|v| v.summary == summary) {
+            let message = format!(
+                "output {k} (t{slot}): replayed on {on} as {got:?}, recorded as {recorded:?}"
+            );
+            lost.push(Violation {
+                step: *exit,
+                class: REPLAY_MISMATCH.to_string(),
+                summary,
+                message,
+                ..Violation::default()
+            });
+        }
     }
 }
 

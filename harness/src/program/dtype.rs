@@ -273,6 +273,17 @@ impl Dtype {
         }
     }
 
+    /// Floats: the smallest positive normal value (below it, subnormals); ints and bools: 0.
+    pub fn smallest_normal(self) -> f64 {
+        match self {
+            Dtype::F64 => f64::MIN_POSITIVE,
+            Dtype::F32 => f64::from(f32::MIN_POSITIVE),
+            Dtype::F16 => f64::from(burn_backend::f16::MIN_POSITIVE),
+            Dtype::Bf16 => f64::from(burn_backend::bf16::MIN_POSITIVE),
+            _ => 0.0,
+        }
+    }
+
     /// Floats: the smallest positive (subnormal) value, the gap between neighbours near zero;
     /// ints and bools: 0.
     pub fn tiniest(self) -> f64 {
