@@ -1169,6 +1169,25 @@ fn what_burn_leaves_open_inside_a_graph_is_open_in_its_replay() {
     assert!(verdict.oracles.poisoned.contains_key("from-poisoned"));
 }
 
+fn operands_in_two_dtypes_the_program_chose_are_its_mix_in_whatever_words_wgpu_refuses_them() {
+    // wgpu concatenates an F64 and an F32 tensor with a kernel whose bindings fail validation:
+    // no dtype-mismatch words, but the mix is the program's, which Burn lets a backend refuse.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu", "dtype": "f64"}},
+            {"create": {"out": 1, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
+            {"op": {"out": 2, "op": {"cat": {"first": 0, "rest": [1], "dim": 0}}}}]"#,
+    );
+    let class = dispatch_fuzz::oracles::MIXED_DTYPES;
+    let policy = dispatch_fuzz::oracles::Policy::parse(class);
+    let finding = dispatch_fuzz::check(&common::on_wgpu().with_policy(policy), &program)
+        .unwrap()
+        .finding;
+    assert_eq!(
+        finding.map(|f| (f.class, f.step)),
+        Some((class.to_string(), Some(2)))
+    );
+}
+
 /// What `run --json` shows of a verdict: each step's outcome kind, class and message, and the
 /// finding's signature (the child's JSON and this process's verdict alike).
 fn as_run_prints(steps: &[serde_json::Value], finding: &serde_json::Value) -> String {
@@ -1273,7 +1292,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 52] = [
+    let tests: [(common::Classes, &str, fn()); 53] = [
         row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
@@ -1326,6 +1345,7 @@ fn main() -> ExitCode {
         row!(llvmpipe, a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and_one_burn_chose_is_not),
         row!(llvmpipe, a_subnormal_the_device_may_flush_equals_a_zero_and_a_pole_or_a_jump_over_it_is_left_open),
         row!(llvmpipe, what_burn_leaves_open_inside_a_graph_is_open_in_its_replay),
+        row!(vulkan, operands_in_two_dtypes_the_program_chose_are_its_mix_in_whatever_words_wgpu_refuses_them),
     ];
     run_trials(
         tests

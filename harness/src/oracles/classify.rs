@@ -15,7 +15,7 @@ use crate::hash::words_digest;
 use crate::interpreter::wgpu;
 use crate::interpreter::{Outcome, PanicInfo, Trace};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{DeviceRef, Step};
+use crate::program::{DeviceRef, Kind, Step};
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
@@ -728,26 +728,99 @@ pub fn past_unsupported_dtype(steps: &[Step], trace: &Trace) -> Vec<bool> {
     explained
 }
 
+/// Per step of the trace, whether it is an op over operands of one kind in two dtypes (as the
+/// run had them), one of which the program named and no device makes by default: the mix the
+/// program chose, which Burn lets a backend refuse (tracel-ai/burn#2483) in whatever words (wgpu
+/// fails a cat of an F64 and an F32 tensor at its shader's binding validation). Empty when the
+/// program names no such dtype.
+pub fn mixes_named_dtypes(steps: &[Step], trace: &Trace) -> Vec<bool> {
+    let named: Vec<&str> = steps
+        .iter()
+        .filter_map(Step::named_dtype)
+        .filter(|d| !d.is_a_default())
+        .map(|d| d.spec().name)
+        .collect();
+    if named.is_empty() {
+        return Vec::new();
+    }
+    let mut held: [Option<(Kind, &str)>; MAX_SLOTS as usize] = [None; MAX_SLOTS as usize];
+    let mut mixed = vec![false; steps.len()];
+    for record in &trace.steps {
+        let Some(step) = steps.get(record.index) else {
+            continue;
+        };
+        if let Step::Op { op, .. } = step {
+            let operands: Vec<(Kind, &str)> = op
+                .operands()
+                .iter()
+                .filter_map(|s| held[usize::from(*s)])
+                .collect();
+            mixed[record.index] = operands.iter().any(|(kind, dtype)| {
+                named.contains(dtype) && operands.iter().any(|(k, d)| k == kind && d != dtype)
+            });
+        }
+        let value = match &record.outcome {
+            Outcome::Ok { value: Some(v), .. } => Some((v.kind, v.dtype.as_ref())),
+            _ => None,
+        };
+        for out in step.writes() {
+            held[usize::from(out)] = value;
+        }
+    }
+    mixed
+}
+
+/// The classes of the records that may explain a failure (known bugs and limitations), by name:
+/// the class a panic already has says so without another catalogue lookup.
+static FAILURE_CLASSES: LazyLock<BTreeSet<&'static str>> = LazyLock::new(|| {
+    catalogue()
+        .iter()
+        .filter(|r| r.explains_failures())
+        .map(|r| r.background_tag.as_str())
+        .collect()
+});
+
 /// Gives every panic of the trace that has none its class, at the step of `steps` it was raised
-/// at ([`class_at`], [`MIXED_DTYPES`] for a dtype mix the program chose, or [`UNSUPPORTED_DTYPE`]
-/// on the wgpu device past a dtype it does not support).
+/// at ([`class_at`], [`MIXED_DTYPES`] for a dtype mix the program chose, by the panic's words or
+/// by the operands' dtypes, or [`UNSUPPORTED_DTYPE`] on the wgpu device past a dtype it does not
+/// support).
 pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
     let at: Vec<usize> = trace.panics().map(|(i, _)| i).collect();
-    let unsupported = past_unsupported_dtype(steps, trace);
-    for (panic, i) in trace.panics_mut().zip(at) {
-        if panic.class.is_empty() {
-            panic.class = if chose_dtype_mix(steps, &panic.message) {
-                MIXED_DTYPES.to_string()
-            } else {
-                let class = class_at(panic, steps.get(i));
-                // A misuse guard keeps its class: the program misused the lifecycle whatever the
-                // dtype. A failure (unknown, a known bug's, a limitation's) is the dtype's.
-                let failure = class == UNKNOWN || is_known_bug(panic);
-                match unsupported.get(i) {
-                    Some(true) if failure => UNSUPPORTED_DTYPE.to_string(),
+    // The dtype rules read the whole trace: paid for only where a panic is not already a guard
+    // (most runs panic, almost always at a guard).
+    let mut by_dtypes: Option<(Vec<bool>, Vec<bool>)> = None;
+    for (k, i) in at.into_iter().enumerate() {
+        let Some(panic) = trace.panics().nth(k).map(|(_, p)| p) else {
+            continue;
+        };
+        if !panic.class.is_empty() {
+            continue;
+        }
+        let class = if chose_dtype_mix(steps, &panic.message) {
+            MIXED_DTYPES.to_string()
+        } else {
+            let class = class_at(panic, steps.get(i));
+            // A misuse guard keeps its class: the program misused the lifecycle whatever the
+            // dtype. A failure (unknown, a known bug's, a limitation's) is the dtype's.
+            if class == UNKNOWN || FAILURE_CLASSES.contains(class.as_str()) {
+                let (unsupported, mixed) = by_dtypes.get_or_insert_with(|| {
+                    (
+                        past_unsupported_dtype(steps, trace),
+                        mixes_named_dtypes(steps, trace),
+                    )
+                });
+                match (unsupported.get(i), mixed.get(i)) {
+                    (Some(true), _) => UNSUPPORTED_DTYPE.to_string(),
+                    // Refused in words no dtype-mismatch guard uses, where nothing else did.
+                    (_, Some(true)) if class == UNKNOWN => MIXED_DTYPES.to_string(),
                     _ => class,
                 }
-            };
+            } else {
+                class
+            }
+        };
+        if let Some(p) = trace.panics_mut().nth(k) {
+            p.class = class;
         }
     }
 }
