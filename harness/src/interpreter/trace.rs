@@ -6,7 +6,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::program::Kind;
+use crate::program::limits::MAX_SLOTS;
+use crate::program::{Kind, Step};
 
 /// The `Outcome::Error` name of an error value from reading a tensor or running a graph.
 pub const EXECUTION_ERROR: &str = "ExecutionError";
@@ -191,6 +192,41 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// Walks the steps of `steps` the trace ran, in order, handing `visit` each step, its record
+    /// and what every slot held just before it (the value the run had left there, as its
+    /// [`ValueInfo`]: kind, dtype, device), until `visit` gives something back. A step that
+    /// failed leaves its outputs empty; one that was skipped leaves the slots as they were.
+    pub fn walk_held<'t, T>(
+        &'t self,
+        steps: &[Step],
+        mut visit: impl FnMut(&Step, &'t StepRecord, &[Option<&'t ValueInfo>]) -> Option<T>,
+    ) -> Option<T> {
+        let mut held: [Option<&ValueInfo>; MAX_SLOTS as usize] = [None; MAX_SLOTS as usize];
+        for record in &self.steps {
+            let Some(step) = steps.get(record.index) else {
+                continue;
+            };
+            if let Some(found) = visit(step, record, &held) {
+                return Some(found);
+            }
+            let writes = step.writes();
+            match &record.outcome {
+                Outcome::Ok { value, outputs, .. } => {
+                    if let (1, Some(v)) = (writes.len(), value) {
+                        held[usize::from(writes[0])] = Some(v);
+                    } else {
+                        for (k, out) in writes.iter().enumerate() {
+                            held[usize::from(*out)] = outputs.get(k);
+                        }
+                    }
+                }
+                Outcome::Skipped { .. } => {}
+                _ => writes.iter().for_each(|out| held[usize::from(*out)] = None),
+            }
+        }
+        None
+    }
+
     /// Every panic in the trace with its step index, steps' own first (in order), then the
     /// teardown's and the side panics (a side panic without a step counts as past the end, like
     /// the teardown).

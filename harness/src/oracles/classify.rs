@@ -13,9 +13,8 @@ use super::known::known_case;
 use super::{naming, oracle_of, Signature, Violation, REPLAY_FAILURE};
 use crate::hash::words_digest;
 use crate::interpreter::wgpu;
-use crate::interpreter::{Outcome, PanicInfo, Trace};
-use crate::program::limits::MAX_SLOTS;
-use crate::program::{DeviceRef, Kind, Step};
+use crate::interpreter::{Outcome, PanicInfo, Trace, ValueInfo};
+use crate::program::{DeviceRef, Step};
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
@@ -702,29 +701,25 @@ pub fn past_unsupported_dtype(steps: &[Step], trace: &Trace) -> Vec<bool> {
     if named.is_empty() {
         return Vec::new();
     }
-    let mut on_wgpu = [false; MAX_SLOTS as usize];
     let mut past = false;
     let mut explained = vec![false; steps.len()];
-    for record in &trace.steps {
-        let Some(step) = steps.get(record.index) else {
-            continue;
-        };
+    let on_wgpu = |v: &ValueInfo| v.device.starts_with("wgpu");
+    trace.walk_held(steps, |step, record, held| {
         let value = match &record.outcome {
             Outcome::Ok { value: Some(v), .. } => Some(v),
             _ => None,
         };
-        let made_there = value.is_some_and(|v| v.device.starts_with("wgpu"));
+        let made_there = value.is_some_and(on_wgpu);
         past |= made_there && value.is_some_and(|v| named.contains(&v.dtype.as_ref()));
         let ran_there = made_there
             || step.device() == Some(DeviceRef::Wgpu)
-            || step.reads().iter().any(|s| on_wgpu[usize::from(*s)]);
+            || step
+                .reads()
+                .iter()
+                .any(|s| held[usize::from(*s)].is_some_and(on_wgpu));
         explained[record.index] = past && ran_there;
-        if !matches!(record.outcome, Outcome::Skipped { .. }) {
-            for out in step.writes() {
-                on_wgpu[usize::from(out)] = made_there;
-            }
-        }
-    }
+        None::<()>
+    });
     explained
 }
 
@@ -743,30 +738,23 @@ pub fn mixes_named_dtypes(steps: &[Step], trace: &Trace) -> Vec<bool> {
     if named.is_empty() {
         return Vec::new();
     }
-    let mut held: [Option<(Kind, &str)>; MAX_SLOTS as usize] = [None; MAX_SLOTS as usize];
     let mut mixed = vec![false; steps.len()];
-    for record in &trace.steps {
-        let Some(step) = steps.get(record.index) else {
-            continue;
-        };
+    trace.walk_held(steps, |step, record, held| {
         if let Step::Op { op, .. } = step {
-            let operands: Vec<(Kind, &str)> = op
+            let operands: Vec<&ValueInfo> = op
                 .operands()
                 .iter()
                 .filter_map(|s| held[usize::from(*s)])
                 .collect();
-            mixed[record.index] = operands.iter().any(|(kind, dtype)| {
-                named.contains(dtype) && operands.iter().any(|(k, d)| k == kind && d != dtype)
+            mixed[record.index] = operands.iter().any(|a| {
+                named.contains(&a.dtype.as_ref())
+                    && operands
+                        .iter()
+                        .any(|b| b.kind == a.kind && b.dtype != a.dtype)
             });
         }
-        let value = match &record.outcome {
-            Outcome::Ok { value: Some(v), .. } => Some((v.kind, v.dtype.as_ref())),
-            _ => None,
-        };
-        for out in step.writes() {
-            held[usize::from(out)] = value;
-        }
-    }
+        None::<()>
+    });
     mixed
 }
 
@@ -844,7 +832,8 @@ pub fn classify(
     policy: &Policy,
 ) -> Classified {
     assign_classes(steps, trace);
-    let unsupported = past_unsupported_dtype(steps, trace);
+    // Read only for an execution error, which few runs return.
+    let unsupported = std::cell::OnceCell::new();
     let panics = trace
         .panics()
         .filter(|(_, p)| policy.is_finding(&p.class))
@@ -910,7 +899,8 @@ pub fn classify(
         .filter(|(_, error, _)| *error == EXECUTION_ERROR)
         .filter_map(|(step, _, message)| {
             // Errors are failures (a guard panics): past an unsupported dtype, the dtype's.
-            let class = match unsupported.get(step) {
+            let past = unsupported.get_or_init(|| past_unsupported_dtype(steps, trace));
+            let class = match past.get(step) {
                 Some(true) => UNSUPPORTED_DTYPE,
                 _ => error_class(message),
             };

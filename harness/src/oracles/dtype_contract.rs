@@ -5,7 +5,6 @@
 //! panics later when another op reads it.
 
 use crate::interpreter::{Outcome, Trace, ValueInfo};
-use crate::program::limits::MAX_SLOTS;
 use crate::program::{Kind, Op, Program, ResultDtype, Step};
 
 use super::{Oracle, OracleReport, Violation, DTYPE_CONTRACT};
@@ -49,14 +48,9 @@ pub fn of_kind(kind: Kind, dtype: &str) -> bool {
 /// another dtype than its row states: only the first, since every value computed from it
 /// carries the same mistake.
 fn first_violation(program: &Program, trace: &Trace) -> Option<Violation> {
-    // What each slot holds as the run had it: its kind and dtype.
-    let mut held: [Option<(Kind, &str)>; MAX_SLOTS as usize] = [None; MAX_SLOTS as usize];
-    for (step, record) in program.steps.iter().zip(&trace.steps) {
+    trace.walk_held(&program.steps, |step, record, held| {
         let Outcome::Ok { value, outputs, .. } = &record.outcome else {
-            for out in step.writes() {
-                held[usize::from(out)] = None;
-            }
-            continue;
+            return None;
         };
         let bad = value
             .iter()
@@ -65,50 +59,39 @@ fn first_violation(program: &Program, trace: &Trace) -> Option<Violation> {
         if let Some(v) = bad {
             return Some(violation(step, record.index, v));
         }
-        if let (Step::Op { op, .. }, Some(v)) = (step, value) {
-            if let Some(stated) = stated_dtype(op, &held) {
-                if v.dtype != stated {
-                    let operands: Vec<&str> = op
-                        .operands()
-                        .iter()
-                        .filter_map(|s| held[usize::from(*s)].map(|(_, d)| d))
-                        .collect();
-                    let mut lost = lost(op, record.index, step, v, stated);
-                    lost.operands = Some(operands.join(", "));
-                    return Some(lost);
-                }
-            }
-        }
-        let writes = step.writes();
-        if writes.len() == 1 && value.is_some() {
-            held[usize::from(writes[0])] = value.as_ref().map(|v| (v.kind, v.dtype.as_ref()));
-        } else {
-            for (k, out) in writes.iter().enumerate() {
-                held[usize::from(*out)] = outputs.get(k).map(|v| (v.kind, v.dtype.as_ref()));
-            }
-        }
-    }
-    None
+        let (Step::Op { op, .. }, Some(v)) = (step, value) else {
+            return None;
+        };
+        let stated = stated_dtype(op, held).filter(|stated| v.dtype != *stated)?;
+        let operands: Vec<&str> = op
+            .operands()
+            .iter()
+            .filter_map(|s| held[usize::from(*s)].map(|v| v.dtype.as_ref()))
+            .collect();
+        let mut lost = lost(op, record.index, step, v, stated);
+        lost.operands = Some(operands.join(", "));
+        Some(lost)
+    })
 }
 
 /// The dtype `op`'s result must be stored in, by its row, over operands as `held` has them:
 /// the operand's (where every operand of the first one's kind shares it: mixed dtypes are the
 /// program's choice, which a backend may refuse or promote), or a cast's. `None` where the row
 /// leaves it to the device or an operand is unknown.
-fn stated_dtype<'a>(op: &Op, held: &[Option<(Kind, &'a str)>]) -> Option<&'a str> {
+fn stated_dtype<'a>(op: &Op, held: &[Option<&'a ValueInfo>]) -> Option<&'a str> {
     match op.result_dtype() {
         ResultDtype::Default => None,
         ResultDtype::Named(dtype) => Some(dtype.spec().name),
         ResultDtype::Operand => {
             let operands = op.operands();
-            let (kind, dtype) = held[usize::from(*operands.first()?)]?;
+            let first = held[usize::from(*operands.first()?)]?;
             for s in &operands[1..] {
-                match held[usize::from(*s)]? {
-                    (k, d) if k == kind && d != dtype => return None,
-                    _ => {}
+                let other = held[usize::from(*s)]?;
+                if other.kind == first.kind && other.dtype != first.dtype {
+                    return None;
                 }
             }
-            Some(dtype)
+            Some(first.dtype.as_ref())
         }
     }
 }

@@ -218,14 +218,8 @@ impl Oracle for EagerReplay {
                     Some(at) => step_name(&world.program().steps[usize::from(at)]),
                     None => producer(world, *slot, exit),
                 };
-                let lost = Lost {
-                    what: &what,
-                    on: "Flex",
-                    output: (exit, k, *slot),
-                    got: data.dtype(),
-                    recorded,
-                };
-                lost.push_into(&mut dtypes_lost);
+                let output = (exit, k, *slot);
+                Lost(output, data.dtype(), recorded).push_into(&what, "Flex", &mut dtypes_lost);
             }
             let open = self.left_open(shared, *slot, misread_on_flex);
             if let Some(whole) = open.as_ref().filter(|t| t.at == Elements::All) {
@@ -288,14 +282,12 @@ impl Oracle for EagerReplay {
                             .filter(|d| *d != data.dtype())
                         {
                             let what = replayed_on_wgpu(world, *slot, exit);
-                            let lost = Lost {
-                                what: &what,
-                                on: "wgpu",
-                                output: (exit, k, *slot),
-                                got: data.dtype(),
-                                recorded,
-                            };
-                            lost.push_into(&mut dtypes_lost);
+                            let output = (exit, k, *slot);
+                            Lost(output, data.dtype(), recorded).push_into(
+                                &what,
+                                "wgpu",
+                                &mut dtypes_lost,
+                            );
                         }
                         if self.drawn[usize::from(*slot)] {
                             shared.report.count_poisoned(Poison::RandomDraw, false);
@@ -382,30 +374,18 @@ impl Oracle for EagerReplay {
     }
 }
 
-/// A replayed output handed back in another dtype than its graph recorded for it.
-struct Lost<'a> {
-    /// The op that lost it, as a signature names it.
-    what: &'a str,
-    /// The device that replayed it: `Flex` or `wgpu`.
-    on: &'a str,
-    /// The scope's exit step, the output's position and the slot it went to.
-    output: (usize, usize, Slot),
-    got: DType,
-    recorded: DType,
-}
+/// A replayed output handed back in another dtype than its graph recorded for it: the scope's
+/// exit step, the output's position and the slot it went to; the dtype it came back in and the
+/// one recorded.
+struct Lost((usize, usize, Slot), DType, DType);
 
-impl Lost<'_> {
-    /// Adds it to `lost` as a violation, unless one signs the same (an op met by two outputs).
-    fn push_into(&self, lost: &mut Vec<Violation>) {
-        let Lost {
-            what,
-            on,
-            output: (exit, k, slot),
-            got,
-            recorded,
-        } = self;
+impl Lost {
+    /// Adds it to `lost` as a violation of the op `what` (as a signature names it), replayed on
+    /// device `on` (`Flex` or `wgpu`), unless one signs the same (an op met by two outputs).
+    fn push_into(&self, what: &str, on: &str, lost: &mut Vec<Violation>) {
+        let Lost((exit, k, slot), got, recorded) = self;
         // Flex's replay is the graph's own check; wgpu's says where it ran.
-        let device = if *on == "Flex" {
+        let device = if on == "Flex" {
             String::new()
         } else {
             format!(" on {on}")
