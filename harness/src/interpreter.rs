@@ -27,7 +27,9 @@ pub use catch::{
 pub use exec::{data_info, run, run_colliding, run_in_lockstep, Mode};
 pub use lockstep::{CompletedScope, Lockstep, Unobserved, World};
 pub use mirror::{kind_of, non_native_bools, on_flex, read_copy, read_data, Computed, Mirror};
-pub use replay::{recorded_tensor, replay_on_device, replay_on_flex, ReplayError};
+pub use replay::{
+    holds_named_unsupported, recorded_tensor, replay_on_device, replay_on_flex, ReplayError,
+};
 pub use trace::{
     Digest, GraphInfo, Outcome, PanicInfo, SideError, SidePanic, StepRecord, Trace, ValueInfo,
     EXECUTION_ERROR,

@@ -1124,6 +1124,26 @@ fn a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and
         finding.map(|f| (f.class, f.step)),
         Some((class.to_string(), Some(2)))
     );
+    // Nor judged there from then on: its dtypes (a BF16 prelu comes back F32), a graph replayed
+    // by the wgpu mirror (a BF16 matmul cubecl cannot launch), a value moved off the device (a
+    // U8 kernel's failure met by the move and the read on Flex after it).
+    for steps in [
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu", "dtype": "bf16"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "prelu", "src": 0, "dim": 0}}}}]"#,
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [1, 1], "fill": "zeros", "device": "wgpu", "dtype": "bf16"}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"matmul": {"lhs": 1, "rhs": 1, "transpose_rhs": false}}}},
+            {"exit_scope": {"inputs": [], "outputs": [0]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [1]}}]"#,
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": "wgpu", "dtype": "u8"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "flip", "src": 0, "dim": 0}}}},
+            {"to_device": {"out": 1, "src": 1, "device": "flex"}},
+            {"read": {"src": 1, "fallible": false}}]"#,
+    ] {
+        let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(steps)).unwrap();
+        assert!(verdict.finding.is_none(), "{steps}: {:?}", verdict.finding);
+    }
     // A graph recording an I8 tensor the program made is not replayed on wgpu, and says so.
     let recorded = common::program(
         r#"[{"create": {"out": 0, "kind": "int", "shape": [2], "fill": "ones", "device": "flex", "dtype": "i8"}},

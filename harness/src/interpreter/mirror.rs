@@ -8,7 +8,7 @@ use super::catch::{attempt, catch, note, note_error};
 use super::lockstep::World;
 use super::ops::{exec_op, gradient};
 use super::pool;
-use super::replay::{recorded_input, replay_on_device, ReplayError};
+use super::replay::{holds_named_unsupported, recorded_input, replay_on_device, ReplayError};
 use super::trace::{Outcome, PanicInfo, EXECUTION_ERROR};
 use super::value::{held_in, map_any, map_rank, on_any, AnyTensor, Held};
 use crate::program::limits::MAX_SLOTS;
@@ -115,6 +115,19 @@ impl Mirror {
         // 16-bit ints, so no natively stored 8-bit quantization either): Burn promises nothing
         // for it there, so the mirror holds no value of it and compares none, rather than fail
         // its device's stream on the first kernel.
+        // Likewise a replay, on the other backend's mirror, of a graph holding such a dtype
+        // that the program named.
+        if let Step::Replay { graph, .. } = step {
+            let graph = world.graph(*graph);
+            if !self.adopt_own
+                && graph.is_some_and(|g| holds_named_unsupported(g, &world.program().steps))
+            {
+                for out in step.writes() {
+                    self.slots[usize::from(out)] = None;
+                }
+                return Vec::new();
+            }
+        }
         if let Some(dtype) = step.named_storage() {
             let supported = match catch(|| self.device.supports_dtype(dtype)) {
                 Ok(supported) => supported,

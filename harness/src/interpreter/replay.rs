@@ -10,6 +10,8 @@ use burn_ir::BackendIr;
 use burn_ir::{TensorId, TensorIr, TensorStatus};
 use burn_router::TensorInterpreter;
 
+use crate::program::{Dtype, Step};
+
 /// The recorded shape and dtype of tensor `id` in `graph`: from the operations that mention it,
 /// or from its recorded value.
 pub fn recorded_tensor(graph: &CapturedGraph, id: TensorId) -> Option<TensorIr> {
@@ -131,4 +133,26 @@ fn replay_on<B: BackendIr>(
             Ok(burn_backend::read_sync(interpreter.read_tensor_async(ir))?)
         })
         .collect()
+}
+
+/// Whether `graph` holds a tensor (a value or an op's node) of a dtype a step of `steps` names
+/// and the wgpu device says it does not support: Burn promises nothing for it there
+/// (the oracles' `UNSUPPORTED_DTYPE`). One Burn chose (capture's `Bool(U8)`) does not count: its
+/// replay on wgpu is judged.
+pub fn holds_named_unsupported(graph: &CapturedGraph, steps: &[Step]) -> bool {
+    let unsupported = super::wgpu::unsupported();
+    let named: Vec<burn::tensor::DType> = steps
+        .iter()
+        .filter_map(Step::named_dtype)
+        .filter(|d| unsupported.contains(d))
+        .map(Dtype::burn)
+        .collect();
+    !named.is_empty()
+        && (graph.values.values().any(|v| named.contains(&v.dtype()))
+            || graph
+                .graph
+                .operations
+                .iter()
+                .flat_map(|op| op.nodes())
+                .any(|n| named.contains(&n.dtype)))
 }

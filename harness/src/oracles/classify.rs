@@ -14,6 +14,7 @@ use super::{naming, oracle_of, Signature, Violation, REPLAY_FAILURE};
 use crate::hash::words_digest;
 use crate::interpreter::wgpu;
 use crate::interpreter::{Outcome, PanicInfo, Trace, ValueInfo};
+use crate::program::limits::MAX_SLOTS;
 use crate::program::{DeviceRef, Step};
 
 /// Class of a panic that matches no catalogue record: always a finding.
@@ -703,21 +704,27 @@ pub fn past_unsupported_dtype(steps: &[Step], trace: &Trace) -> Vec<bool> {
     }
     let mut past = false;
     let mut explained = vec![false; steps.len()];
-    let on_wgpu = |v: &ValueInfo| v.device.starts_with("wgpu");
-    trace.walk_held(steps, |step, record, held| {
+    // Per slot, whether its value was made on wgpu or from one that was (moved off it: the move
+    // reads the device's failed stream).
+    let mut from_wgpu = [false; MAX_SLOTS as usize];
+    trace.walk_held(steps, |step, record, _| {
         let value = match &record.outcome {
             Outcome::Ok { value: Some(v), .. } => Some(v),
             _ => None,
         };
-        let made_there = value.is_some_and(on_wgpu);
+        let made_there = value.is_some_and(|v| v.device.starts_with("wgpu"));
         past |= made_there && value.is_some_and(|v| named.contains(&v.dtype.as_ref()));
         let ran_there = made_there
             || step.device() == Some(DeviceRef::Wgpu)
-            || step
-                .reads()
-                .iter()
-                .any(|s| held[usize::from(*s)].is_some_and(on_wgpu));
+            || step.reads().iter().any(|s| from_wgpu[usize::from(*s)]);
         explained[record.index] = past && ran_there;
+        // A step that failed may leave its slot as it was (a failed move onto the slot it
+        // read): only a step that ran changes what a slot came from.
+        if matches!(record.outcome, Outcome::Ok { .. }) {
+            for out in step.writes() {
+                from_wgpu[usize::from(out)] = ran_there;
+            }
+        }
         None::<()>
     });
     explained

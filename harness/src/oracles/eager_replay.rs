@@ -17,7 +17,7 @@ use crate::interpreter::{
     Outcome, ReplayError, World,
 };
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{Dtype, Slot, Step};
+use crate::program::{Slot, Step};
 
 pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 
@@ -260,8 +260,8 @@ impl Oracle for EagerReplay {
         }
         // The same graph replayed on wgpu must agree with the eager Flex run as well, unless it
         // holds a dtype the program named that the device says it does not support.
-        let unsupported =
-            shared.wgpu.is_some() && holds_unsupported_dtype(scope.graph, &world.program().steps);
+        let unsupported = shared.wgpu.is_some()
+            && crate::interpreter::holds_named_unsupported(scope.graph, &world.program().steps);
         if unsupported {
             shared
                 .report
@@ -404,28 +404,6 @@ impl Lost {
             });
         }
     }
-}
-
-/// Whether `graph` holds a tensor (a value or an op's node) of a dtype a step of `steps` names
-/// and the wgpu device says it does not support: Burn promises nothing for it there
-/// ([`UNSUPPORTED_DTYPE`](super::UNSUPPORTED_DTYPE)). One Burn chose (capture's `Bool(U8)`) does
-/// not count: its replay on wgpu is judged.
-fn holds_unsupported_dtype(graph: &burn::tensor::CapturedGraph, steps: &[Step]) -> bool {
-    let unsupported = crate::interpreter::wgpu::unsupported();
-    let named: Vec<DType> = steps
-        .iter()
-        .filter_map(Step::named_dtype)
-        .filter(|d| unsupported.contains(d))
-        .map(Dtype::burn)
-        .collect();
-    !named.is_empty()
-        && (graph.values.values().any(|v| named.contains(&v.dtype()))
-            || graph
-                .graph
-                .operations
-                .iter()
-                .flat_map(|op| op.nodes())
-                .any(|n| named.contains(&n.dtype)))
 }
 
 /// A failure message reduced to what stays the same from run to run: its first line and its
