@@ -140,11 +140,8 @@ fn replay_on<B: BackendIr>(
 /// (the oracles' `UNSUPPORTED_DTYPE`). One Burn chose (capture's `Bool(U8)`) does not count: its
 /// replay on wgpu is judged.
 pub fn holds_named_unsupported(graph: &CapturedGraph, steps: &[Step]) -> bool {
-    let unsupported = super::wgpu::unsupported();
-    let named: Vec<burn::tensor::DType> = steps
-        .iter()
-        .filter_map(Step::named_dtype)
-        .filter(|d| unsupported.contains(d))
+    let named: Vec<burn::tensor::DType> = super::wgpu::named_unsupported(steps)
+        .into_iter()
         .map(Dtype::burn)
         .collect();
     !named.is_empty()

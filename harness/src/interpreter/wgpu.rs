@@ -175,6 +175,17 @@ pub fn unsupported() -> &'static [Dtype] {
     UNSUPPORTED.get().map_or(&[], Vec::as_slice)
 }
 
+/// The dtypes steps of `steps` name (a create's, a cast's) that the wgpu device says it does not
+/// support: those past which Burn promises nothing on it.
+pub fn named_unsupported(steps: &[crate::program::Step]) -> Vec<Dtype> {
+    let unsupported = unsupported();
+    steps
+        .iter()
+        .filter_map(crate::program::Step::named_dtype)
+        .filter(|d| unsupported.contains(d))
+        .collect()
+}
+
 /// Whether the wgpu device says it does not support the dtype Burn names `name` (`BF16`, `I8`,
 /// `Bool(U8)`: a trace's spelling).
 pub fn unsupported_named(name: &str) -> bool {

@@ -692,11 +692,8 @@ pub fn chose_dtype_mix(steps: &[Step], message: &str) -> bool {
 /// that left there a tensor of a dtype the program named and the device does not support.
 /// Empty when there is no such step, as in every run without wgpu.
 pub fn past_unsupported_dtype(steps: &[Step], trace: &Trace) -> Vec<bool> {
-    let unsupported = wgpu::unsupported();
-    let named: Vec<&str> = steps
-        .iter()
-        .filter_map(Step::named_dtype)
-        .filter(|d| unsupported.contains(d))
+    let named: Vec<&str> = wgpu::named_unsupported(steps)
+        .into_iter()
         .map(|d| d.spec().name)
         .collect();
     if named.is_empty() {
