@@ -1,7 +1,7 @@
 //! Embeds the signatures of the reviewed regression cases (`regressions/*.json`, not `pending/`
-//! or `divergences/`), each case's `also` programs' too, as data: a finding with one of them is
-//! a known finding, counted and reported but not aborted on, so fuzzing runs past every bug
-//! already stored.
+//! or `divergences/`), each case's `also` programs' too, and the root-cause predicate a case
+//! states, as data: a finding they explain is a known finding, counted and reported but not
+//! aborted on, so fuzzing runs past every bug already stored.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -102,15 +102,20 @@ fn main() {
                     );
                 }
                 key_of(&path, text, &json);
-                cases.push((name.clone(), text.to_string(), key.clone(), true));
+                cases.push((name.clone(), text.to_string(), key.clone(), true, None));
             }
-            cases.push((name, signature.to_string(), key, false));
+            // The root-cause predicate, parsed by the harness (its test parses every one).
+            let predicate = json.get("predicate").map(|p| p.to_string());
+            cases.push((name, signature.to_string(), key, false, predicate));
         }
     }
     cases.sort();
     let mut out = String::from("&[\n");
-    for (name, signature, key, also) in &cases {
-        let _ = writeln!(out, "    ({name:?}, {signature:?}, &{key:?}, {also}),");
+    for (name, signature, key, also, predicate) in &cases {
+        let _ = writeln!(
+            out,
+            "    ({name:?}, {signature:?}, &{key:?}, {also}, {predicate:?}),"
+        );
     }
     out.push(']');
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("known_findings.rs");

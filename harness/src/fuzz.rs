@@ -277,7 +277,13 @@ pub fn hook_decision(panic: &interpreter::PanicInfo, policy: &Policy) -> HookDec
     } else if policy.is_finding(&panic.class) {
         let signature = oracles::signature(&panic);
         // A panic a reviewed case stores is a known finding: check counts it, the run goes on.
-        if policy.is_known(&panic.class, &signature) {
+        // One of a class a root-cause predicate names is check's to judge: the predicate reads
+        // the step's facts (its entry and operand dtype), which a hook does not have.
+        if policy
+            .known(&panic.class, &signature, &oracles::Facts::default())
+            .is_some()
+            || oracles::known::predicate_names_class(&panic.class)
+        {
             HookDecision::Go
         } else {
             HookDecision::Finding(signature.to_string())

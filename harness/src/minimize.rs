@@ -8,7 +8,7 @@ mod shrink;
 
 pub use shrink::{minimize_finding, Minimized, Minimizer, Progress, Reproduction, PARALLEL_FROM};
 
-use crate::oracles::known::known_case;
+use crate::oracles::known::stored_case;
 use crate::program::Input;
 use crate::Session;
 
@@ -17,8 +17,8 @@ use crate::Session;
 /// stored case re-minimized): otherwise a known finding earlier in the program would take the
 /// place of the one the file was saved for.
 pub fn session_for(input: &Input, base: &Session) -> Session {
-    let known =
-        (input.signature.as_deref()).map(|s| s.parse().ok().and_then(|s| known_case(&s)).is_some());
+    let known = (input.signature.as_deref())
+        .map(|s| s.parse().ok().and_then(|s| stored_case(&s)).is_some());
     let policy = match known {
         // A finding no case stores: a stored bug met earlier in its program (a known quantized
         // add_zero before a new quantized select) stays known, or minimizing would keep it.

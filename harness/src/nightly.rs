@@ -274,16 +274,22 @@ fn pending_root_cause(bucket: &Bucket) -> String {
     )
 }
 
-/// `(signature, case path)` of every stored case directly in `dir`.
+/// `(signature, case path)` of every stored case directly in `dir`: its own signature and each
+/// of its `also` programs', so an artifact showing a root cause through another entry a case
+/// names is that case's.
 fn case_signatures(dir: &Path) -> Vec<(String, String)> {
     // A store without a pending/ folder yet simply has no pending cases.
     let files = program_files(dir).unwrap_or_default();
     files
         .into_iter()
         .filter_map(|(_, path)| {
-            let signature = ProgramFile::load(&path).ok()?.signature?;
-            Some((signature, path.display().to_string()))
+            let file = ProgramFile::load(&path).ok()?;
+            let shown = file.signature.into_iter();
+            let also = file.also.into_iter().map(|a| a.signature);
+            let at = path.display().to_string();
+            Some(shown.chain(also).map(move |s| (s, at.clone())))
         })
+        .flatten()
         .collect()
 }
 
@@ -640,6 +646,29 @@ mod tests {
     use crate::program::Backends;
 
     #[test]
+    fn an_artifact_showing_a_stored_cases_also_signature_is_that_cases() {
+        let dir =
+            std::env::temp_dir().join(format!("dispatch-fuzz-nightly-also-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let case = r#"{"name": "c", "class": "reference-mismatch",
+            "signature": "reference-mismatch | unary minus_mean over (I8) differs from its definition | reference",
+            "also": [{"signature": "reference-mismatch | along_dim mean_dim over (U8) differs from its definition | reference",
+                      "steps": [{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "ones", "device": "flex"}}]}],
+            "steps": [{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "ones", "device": "flex"}}]}"#;
+        std::fs::write(dir.join("c.json"), case).unwrap();
+        let signatures = case_signatures(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let also = "reference-mismatch | along_dim mean_dim over (U8) differs from its definition | reference";
+        assert!(
+            signatures
+                .iter()
+                .any(|(s, at)| s == also && at.ends_with("c.json")),
+            "{signatures:?}"
+        );
+        assert_eq!(signatures.len(), 2);
+    }
+
+    #[test]
     fn fork_mode_status_lines_parse() {
         let log = "INFO: -fork=2: fuzzing in separate process(s)\n\
                    #2048: cov: 14021 ft: 39466 corp: 1049 exec/s: 3123 oom/timeout/crash: 0/0/3 time: 12s job: 3 dft_time: 0\n\
@@ -661,16 +690,21 @@ mod tests {
         assert_eq!(samples[1].corpus, 20);
     }
 
-    /// exp(39) cast to int in a capture scope, replayed: the stored bug (the captured cast
-    /// replays as I64) shows at the exit, then loading the I64 output onto Flex's I32 panics.
+    /// exp(39) cast to int and an int's argmax in a capture scope, replayed: the stored bug (the
+    /// captured argmax replays as I64 where the graph recorded I32) shows at the exit, then
+    /// loading the cast's I64 output (past i32, as the capture device declares I64 ints) onto
+    /// Flex's I32 panics.
     const CAST_THEN_RELOAD: &str = r#"{"steps": [
         {"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": 39}, "device": "flex"}},
         {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+        {"create": {"out": 5, "kind": "int", "shape": [1], "fill": "zeros", "device": "flex"}},
         {"enter_scope": {"device": {"capture": 0}}},
         {"to_device": {"out": 2, "src": 1, "device": {"capture": 0}}},
+        {"to_device": {"out": 6, "src": 5, "device": {"capture": 0}}},
         {"op": {"out": 3, "op": {"cast": {"src": 2, "to": "int"}}}},
-        {"exit_scope": {"inputs": [], "outputs": [3]}},
-        {"replay": {"graph": 0, "feed": [], "outputs": [1]}}]}"#;
+        {"op": {"out": 4, "op": {"arg_max": {"src": 6, "dim": 0}}}},
+        {"exit_scope": {"inputs": [], "outputs": [3, 4]}},
+        {"replay": {"graph": 0, "feed": [], "outputs": [1, 7]}}]}"#;
 
     #[test]
     fn an_artifact_is_bucketed_by_the_finding_that_stopped_its_run_not_a_stored_bug_before_it() {

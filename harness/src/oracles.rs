@@ -9,6 +9,7 @@
 pub mod catalogue;
 mod classify;
 pub mod compare;
+pub mod deviation;
 pub mod differential;
 pub mod dtype_contract;
 pub mod eager_replay;
@@ -33,6 +34,7 @@ pub use classify::{
     normalize_message, past_unsupported_dtype, signature, Classified, Finding, Policy, KNOWN,
     MIXED_DTYPES, STATE_LEAK, UNKNOWN, UNSUPPORTED_DTYPE,
 };
+pub use deviation::{Backend, Deviation, Facts};
 pub use judgement::{Context, Judgement};
 pub use lockstep::{run, Judged, OracleReport, ReferenceCounts, Shared};
 pub use signature::{Field, Key, Signature};
@@ -60,6 +62,9 @@ pub struct Violation {
     /// Which value it is about ([`Signature::role`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub role: Option<String>,
+    /// What went wrong, as data, for root-cause predicates ([`known::Predicate`]).
+    #[serde(skip_serializing_if = "Facts::is_empty", default)]
+    pub facts: Facts,
 }
 
 /// Class of a replayed output that differs from the eager run ([`eager_replay`]).

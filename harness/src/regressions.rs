@@ -207,22 +207,47 @@ impl Case {
         ))
     }
 
-    /// Each `also` program whose run does not give the signature it names, with what it gave
-    /// ("none" for no finding): empty while every one still meets the case's root cause.
+    /// Each program of the case that does not show its root cause, with what it gave ("no
+    /// finding" for none): an `also` program that does not give the signature it names, and,
+    /// where the case states a predicate, its own program or an `also` program whose finding
+    /// the predicate does not hold for (the predicate's test: each program is one of its
+    /// members). Empty while every one still meets the case's root cause.
     pub fn also_failures(&self) -> Result<Vec<String>> {
         let mut failures = Vec::new();
+        let predicate = crate::oracles::known::predicate_of(&self.name);
+        let stated = |finding: &Option<crate::oracles::Finding>| {
+            predicate.is_none_or(|alternatives| {
+                finding
+                    .as_ref()
+                    .is_some_and(|f| alternatives.iter().any(|p| p.holds(&f.signature, &f.facts)))
+            })
+        };
+        if predicate.is_some() {
+            let own = self.check()?.finding;
+            if !stated(&own) {
+                failures.push(format!(
+                    "its own program's finding is outside its predicate: {}",
+                    finding_facts(&own)
+                ));
+            }
+        }
         for (i, also) in self.file.also.iter().enumerate() {
             let program = crate::program::Program {
                 steps: also.steps.clone(),
             };
             let verdict = check(&self.session(), &program)
                 .with_context(|| format!("case {}, also program {i}", self.name))?;
-            let got = verdict.finding.map(|f| f.signature);
-            if got.as_ref().is_none_or(|g| *g != *also.signature) {
+            let got = verdict.finding.as_ref().map(|f| &f.signature);
+            if got.is_none_or(|g| *g != *also.signature) {
                 failures.push(format!(
                     "also program {i} gives {} where it names {}",
                     got.map_or("no finding".to_string(), |g| g.to_string()),
                     also.signature
+                ));
+            } else if !stated(&verdict.finding) {
+                failures.push(format!(
+                    "also program {i} is outside the case's predicate: {}",
+                    finding_facts(&verdict.finding)
                 ));
             }
         }
@@ -293,6 +318,18 @@ impl Case {
     pub fn snapshot_text(&self) -> Result<String> {
         let verdict = self.check()?;
         Ok(render(&self.file.program(), &verdict, Style::Normalized))
+    }
+}
+
+/// A finding's signature and facts, for a failure's message.
+fn finding_facts(finding: &Option<crate::oracles::Finding>) -> String {
+    match finding {
+        None => "no finding".to_string(),
+        Some(f) => format!(
+            "{} with {}",
+            f.signature,
+            serde_json::to_string(&f.facts).unwrap_or_default()
+        ),
     }
 }
 

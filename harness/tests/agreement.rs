@@ -191,9 +191,11 @@ fn the_whole_checked_in_corpus_runs_through_the_fuzz_target_without_a_finding() 
             *known.entry(case).or_default() += 1;
         }
     }
-    // The stored oracle finding is met again, and counted as known rather than aborted on.
+    // The stored oracle findings are met again, and counted as known rather than aborted on.
     assert!(
-        known.contains_key("captured-float-to-int-cast-replays-as-i64-unlike-eager-flex"),
+        known.contains_key(
+            "captured-int-argmax-is-recorded-in-its-operand-dtype-but-replays-as-i64-on-flex"
+        ),
         "{known:?}"
     );
 }
@@ -201,7 +203,7 @@ fn the_whole_checked_in_corpus_runs_through_the_fuzz_target_without_a_finding() 
 #[test]
 fn a_known_finding_is_a_finding_again_under_the_known_switch() {
     let path = common::repo()
-        .join("regressions/captured-float-to-int-cast-replays-as-i64-unlike-eager-flex.json");
+        .join("regressions/captured-int-argmax-is-recorded-in-its-operand-dtype-but-replays-as-i64-on-flex.json");
     let program = dispatch_fuzz::program::ProgramFile::load(&path)
         .unwrap()
         .program();

@@ -198,30 +198,29 @@ fn every_known_bad_replay_source_is_a_table_op_with_stored_cases_for_its_output_
 
 #[test]
 fn a_second_wrong_output_of_a_scope_whose_first_is_a_stored_case_is_a_new_finding() {
-    // Output 0 is the stored cast bug (I64 replayed, I32 eager); output 1 is an exp the
+    // Output 0 is the stored argmax bug (recorded I32, replayed I64); output 1 is an exp the
     // corrupted feed makes wrong. Signed by its first output alone, the scope was known.
     let program = common::program(
-        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": 39}, "device": "flex"}},
-            {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": "flex"}},
             {"create": {"out": 5, "kind": "float", "shape": [1], "fill": {"value": 1}, "device": "flex"}},
             {"enter_scope": {"device": {"capture": 0}}},
-            {"to_device": {"out": 2, "src": 1, "device": {"capture": 0}}},
+            {"to_device": {"out": 2, "src": 0, "device": {"capture": 0}}},
             {"to_device": {"out": 6, "src": 5, "device": {"capture": 0}}},
-            {"op": {"out": 3, "op": {"cast": {"src": 2, "to": "int"}}}},
+            {"op": {"out": 3, "op": {"arg_max": {"src": 2, "dim": 0}}}},
             {"op": {"out": 4, "op": {"unary": {"op": "exp", "src": 6}}}},
             {"exit_scope": {"inputs": [2, 6], "outputs": [3, 4]}}]"#,
     );
-    let cast = "captured-float-to-int-cast-replays-as-i64-unlike-eager-flex";
+    let argmax = "captured-int-argmax-is-recorded-in-its-operand-dtype-but-replays-as-i64-on-flex";
     let clean = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
     assert_eq!(
         (clean.known_findings, clean.finding),
-        (vec![cast.to_string()], None)
+        (vec![argmax.to_string()], None)
     );
     corrupt_replay_feed_for_tests(true);
     let verdict = dispatch_fuzz::check(&common::cpu(), &program);
     corrupt_replay_feed_for_tests(false);
     let verdict = verdict.unwrap();
-    assert_eq!(verdict.known_findings, [cast]);
+    assert_eq!(verdict.known_findings, [argmax]);
     let finding = verdict
         .finding
         .expect("the exp output is a finding of its own");
@@ -230,6 +229,44 @@ fn a_second_wrong_output_of_a_scope_whose_first_is_a_stored_case_is_a_new_findin
         finding.signature.summary.contains("unary exp"),
         "{}",
         finding.signature
+    );
+}
+
+#[test]
+fn an_int_in_the_capture_devices_declared_dtype_is_judged_as_far_as_the_eager_dtype_tells() {
+    // The capture device declares I64 ints and Flex I32, as Burn intends: exp(39) cast to int
+    // replays as 86593404045099008 and is 2147483647 eagerly (a saturating cast), which is the
+    // replayed value's image in I32, so no finding; a replayed value whose low bits are wrong
+    // (the corrupted feed's 3.0 + 1 cast to int) is one.
+    let cast = |fill: &str| {
+        common::program(&format!(
+            r#"[{{"create": {{"out": 0, "kind": "float", "shape": [1], "fill": {{"value": {fill}}}, "device": "flex"}}}},
+                {{"op": {{"out": 1, "op": {{"unary": {{"op": "exp", "src": 0}}}}}}}},
+                {{"enter_scope": {{"device": {{"capture": 0}}}}}},
+                {{"to_device": {{"out": 2, "src": 1, "device": {{"capture": 0}}}}}},
+                {{"op": {{"out": 3, "op": {{"cast": {{"src": 2, "to": "int"}}}}}}}},
+                {{"exit_scope": {{"inputs": [2], "outputs": [3]}}}}]"#
+        ))
+    };
+    let saturating = dispatch_fuzz::check(&common::cpu(), &cast("39")).unwrap();
+    assert_eq!(saturating.finding, None);
+    assert!(
+        saturating.known_findings.is_empty(),
+        "{:?}",
+        saturating.known_findings
+    );
+    corrupt_replay_feed_for_tests(true);
+    let wrong = dispatch_fuzz::check(&common::cpu(), &cast("1"));
+    corrupt_replay_feed_for_tests(false);
+    let finding = wrong
+        .unwrap()
+        .finding
+        .expect("a wrong low bit is a finding");
+    assert_eq!(finding.class, REPLAY_MISMATCH);
+    assert!(
+        finding.message.contains("in the eager dtype"),
+        "{}",
+        finding.message
     );
 }
 

@@ -122,7 +122,8 @@ fn every_bug_case_has_an_issue_body_with_its_reproducer_and_guards_have_none() {
             .find(|c| c.name == name)
             .unwrap()
     };
-    let bug = case("captured-float-to-int-cast-replays-as-i64-unlike-eager-flex");
+    let bug =
+        case("captured-int-argmax-is-recorded-in-its-operand-dtype-but-replays-as-i64-on-flex");
     let body = bug.issue().unwrap().expect("a known bug is reported");
     for section in [
         "## What happens",

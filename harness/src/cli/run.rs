@@ -66,7 +66,7 @@ fn main(path: &Path, as_json: bool, progress: bool) -> Result<ExitCode> {
 }
 
 /// The `--json` form: `{"finding", "known_findings", "known_divergences", "steps": [{"index",
-/// "step", "outcome"}]}`: `known_findings` names the stored cases whose finding the run showed
+/// "step", "outcome"}]}`, the finding with its facts (entry, dtype, deviation, backend): `known_findings` names the stored cases whose finding the run showed
 /// again, which the text form prints too (a clean run has none).
 fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
     let steps: Vec<_> = verdict
@@ -91,10 +91,12 @@ fn to_json(program: &Program, verdict: &Verdict) -> serde_json::Value {
             json!({"index": r.index, "step": step, "outcome": outcome})
         })
         .collect();
-    let finding = verdict
-        .finding
-        .as_ref()
-        .map(|f| json!({"signature": f.signature, "class": f.class, "step": f.step, "message": f.message}));
+    let finding = verdict.finding.as_ref().map(|f| {
+        json!({
+            "signature": f.signature, "class": f.class, "step": f.step, "message": f.message,
+            "facts": f.facts
+        })
+    });
     json!({
         "finding": finding,
         "known_findings": verdict.known_findings,

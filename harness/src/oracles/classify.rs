@@ -9,13 +9,14 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 
 use super::catalogue::{burn_file, catalogue, lookup, lookup_error, lookup_known_bug};
+use super::deviation::{Backend, Deviation, Facts};
 use super::known::known_case;
 use super::{naming, oracle_of, Signature, Violation, REPLAY_FAILURE};
 use crate::hash::words_digest;
 use crate::interpreter::wgpu;
 use crate::interpreter::{Outcome, PanicInfo, Trace, ValueInfo};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{DeviceRef, Step};
+use crate::program::{DeviceRef, Dtype, Step};
 
 /// Class of a panic that matches no catalogue record: always a finding.
 pub const UNKNOWN: &str = "unknown";
@@ -76,12 +77,14 @@ impl Policy {
             || self.finding_classes.contains(class)
     }
 
-    /// Whether a finding of `class` with `signature` is known (a reviewed case stores it) and
-    /// so not a finding under this policy. Naming the class in the policy opts back in.
-    pub fn is_known(&self, class: &str, signature: &Signature) -> bool {
-        !self.known_are_findings
-            && !self.crash_on.contains(class)
-            && known_case(signature).is_some()
+    /// The case whose root cause a finding of `class` with `signature` and `facts` is (see
+    /// [`known_case`]), unless the policy makes known findings findings: then `None`. Naming
+    /// the class in the policy opts back in.
+    pub fn known(&self, class: &str, signature: &Signature, facts: &Facts) -> Option<&'static str> {
+        if self.known_are_findings || self.crash_on.contains(class) {
+            return None;
+        }
+        known_case(signature, facts)
     }
 }
 
@@ -97,6 +100,9 @@ pub struct Finding {
     pub step: Option<usize>,
     /// The raw message.
     pub message: String,
+    /// What went wrong, as data (root-cause predicates read it, never the summary).
+    #[serde(skip_serializing_if = "Facts::is_empty", default)]
+    pub facts: Facts,
 }
 
 /// The message with every free-standing run of digits, and its sign, replaced by `N` (tensor
@@ -177,6 +183,7 @@ fn without_kernel_hashes(text: &str) -> String {
 mod tests {
     use super::{classify, normalize_message, without_kernel_hashes, Policy};
     use crate::interpreter::{Outcome, Trace};
+    use crate::oracles::deviation::{Backend, Deviation, Facts};
     use crate::oracles::known::key_of;
     use crate::oracles::{
         Violation, DIVERGENCE, MODEL_MISMATCH, REFERENCE_MISMATCH, REPLAY_FAILURE,
@@ -262,16 +269,27 @@ mod tests {
         // powf's base gradient (operand 0) and its exponent's (operand 1) are two stored cases;
         // a gradient of a value further up is neither.
         let case = "powf-gradient-of-zero-to-the-zero-is-nan";
+        // The NaN both cases state, where the definition is finite.
+        let nan = |v: &mut Violation| {
+            v.facts = Facts {
+                entry: Some("backward of binary powf".into()),
+                dtype: Some(crate::program::Dtype::F32),
+                deviation: Some(Deviation::NanForFinite),
+                backend: Some(Backend::Flex),
+            }
+        };
         assert_eq!(
-            judged(like_case(case, REFERENCE_MISMATCH, |_| {})),
+            judged(like_case(case, REFERENCE_MISMATCH, nan)),
             Ok(case.into())
         );
         let exponent = like_case(case, REFERENCE_MISMATCH, |v| {
+            nan(v);
             v.role = Some("gradient of operand 1".into())
         });
         let other = "powf-exponent-gradient-at-a-zero-base-is-nan";
         assert_eq!(judged(exponent), Ok(other.into()));
         let earlier = like_case(case, REFERENCE_MISMATCH, |v| {
+            nan(v);
             v.role = Some("gradient of an earlier value".into())
         });
         let finding = judged(earlier).expect_err("another gradient is another bug");
@@ -601,6 +619,35 @@ pub fn signature_at(panic: &PanicInfo, steps: &[Step], step: usize) -> Signature
     signature
 }
 
+/// A panic's facts: the entry of the step it was raised at, that step's first operand's dtype
+/// and backend as the run held them (a step with no operand: its device's), and the deviation
+/// [`Deviation::Panic`]. A panic past the program's steps (the teardown's) knows none.
+fn panic_facts(steps: &[Step], trace: &Trace, step: usize) -> Facts {
+    let Some(at) = steps.get(step) else {
+        return Facts::default();
+    };
+    let operand = trace.walk_held(steps, |s, record, held| {
+        (record.index == step).then(|| {
+            let first = s.reads().first().and_then(|r| held[usize::from(*r)]);
+            first.map(|v| (Dtype::from_name(&v.dtype), v.device.starts_with("wgpu")))
+        })
+    });
+    let (dtype, on_wgpu) = match operand.flatten() {
+        Some((dtype, on_wgpu)) => (dtype, on_wgpu),
+        None => (None, at.device().is_some_and(|d| d == DeviceRef::Wgpu)),
+    };
+    Facts {
+        entry: Some(naming::step_name(at)),
+        dtype,
+        deviation: Some(Deviation::Panic),
+        backend: Some(if on_wgpu {
+            Backend::Wgpu
+        } else {
+            Backend::Flex
+        }),
+    }
+}
+
 /// The class of a panic raised at `step` (`None`: at no step): as [`class_of`], but a record
 /// that names the steps it is met at (`atSteps`, by `naming::step_name`) matches only there,
 /// and any other panic it would match is [`UNKNOWN`].
@@ -846,6 +893,7 @@ pub fn classify(
             class: p.class.clone(),
             step: Some(step),
             message: p.message.clone(),
+            facts: panic_facts(steps, trace, step),
         });
     // A replay that fails with a catalogued panic takes that record's class (a known Burn bug
     // met again through replay is not a new finding); any other violation is a finding. The
@@ -870,6 +918,7 @@ pub fn classify(
                 class: class.to_string(),
                 step: Some(v.step),
                 message: v.message.clone(),
+                facts: v.facts.clone(),
             }
         })
         .filter(|f| policy.is_finding(&f.class) || oracle_of(&f.class).is_some());
@@ -885,6 +934,7 @@ pub fn classify(
             "capture devices {:?} of the pool refused a fresh empty scope after the program",
             trace.leaked_devices
         ),
+        facts: Facts::default(),
     });
     // An `ExecutionError` a read or a replay returned is judged like a panic, against the
     // catalogue's execution-error records: an unknown one is a finding.
@@ -913,6 +963,7 @@ pub fn classify(
                 class: class.to_string(),
                 step: Some(step),
                 message: message.clone(),
+                facts: Facts::default(),
             })
         });
     let mut candidates: Vec<Finding> = panics.chain(errors).chain(violation).collect();
@@ -921,12 +972,9 @@ pub fn classify(
     candidates.extend(leak);
     let mut classified = Classified::default();
     for finding in candidates {
-        if policy.is_known(&finding.class, &finding.signature) {
-            let case = known_case(&finding.signature)
-                .unwrap_or_default()
-                .to_string();
-            if !classified.known.contains(&case) {
-                classified.known.push(case);
+        if let Some(case) = policy.known(&finding.class, &finding.signature, &finding.facts) {
+            if !classified.known.iter().any(|c| c == case) {
+                classified.known.push(case.to_string());
             }
         } else if classified.finding.is_none() {
             classified.finding = Some(finding);

@@ -9,15 +9,15 @@ use super::compare::{self, native_bools, DiffEq, Poison};
 use super::naming::{producer, producer_step, replayed_on_wgpu, step_name};
 use super::taint::{Elements, Taint};
 use super::{
-    chose_dtype_mix, faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId,
-    Shared, StepFacts, Violation,
+    chose_dtype_mix, faults, is_known_bug, normalize_message, Backend, Context, Deviation, Facts,
+    Judgement, Oracle, OracleId, Shared, StepFacts, Violation,
 };
 use crate::interpreter::{
     catch, note, recorded_tensor, replay_on_device, replay_on_flex, AnyTensor, CompletedScope,
     Outcome, ReplayError, World,
 };
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{Slot, Step};
+use crate::program::{Dtype, Slot, Step};
 
 pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 
@@ -39,8 +39,46 @@ fn difference_skipping(
     eager: &TensorData,
     skip: Option<&[bool]>,
 ) -> Option<String> {
+    if let Some(image) = in_eager_dtype(replayed, eager) {
+        let names = ("replayed (in the eager dtype)", "eager");
+        return compare::difference_skipping(&image, eager, None, names, skip);
+    }
     let tolerance = eager.dtype().is_float().then(Tolerance::<f64>::default);
     compare::difference_skipping(replayed, eager, tolerance, ("replayed", "eager"), skip)
+}
+
+/// The replayed ints as the eager run's narrower int dtype can tell them, where the two
+/// differ: an int the program left to its device's default is recorded and replayed in the
+/// capture device's declared dtype (I64, burn-capture capture.rs:101-107) and computed eagerly
+/// in Flex's (I32, burn-flex backend.rs:50-54). Burn means both: each device declares its own
+/// defaults, which a user sets with `Device::configure` (burn-tensor device.rs:771-816), so the
+/// eager value is no claim about the bits the capture device's dtype holds beyond its own. Each
+/// replayed element is taken to the eager dtype as wrapping arithmetic does (the low bits) or,
+/// where that is not the eager value, as a saturating cast does (a float-to-int cast
+/// saturates). `None` where the dtypes are not two ints, the replayed one wider.
+fn in_eager_dtype(replayed: &TensorData, eager: &TensorData) -> Option<TensorData> {
+    let wide = Dtype::from_burn(replayed.dtype()).filter(|d| *d != Dtype::U64)?;
+    let narrow = Dtype::from_burn(eager.dtype())?;
+    let ((lo, hi), (wide_lo, wide_hi)) = (narrow.int_range()?, wide.int_range()?);
+    if wide_hi - wide_lo <= hi - lo || replayed.shape() != eager.shape() {
+        return None;
+    }
+    let modulus = 1i128 << narrow.spec().bits;
+    let image: Vec<i64> = (replayed.iter::<i64>())
+        .zip(eager.iter::<i64>())
+        .map(|(x, y)| {
+            let x = i128::from(x);
+            let low = x.rem_euclid(modulus);
+            let wrapped = if low > hi { low - modulus } else { low };
+            let image = if wrapped == i128::from(y) {
+                wrapped
+            } else {
+                x.clamp(lo, hi)
+            };
+            i64::try_from(image).expect("a value of a dtype of at most 64 bits")
+        })
+        .collect();
+    Some(TensorData::new(image, replayed.shape().clone()).convert_dtype(eager.dtype()))
 }
 
 /// A graph output whose replay differs from the eager run.
@@ -219,7 +257,11 @@ impl Oracle for EagerReplay {
                     None => producer(world, *slot, exit),
                 };
                 let output = (exit, k, *slot);
-                Lost(output, data.dtype(), recorded).push_into(&what, "Flex", &mut dtypes_lost);
+                Lost(output, data.dtype(), recorded).push_into(
+                    &what,
+                    Backend::Flex,
+                    &mut dtypes_lost,
+                );
             }
             let open = self.left_open(shared, *slot, misread_on_flex);
             if let Some(whole) = open.as_ref().filter(|t| t.at == Elements::All) {
@@ -285,7 +327,7 @@ impl Oracle for EagerReplay {
                             let output = (exit, k, *slot);
                             Lost(output, data.dtype(), recorded).push_into(
                                 &what,
-                                "wgpu",
+                                Backend::Wgpu,
                                 &mut dtypes_lost,
                             );
                         }
@@ -381,25 +423,34 @@ struct Lost((usize, usize, Slot), DType, DType);
 
 impl Lost {
     /// Adds it to `lost` as a violation of the op `what` (as a signature names it), replayed on
-    /// device `on` (`Flex` or `wgpu`), unless one signs the same (an op met by two outputs).
-    fn push_into(&self, what: &str, on: &str, lost: &mut Vec<Violation>) {
+    /// `on`, unless one signs the same (an op met by two outputs).
+    fn push_into(&self, what: &str, on: Backend, lost: &mut Vec<Violation>) {
         let Lost((exit, k, slot), got, recorded) = self;
         // Flex's replay is the graph's own check; wgpu's says where it ran.
-        let device = if on == "Flex" {
-            String::new()
-        } else {
-            format!(" on {on}")
+        let device = match on {
+            Backend::Flex => String::new(),
+            other => format!(" on {}", other.name()),
         };
         let summary = format!("the replayed {what}{device} is {got:?}{DTYPE_LOST}{recorded:?}");
         if !lost.iter().any(|v| v.summary == summary) {
             let message = format!(
-                "output {k} (t{slot}): replayed on {on} as {got:?}, recorded as {recorded:?}"
+                "output {k} (t{slot}): replayed on {} as {got:?}, recorded as {recorded:?}",
+                on.name()
             );
+            let deviation = Dtype::from_burn(*recorded)
+                .zip(Dtype::from_burn(*got))
+                .map(|(recorded, got)| Deviation::Dtype { recorded, got });
             lost.push(Violation {
                 step: *exit,
                 class: REPLAY_MISMATCH.to_string(),
                 summary,
                 message,
+                facts: Facts {
+                    entry: Some(what.to_string()),
+                    dtype: Dtype::from_burn(*recorded),
+                    deviation,
+                    backend: Some(on),
+                },
                 ..Violation::default()
             });
         }

@@ -1,43 +1,227 @@
-//! Known findings: the signatures of the reviewed regression cases under `regressions/`, with the
-//! root-cause key each declares, embedded at build time (`build.rs`). A finding a case's key
-//! matches is counted and reported as known, not aborted on, so a fuzz session runs past every
-//! bug already stored; the policy's `known` switch (`DISPATCH_FUZZ_CRASH_ON=known`) makes them
-//! findings again.
+//! Known findings: the reviewed regression cases under `regressions/`, embedded at build time
+//! (`build.rs`), each with the root cause it states. A finding one of them explains is counted
+//! and reported as known, not aborted on, so a fuzz session runs past every bug already stored;
+//! the policy's `known` switch (`DISPATCH_FUZZ_CRASH_ON=known`) makes them findings again.
+//!
+//! A case states its root cause as a [`Predicate`] over a finding's class, signature fields and
+//! [`Facts`] (the entries its mechanism reaches, the dtypes, the deviation, the backends): a
+//! finding is that case's bug only when the predicate holds for every field, so the same op with
+//! another deviation, on another backend or outside the list is new. A case with no predicate
+//! knows exactly the signatures it stores (its own and its `also` programs'), over its key.
 
 use std::sync::LazyLock;
 
+use serde::Deserialize;
+
+use super::deviation::{Backend, Deviation, Facts};
 use super::signature::{Field, Key, Signature};
+use crate::program::Dtype;
 
-/// `(case name, signature, key fields, also)` of every reviewed case, sorted by name: its own
-/// signature (`also` false) and that of each of its `also` programs (true).
-pub const KNOWN_FINDINGS: &[(&str, &str, &[&str], bool)] =
-    include!(concat!(env!("OUT_DIR"), "/known_findings.rs"));
+/// One reviewed case's row: `(case name, signature, key fields, also, predicate)`.
+pub type KnownRow = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    bool,
+    Option<&'static str>,
+);
 
-/// Every reviewed case's key, parsed once (the build script checked each parses).
-static KEYS: LazyLock<Vec<(&'static str, Key, bool)>> = LazyLock::new(|| {
-    KNOWN_FINDINGS
+/// `(case name, signature, key fields, also, predicate)` of every reviewed case, sorted by
+/// name: its own signature (`also` false) and that of each of its `also` programs (true); the
+/// case's predicate as JSON text (on its own row only), if it states one.
+pub const KNOWN_FINDINGS: &[KnownRow] = include!(concat!(env!("OUT_DIR"), "/known_findings.rs"));
+
+/// A deviation a predicate names: one exactly, or a lost dtype by what came back alone (the
+/// predicate's `dtypes` say which recorded ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviationPattern {
+    /// This deviation.
+    Exactly(Deviation),
+    /// Any recorded dtype handed back as this one (`dtype I64`).
+    DtypeGot(Dtype),
+}
+
+impl DeviationPattern {
+    fn holds(self, deviation: Deviation) -> bool {
+        match (self, deviation) {
+            (DeviationPattern::Exactly(d), other) => d == other,
+            (DeviationPattern::DtypeGot(want), Deviation::Dtype { got, .. }) => want == got,
+            (DeviationPattern::DtypeGot(_), _) => false,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DeviationPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DeviationPattern, D::Error> {
+        let text = String::deserialize(d)?;
+        let got = text
+            .strip_prefix("dtype ")
+            .filter(|rest| !rest.contains(' '))
+            .map(Dtype::from_name);
+        match got {
+            Some(Some(dtype)) => Ok(DeviationPattern::DtypeGot(dtype)),
+            Some(None) => Err(serde::de::Error::custom(format!(
+                "no dtype named in {text:?}"
+            ))),
+            None => text
+                .parse()
+                .map(DeviationPattern::Exactly)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// The root cause a case states, as a predicate over a finding: a closed list per field, each
+/// justified by the mechanism in `why`. Every list must hold; `roles` empty means the finding
+/// has no role (not a gradient).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Predicate {
+    /// The mechanism, with the Burn source lines that decide which entries and dtypes it
+    /// reaches and no others.
+    pub why: String,
+    /// The classes it shows as (a debug build's overflow-check class and the release build's
+    /// `reference-mismatch` for one overflow).
+    pub classes: Vec<String>,
+    /// The op entries, as signatures name steps (`along_dim argmin`, `backward of unary elu`).
+    pub entries: Vec<String>,
+    /// The dtypes of the entry's first operand (a lost dtype: the recorded one); absent where
+    /// the mechanism's own site fixes them (a panic raised only in the I64 arm of a kernel).
+    #[serde(default)]
+    pub dtypes: Option<Vec<Dtype>>,
+    /// What goes wrong.
+    pub deviations: Vec<DeviationPattern>,
+    /// Where it goes wrong.
+    pub backends: Vec<Backend>,
+    /// The gradient roles (`gradient of operand 0`), for a gradient's root cause.
+    #[serde(default)]
+    pub roles: Vec<String>,
+}
+
+impl Predicate {
+    /// Whether a finding of `signature` and `facts` is this root cause: every field the
+    /// predicate names is known and listed.
+    pub fn holds(&self, signature: &Signature, facts: &Facts) -> bool {
+        let listed = |list: &[String], value: Option<&str>| {
+            value.is_some_and(|v| list.iter().any(|l| l == v))
+        };
+        self.classes.contains(&signature.class)
+            && listed(&self.entries, facts.entry.as_deref())
+            && (self.dtypes.as_ref()).is_none_or(|ds| facts.dtype.is_some_and(|d| ds.contains(&d)))
+            && facts
+                .deviation
+                .is_some_and(|d| self.deviations.iter().any(|p| p.holds(d)))
+            && facts.backend.is_some_and(|b| self.backends.contains(&b))
+            && match signature.role.as_deref() {
+                None => self.roles.is_empty(),
+                role => listed(&self.roles, role),
+            }
+    }
+}
+
+/// A case's `predicate`: one, or several alternatives (one mechanism met as a debug build's
+/// panic and as a release build's wrong value).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Stated {
+    One(Predicate),
+    Several(Vec<Predicate>),
+}
+
+/// One reviewed case as the known-finding check reads it.
+struct Known {
+    name: &'static str,
+    key: Key,
+    also: bool,
+    /// The alternatives of its predicate (on its own row): a finding is the case's bug when one
+    /// holds.
+    predicate: Option<Vec<Predicate>>,
+    /// Whether its case states a predicate (on its own row): then the key of no row of the
+    /// case decides.
+    by_predicate: bool,
+}
+
+/// Every reviewed case's key and predicate, parsed once (the build script checked each key and
+/// signature parses; `tests/regressions.rs` that each predicate does and holds for its case).
+static KNOWN: LazyLock<Vec<Known>> = LazyLock::new(|| {
+    let known = KNOWN_FINDINGS
         .iter()
-        .map(|(name, text, fields, also)| {
+        .map(|(name, text, fields, also, predicate)| {
             let signature: Signature = text.parse().expect("build.rs checked the signature");
             let fields: Vec<Field> = fields
                 .iter()
                 .map(|f| Field::from_name(f).expect("build.rs checked the key"))
                 .collect();
-            (*name, Key::new(signature, &fields), *also)
+            let predicate = predicate.map(|p| match serde_json::from_str(p) {
+                Ok(Stated::One(p)) => vec![p],
+                Ok(Stated::Several(ps)) => ps,
+                Err(e) => panic!("{name}: its predicate does not parse: {e}"),
+            });
+            Known {
+                name,
+                key: Key::new(signature, &fields),
+                also: *also,
+                predicate,
+                by_predicate: false,
+            }
+        })
+        .collect::<Vec<_>>();
+    let stated: Vec<&str> = known
+        .iter()
+        .filter(|k| k.predicate.is_some())
+        .map(|k| k.name)
+        .collect();
+    known
+        .into_iter()
+        .map(|k| Known {
+            by_predicate: stated.contains(&k.name),
+            ..k
         })
         .collect()
 });
 
-/// The case whose root-cause key `signature` satisfies, if one does.
-pub fn known_case(signature: &Signature) -> Option<&'static str> {
-    KEYS.iter()
-        .find(|(_, key, _)| key.matches(signature))
-        .map(|(name, _, _)| *name)
+/// The case whose root cause a finding of `signature` and `facts` is, if one's is: a case's
+/// predicate where it states one, its stored signatures' key otherwise.
+pub fn known_case(signature: &Signature, facts: &Facts) -> Option<&'static str> {
+    KNOWN
+        .iter()
+        .find(|k| match &k.predicate {
+            Some(alternatives) => alternatives.iter().any(|p| p.holds(signature, facts)),
+            None => !k.by_predicate && k.key.matches(signature),
+        })
+        .map(|k| k.name)
+}
+
+/// The case whose stored signature (its own or an `also` program's) `signature` is, by that
+/// case's key, predicates aside: what a saved file's or an artifact's text alone can tell.
+pub fn stored_case(signature: &Signature) -> Option<&'static str> {
+    KNOWN
+        .iter()
+        .find(|k| k.key.matches(signature))
+        .map(|k| k.name)
 }
 
 /// The key case `name` declares, over its own signature.
 pub fn key_of(name: &str) -> Option<&'static Key> {
-    KEYS.iter()
-        .find(|(n, _, also)| *n == name && !also)
-        .map(|(_, k, _)| k)
+    KNOWN
+        .iter()
+        .find(|k| k.name == name && !k.also)
+        .map(|k| &k.key)
+}
+
+/// The alternatives of the predicate case `name` states, if it states one.
+pub fn predicate_of(name: &str) -> Option<&'static [Predicate]> {
+    KNOWN
+        .iter()
+        .find(|k| k.name == name && !k.also)
+        .and_then(|k| k.predicate.as_deref())
+}
+
+/// Whether some case's predicate lists `class` among those its root cause shows as.
+pub fn predicate_names_class(class: &str) -> bool {
+    KNOWN
+        .iter()
+        .filter_map(|k| k.predicate.as_ref())
+        .flatten()
+        .any(|p| p.classes.iter().any(|c| c == class))
 }

@@ -24,7 +24,9 @@ use super::compare::Poison;
 use super::naming::{gradient_role, producer_step};
 use super::taint::Elements;
 pub use super::ReferenceCounts;
-use super::{Context, Judgement, Oracle, OracleId, Shared, StepFacts, Violation};
+use super::{
+    Backend, Context, Deviation, Facts, Judgement, Oracle, OracleId, Shared, StepFacts, Violation,
+};
 use crate::interpreter::{kind_of, AnyTensor, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{fill_data, DeviceRef, Dtype, Kind, Op, Scheme, Step, Tolerance};
@@ -892,13 +894,15 @@ impl Oracle for Reference {
                             };
                             // The operands as the step read them: a slot it also wrote (`out`
                             // equal to `src`) holds its result in the mirror by now.
-                            let dtypes = reads
+                            let operands: Vec<DType> = reads
                                 .iter()
                                 .filter_map(|s| match &self.flex.held[usize::from(*s)] {
                                     Some(v) => Some(v.data.dtype()),
                                     None if writes.contains(s) => None,
                                     None => Some(shared.flex.as_ref()?.data(*s)?.dtype()),
                                 })
+                                .collect();
+                            let dtypes = (operands.iter())
                                 .map(|d| format!("{d:?}"))
                                 .collect::<Vec<_>>()
                                 .join(", ");
@@ -918,6 +922,16 @@ impl Oracle for Reference {
                                         self.flex.held[usize::from(*s)].as_deref()
                                     }))
                                 ),
+                                facts: Facts {
+                                    deviation: Deviation::between(
+                                        &want,
+                                        &got,
+                                        Some(a.data.dtype()),
+                                    ),
+                                    entry: Some(what.clone()),
+                                    dtype: operands.first().copied().and_then(Dtype::from_burn),
+                                    backend: Some(Backend::Flex),
+                                },
                                 message: Mismatch {
                                     slot: out,
                                     element: at,
@@ -1103,9 +1117,12 @@ impl Reference {
                         oracle: OracleId::Reference,
                         context: Context::Wgpu,
                     });
-                    let dtypes = (step.reads().iter())
+                    let operands: Vec<DType> = (step.reads().iter())
                         .filter_map(|s| self.on_wgpu.held[usize::from(*s)].as_ref())
-                        .map(|v| format!("{:?}", v.data.dtype()))
+                        .map(|v| v.data.dtype())
+                        .collect();
+                    let dtypes = (operands.iter())
+                        .map(|d| format!("{d:?}"))
                         .collect::<Vec<_>>()
                         .join(", ");
                     let what = match step {
@@ -1123,6 +1140,12 @@ impl Reference {
                                 })
                             )
                         ),
+                        facts: Facts {
+                            deviation: Deviation::between(&want, &got, Some(actual.data.dtype())),
+                            entry: Some(what.clone()),
+                            dtype: operands.first().copied().and_then(Dtype::from_burn),
+                            backend: Some(Backend::Wgpu),
+                        },
                         message: Mismatch {
                             slot: out,
                             element: at,

@@ -211,6 +211,12 @@ impl Dtype {
         })
     }
 
+    /// The dtype whose Burn value `{:?}` prints as `name` (`I64`, `Bool(U8)`), as traces,
+    /// signatures and Burn's messages name it.
+    pub fn from_name(name: &str) -> Option<Dtype> {
+        DTYPES.iter().find(|s| s.name == name).map(|s| s.dtype)
+    }
+
     /// Burn's float dtype, for a float dtype.
     pub fn float(self) -> Option<FloatDType> {
         (self.kind() == Kind::Float).then(|| self.burn().into())

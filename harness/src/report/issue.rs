@@ -268,6 +268,7 @@ mod tests {
             class: class.into(),
             step: Some(1),
             message: message.into(),
+            facts: crate::oracles::Facts::default(),
         }
     }
 

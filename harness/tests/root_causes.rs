@@ -1,0 +1,170 @@
+//! Near misses of the stored root causes' predicates: a finding is a stored case's only when the
+//! case's predicate holds for its entry, dtype, deviation, backend and role alike.
+
+use dispatch_fuzz::interpreter::Trace;
+use dispatch_fuzz::oracles::{classify, Backend, Deviation, Facts, Policy, Violation};
+use dispatch_fuzz::program::Dtype;
+
+/// The stored case classification makes of `violation` alone, or `None` where it is new.
+fn known_as(violation: Violation) -> Option<String> {
+    let found = classify(&[], &mut Trace::default(), &[violation], &Policy::default());
+    match (found.known.first(), found.finding) {
+        (Some(case), None) => Some(case.clone()),
+        (None, Some(_)) => None,
+        other => panic!("one violation is one finding or one known case: {other:?}"),
+    }
+}
+
+/// A reference mismatch with these facts (the summary is not what decides).
+fn reference(entry: &str, dtype: Dtype, deviation: Deviation, backend: Backend) -> Violation {
+    Violation {
+        step: 2,
+        class: "reference-mismatch".into(),
+        summary: format!("{entry} over ({dtype:?}) differs from its definition"),
+        message: "t1 element 0: the definition gives 1, Burn computed 2".into(),
+        facts: Facts {
+            entry: Some(entry.into()),
+            dtype: Some(dtype),
+            deviation: Some(deviation),
+            backend: Some(backend),
+        },
+        ..Violation::default()
+    }
+}
+
+/// A replay that handed an output back in `got` where the graph recorded `recorded`.
+fn lost(entry: &str, recorded: Dtype, got: Dtype) -> Violation {
+    Violation {
+        step: 4,
+        class: "replay-mismatch".into(),
+        summary: format!("the replayed {entry} is {got:?} where the graph recorded {recorded:?}"),
+        message: "output 0 (t2): replayed on Flex".into(),
+        facts: Facts {
+            entry: Some(entry.into()),
+            dtype: Some(recorded),
+            deviation: Some(Deviation::Dtype { recorded, got }),
+            backend: Some(Backend::Flex),
+        },
+        ..Violation::default()
+    }
+}
+
+const ARGMAX: &str =
+    "captured-int-argmax-is-recorded-in-its-operand-dtype-but-replays-as-i64-on-flex";
+const SUM: &str = "flex-i64-sum-overflow-panics-in-debug-builds";
+
+#[test]
+fn a_covered_entry_with_another_deviation_is_new() {
+    let nan = |deviation| {
+        let mut v = reference(
+            "backward of unary elu",
+            Dtype::F32,
+            deviation,
+            Backend::Flex,
+        );
+        v.role = Some("gradient of operand 0".into());
+        known_as(v)
+    };
+    assert_eq!(
+        nan(Deviation::NanForFinite).as_deref(),
+        Some("elu-gradient-is-nan-for-large-inputs")
+    );
+    assert_eq!(
+        nan(Deviation::Off),
+        None,
+        "a gradient off by a little is not the NaN bug"
+    );
+    assert_eq!(nan(Deviation::WrongSign), None);
+    // The argmax bug loses a dtype to I64; the same entry handing back I32 is another bug.
+    assert_eq!(
+        known_as(lost("arg_max", Dtype::I16, Dtype::I64)).as_deref(),
+        Some(ARGMAX)
+    );
+    assert_eq!(known_as(lost("arg_max", Dtype::I16, Dtype::I32)), None);
+}
+
+#[test]
+fn an_entry_next_to_a_covered_family_but_outside_its_list_is_new() {
+    assert_eq!(
+        known_as(lost("along_dim argmin", Dtype::U8, Dtype::I64)).as_deref(),
+        Some(ARGMAX)
+    );
+    // max_dim's values, scatter_add and sum_dim never reach Flex's I64 index kernels.
+    for entry in [
+        "along_dim max_dim",
+        "along_dim scatter_add",
+        "sum_dim",
+        "slice",
+    ] {
+        assert_eq!(
+            known_as(lost(entry, Dtype::I32, Dtype::I64)),
+            None,
+            "{entry}"
+        );
+    }
+    // The int-mean case knows mean_dim and minus_mean, not a sum over the same dtype.
+    let mean = |entry| known_as(reference(entry, Dtype::I16, Deviation::Off, Backend::Flex));
+    assert_eq!(
+        mean("along_dim mean_dim").as_deref(),
+        Some("flex-int-mean-sums-in-the-tensor-dtype")
+    );
+    assert_eq!(mean("along_dim sum_dims"), None);
+}
+
+#[test]
+fn the_same_bug_on_another_backend_is_new() {
+    let asinh = |backend| {
+        known_as(reference(
+            "unary asinh",
+            Dtype::F32,
+            Deviation::InfForFinite,
+            backend,
+        ))
+    };
+    assert_eq!(
+        asinh(Backend::Flex).as_deref(),
+        Some("flex-asinh-and-acosh-past-half-of-f32-max-are-inf")
+    );
+    assert_eq!(
+        asinh(Backend::Wgpu),
+        None,
+        "wgpu computes asinh with its own code"
+    );
+    let mut on_wgpu = lost("arg_max", Dtype::I32, Dtype::I64);
+    on_wgpu.facts.backend = Some(Backend::Wgpu);
+    assert_eq!(known_as(on_wgpu), None);
+}
+
+#[test]
+fn a_release_wrap_of_a_covered_overflow_is_known_and_a_narrower_dtype_is_not() {
+    // The debug build's panic and the release build's wrapped sum are one root cause.
+    let wrap = |entry, dtype| known_as(reference(entry, dtype, Deviation::Wrap, Backend::Flex));
+    assert_eq!(wrap("unary minus_sum", Dtype::I64).as_deref(), Some(SUM));
+    assert_eq!(wrap("sum_dim", Dtype::U64).as_deref(), Some(SUM));
+    let mean = known_as(reference(
+        "along_dim mean_dim",
+        Dtype::I64,
+        Deviation::WrongSign,
+        Backend::Flex,
+    ));
+    assert_eq!(mean.as_deref(), Some(SUM));
+    // I32 sums widen in i64 and wrap explicitly: a wrong I32 sum is not this overflow.
+    assert_eq!(wrap("sum_dim", Dtype::I32), None);
+    // A NaN is no overflow of an int sum.
+    let nan = known_as(reference(
+        "unary minus_sum",
+        Dtype::I64,
+        Deviation::NanForFinite,
+        Backend::Flex,
+    ));
+    assert_eq!(nan, None);
+}
+
+#[test]
+fn a_stored_signature_is_not_known_when_its_facts_are_outside_the_predicate() {
+    // The text of a stored also signature, with facts no predicate clause names: the summary
+    // alone decides nothing for a case that states a predicate.
+    let mut v = lost("along_dim argmin", Dtype::I32, Dtype::I64);
+    v.facts.deviation = Some(Deviation::Off);
+    assert_eq!(known_as(v), None);
+}
