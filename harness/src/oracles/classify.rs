@@ -81,10 +81,15 @@ impl Policy {
     /// [`known_case`]), unless the policy makes known findings findings: then `None`. Naming
     /// the class in the policy opts back in.
     pub fn known(&self, class: &str, signature: &Signature, facts: &Facts) -> Option<&'static str> {
-        if self.known_are_findings || self.crash_on.contains(class) {
-            return None;
-        }
-        known_case(signature, facts)
+        self.may_know(class)
+            .then(|| known_case(signature, facts))
+            .flatten()
+    }
+
+    /// Whether a finding of `class` may be a known one under this policy: neither the `known`
+    /// switch nor the class named in it makes it a finding again.
+    pub fn may_know(&self, class: &str) -> bool {
+        !self.known_are_findings && !self.crash_on.contains(class)
     }
 }
 
