@@ -9,7 +9,7 @@
 
 use std::cell::OnceCell;
 
-use super::host::Host;
+use super::host::{broadcast_positions, Host};
 use super::{of_op, value_of};
 use crate::interpreter::AnyTensor;
 use crate::program::{AutodiffMode, Kind, Op, Step, Unspecified};
@@ -188,6 +188,32 @@ fn step_size(x: f64) -> f64 {
     (1e-6 * x.abs().max(1.0)).min(1e-3)
 }
 
+/// An op with points where it has no derivative: its name as signatures give it, whether an
+/// element's two operands sit at such a point, and why.
+type NoDerivative = (&'static str, fn(f64, f64) -> bool, &'static str);
+
+/// The points where an op has no derivative: there Burn's backward is the chain rule's
+/// 0 · 0/0 (NaN), the convention PyTorch shares (its hypot backward is `grad * self /
+/// result`), while the loss may be flat.
+const NO_DERIVATIVE: &[NoDerivative] = &[(
+    "binary hypot",
+    |x, y| x == 0.0 && y == 0.0,
+    "an op on the path has no derivative at its operands (hypot at the origin)",
+)];
+
+/// Why `op` over `operands` has no derivative at some element, if it has none there.
+fn no_derivative(op: &Op, operands: &[&Host]) -> Option<&'static str> {
+    let name = op.name();
+    let (_, at, why) = NO_DERIVATIVE.iter().find(|(n, _, _)| *n == name)?;
+    let (x, y) = (operands.first()?, operands.get(1)?);
+    let positions = broadcast_positions(&y.shape, &x.shape)?;
+    let (xs, ys) = (x.floats()?, y.floats()?);
+    xs.iter()
+        .zip(&positions)
+        .any(|(a, &j)| matches!((a, ys[j]), (Some(a), Some(b)) if at(*a, b)))
+        .then_some(*why)
+}
+
 /// What the finite differences give for the gradient of `sum(loss)` with respect to `param`:
 /// per element, the central difference, or `None` where the derivative is not pinned down (the
 /// one-sided differences disagree, or the central one changes with h: a kink, a tie, a jump
@@ -254,6 +280,10 @@ pub fn gradient(
     // the slope the differences see across it is not the one Burn differentiates, even where
     // the loss stays continuous (mask_where(x != 0, x, 0) is x, yet its branch at 0 passes no
     // gradient: fuzz --seed 0, over BF16).
+    // An op on the path whose operands sit where it has no derivative, met at the parameter's
+    // own values: the differences there may see a flat loss (a zero factor after the op) where
+    // Burn's chain rule multiplies that zero by the op's undefined slope.
+    let undefined = std::cell::Cell::new(None);
     let forward = |moved: &Host| -> Option<(Vec<f64>, f64, Vec<Option<bool>>)> {
         let mut values: Vec<Option<Host>> = vec![None; loss + 1];
         values[param] = Some(moved.clone());
@@ -281,6 +311,11 @@ pub fn gradient(
                     scale = scale.max(v.abs());
                 }
             }
+            if let What::Op(op) = &tape[n].what {
+                if let Some(why) = no_derivative(op, &operands) {
+                    undefined.set(Some(why));
+                }
+            }
             let value = match &tape[n].what {
                 What::Op(op) => of_op(op, &operands).ok()?,
                 _ => (*operands.first()?).clone(),
@@ -300,6 +335,9 @@ pub fn gradient(
     };
     let difference = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a - b).sum::<f64>();
     let here = forward(x);
+    if let Some(why) = undefined.get() {
+        return Err(why);
+    }
     let mut grads = Vec::with_capacity(xs.len());
     for (i, xi) in xs.iter().enumerate() {
         // At a subnormal the 1/x terms of a backward formula (div's 1/b and -a/b², log's,
@@ -453,6 +491,37 @@ mod tests {
         assert!((g[1].unwrap() - 1.0).abs() < 1e-6 && (g[2].unwrap() - 1.0).abs() < 1e-6);
         // A created tensor is not a leaf.
         assert!(gradient(&tape, 0, 2).is_err());
+    }
+
+    #[test]
+    fn a_path_through_hypot_at_the_origin_is_open_and_away_from_it_is_judged() {
+        let steps = program_steps(
+            r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex_autodiff"}},
+                {"autodiff": {"out": 1, "src": 0, "mode": "require_grad"}},
+                {"op": {"out": 2, "op": {"binary": {"op": "hypot", "lhs": 1, "rhs": 1}}}}]"#,
+        );
+        let at = |values: [f64; 2]| {
+            let x = Host::float(vec![2], values.iter().map(|v| Some(*v)).collect());
+            let mut tape: Vec<Node> = Vec::new();
+            // hypot reads the leaf as both operands.
+            for (step, inputs) in [
+                (&steps[0], vec![]),
+                (&steps[1], vec![0]),
+                (&steps[2], vec![1, 1]),
+            ] {
+                let node = Node::new(step, inputs, Some(x.clone()), None, &tape);
+                tape.push(node);
+            }
+            gradient(&tape, 1, 2)
+        };
+        assert_eq!(
+            at([0.0, 1.0]),
+            Err("an op on the path has no derivative at its operands (hypot at the origin)")
+        );
+        let g = at([1.0, 2.0]).unwrap();
+        for g in g {
+            assert!((g.unwrap() - 2f64.sqrt()).abs() < 1e-6, "{g:?}");
+        }
     }
 
     #[test]
