@@ -271,6 +271,27 @@ fn an_int_in_the_capture_devices_declared_dtype_is_judged_as_far_as_the_eager_dt
 }
 
 #[test]
+fn a_replay_compared_with_an_eager_value_the_reference_found_wrong_is_left_open() {
+    // Four i64::MIN on the capture device, four i32::MIN eagerly: the eager I32 mean_dim sums
+    // in I32 and wraps to 0 (the stored int-mean bug, a reference mismatch at its step), so the
+    // replay's i64::MIN, i32::MIN in the eager dtype, is not judged against that 0.
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "int", "shape": [4], "fill": {"edge": "neg_inf"}, "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "mean_dim", "src": 0, "dim": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": [1]}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
+    assert_eq!(verdict.finding, None);
+    assert_eq!(
+        verdict.known_findings,
+        ["flex-int-mean-sums-in-the-tensor-dtype"]
+    );
+    let open = verdict.oracles.poisoned.get("eager-wrong").copied();
+    assert_eq!(open, Some(1), "{:?}", verdict.oracles.poisoned);
+}
+
+#[test]
 fn a_replay_that_loses_a_recorded_dtype_names_the_op_that_lost_it_not_the_ops_after_it() {
     // argmax of an I32 tensor is recorded as I32 and replayed by Flex as I64 (a stored case);
     // a swap_dims and a sum_dim after it only carry the I64 along.
@@ -297,6 +318,32 @@ fn a_replay_that_loses_a_recorded_dtype_names_the_op_that_lost_it_not_the_ops_af
         assert_eq!(finding.class, REPLAY_MISMATCH);
         assert_eq!(
             finding.signature.summary, "the replayed arg_max is I64 where the graph recorded I32",
+            "{then}"
+        );
+    }
+    // The same where the argmax writes the slot it reads: the op after it still only carries
+    // the I64 along.
+    let in_place = |then: &str| {
+        common::program(&format!(
+            r#"[{{"enter_scope": {{"device": {{"capture": 0}}}}}},
+                {{"create": {{"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": {{"capture": 0}}, "dtype": "i8"}}}},
+                {{"op": {{"out": 0, "op": {{"arg_max": {{"src": 0, "dim": 0}}}}}}}},
+                {{"op": {{"out": 2, "op": {then}}}}},
+                {{"exit_scope": {{"inputs": [], "outputs": [2]}}}}]"#
+        ))
+    };
+    for then in [
+        r#"{"along_dim": {"op": "scatter_add", "src": 0, "dim": 0}}"#,
+        r#"{"slice": {"src": 0, "dim": 0, "start": 0, "len": 1}}"#,
+    ] {
+        let verdict = dispatch_fuzz::check(
+            &common::cpu().with_policy(Policy::parse("known")),
+            &in_place(then),
+        )
+        .unwrap();
+        let finding = verdict.finding.expect("the replay loses the recorded I8");
+        assert_eq!(
+            finding.signature.summary, "the replayed arg_max is I64 where the graph recorded I8",
             "{then}"
         );
     }

@@ -507,12 +507,16 @@ impl Run<'_, '_> {
                 };
                 let flex = device!(DeviceRef::Flex);
                 let mut infos = Vec::new();
+                // Every output is loaded before any slot is written: a load that panics (an
+                // output Flex's default dtype cannot hold) fails the step, and a failed step
+                // writes nothing, as the oracles' models of the run take it.
+                let mut loaded = Vec::with_capacity(outputs.len());
                 for (i, slot) in outputs.iter().enumerate() {
                     let data = datas
                         .get(i)
                         .filter(|d| (1..=4).contains(&d.shape().num_dims()));
                     let Some(data) = data else {
-                        self.slots[usize::from(*slot)] = None;
+                        loaded.push((*slot, None));
                         continue;
                     };
                     let t = caught!(AnyTensor::from_data(
@@ -524,7 +528,10 @@ impl Run<'_, '_> {
                     if self.mode == Mode::Full {
                         infos.push(value_info(&t, Some(data)));
                     }
-                    self.slots[usize::from(*slot)] = Some(Held::new(t));
+                    loaded.push((*slot, Some(Held::new(t))));
+                }
+                for (slot, held) in loaded {
+                    self.slots[usize::from(slot)] = held;
                 }
                 Outcome::Ok {
                     value: None,

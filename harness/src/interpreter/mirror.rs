@@ -158,21 +158,24 @@ impl Mirror {
                 let dtype = dtype.map(Dtype::burn);
                 computed.push((*out, catch(|| Held::new(self.upload(*kind, data, dtype)))));
             }
+            // The operands are taken before the output slot is cleared: a step may write the
+            // slot it reads (an argmax into its own operand's slot), as the real run does.
             Step::Op { out, op } => {
+                let ready = op.operands().iter().all(|s| self.has(*s));
+                let result = ready.then(|| catch(|| exec_op(op, |s| self.get(s))));
                 self.slots[usize::from(*out)] = None;
-                if op.operands().iter().all(|s| self.has(*s)) {
-                    match catch(|| exec_op(op, |s| self.get(s))) {
-                        Ok(Ok(t)) => computed.push((*out, Ok(Held::new(t)))),
-                        // The mirror's device may reject what the real one took (Flex refuses
-                        // mixed int dtypes that capture records): no value there, not judged.
-                        Ok(Err(_)) => {}
-                        Err(panic) => computed.push((*out, Err(panic))),
-                    }
+                match result {
+                    Some(Ok(Ok(t))) => computed.push((*out, Ok(Held::new(t)))),
+                    // The mirror's device may reject what the real one took (Flex refuses
+                    // mixed int dtypes that capture records): no value there, not judged.
+                    Some(Ok(Err(_))) | None => {}
+                    Some(Err(panic)) => computed.push((*out, Err(panic))),
                 }
             }
             Step::Backward { out, loss, param } => {
+                let operands = self.get(*loss).zip(self.get(*param));
                 self.slots[usize::from(*out)] = None;
-                if let (Some(loss), Some(param)) = (self.get(*loss), self.get(*param)) {
+                if let Some((loss, param)) = operands {
                     match catch(|| gradient(loss, &param)) {
                         Ok(Ok(Some(grad))) => computed.push((*out, Ok(Held::new(grad)))),
                         // No gradient there, or no float operands: nothing to compare.

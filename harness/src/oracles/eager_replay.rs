@@ -10,7 +10,7 @@ use super::naming::{producer, producer_step, replayed_on_wgpu, step_name};
 use super::taint::{Elements, Taint};
 use super::{
     chose_dtype_mix, faults, is_known_bug, normalize_message, Backend, Context, Deviation, Facts,
-    Judgement, Oracle, OracleId, Shared, StepFacts, Violation,
+    Judgement, Oracle, OracleId, Shared, StepFacts, Violation, REFERENCE_MISMATCH,
 };
 use crate::interpreter::{
     catch, note, recorded_tensor, replay_on_device, replay_on_flex, AnyTensor, CompletedScope,
@@ -263,7 +263,9 @@ impl Oracle for EagerReplay {
                     &mut dtypes_lost,
                 );
             }
-            let open = self.left_open(shared, *slot, misread_on_flex);
+            let open = self.left_open(shared, *slot, misread_on_flex).or_else(|| {
+                eager_wrong(shared, world, *slot, exit).then(|| Taint::whole(Poison::EagerWrong))
+            });
             if let Some(whole) = open.as_ref().filter(|t| t.at == Elements::All) {
                 shared.report.count_poisoned(whole.why, false);
                 continue;
@@ -333,6 +335,10 @@ impl Oracle for EagerReplay {
                         }
                         if self.drawn[usize::from(*slot)] {
                             shared.report.count_poisoned(Poison::RandomDraw, false);
+                            continue;
+                        }
+                        if eager_wrong(shared, world, *slot, exit) {
+                            shared.report.count_poisoned(Poison::EagerWrong, false);
                             continue;
                         }
                         let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
@@ -414,6 +420,16 @@ impl Oracle for EagerReplay {
         shared.report.violations.extend(violations);
         shared.report.violations.extend(dtypes_lost);
     }
+}
+
+/// Whether the eager value of output slot `slot` at scope exit `exit` is one the reference
+/// oracle found wrong at the step that made it (its violations for the steps before the exit
+/// are in by then): the eager run is the baseline the replay is compared with. Only the step
+/// that made the value is read, not the steps before it.
+fn eager_wrong(shared: &Shared, world: &World<'_>, slot: Slot, exit: usize) -> bool {
+    producer_step(world, slot, exit).is_some_and(|at| {
+        (shared.report.violations.iter()).any(|v| v.step == at && v.class == REFERENCE_MISMATCH)
+    })
 }
 
 /// A replayed output handed back in another dtype than its graph recorded for it: the scope's

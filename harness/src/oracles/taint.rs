@@ -66,11 +66,15 @@ pub enum Poison {
     /// A graph holding a tensor of a dtype the program named and the wgpu device says it does not
     /// support (see `UNSUPPORTED_DTYPE`): Burn promises nothing for its replay there.
     UnsupportedDtype,
+    /// The eager Flex value a replayed output is compared with differs from its own op's
+    /// definition (the reference oracle found its step wrong): the baseline itself is wrong, a
+    /// difference from it is that bug, not the replay's.
+    EagerWrong,
 }
 
 impl Poison {
     /// Every reason.
-    pub const ALL: [Poison; 16] = [
+    pub const ALL: [Poison; 17] = [
         Poison::ArgmaxTie,
         Poison::OutOfRangeCast,
         Poison::BoolU32OnFlex,
@@ -87,6 +91,7 @@ impl Poison {
         Poison::InexactQuotient,
         Poison::RandomDraw,
         Poison::UnsupportedDtype,
+        Poison::EagerWrong,
     ];
 
     /// The reason of this [`Poison::name`].
@@ -113,6 +118,7 @@ impl Poison {
             Poison::SquareOverflow => "square-overflow",
             Poison::InexactQuotient => "inexact-quotient",
             Poison::UnsupportedDtype => "unsupported-dtype",
+            Poison::EagerWrong => "eager-wrong",
         }
     }
 }
@@ -176,6 +182,7 @@ impl Poison {
             Poison::BoolU32OnFlex => (Grain::Value, "the storage of the whole value is misread"),
             Poison::RandomDraw => (Grain::Value, "every element is a draw"),
             Poison::UnsupportedDtype => (Grain::Value, "the whole graph is not replayed on wgpu"),
+            Poison::EagerWrong => (Grain::Value, "the reference reports one element per value"),
             Poison::InexactQuotient => (
                 Grain::Value,
                 "a dividend past the limit anywhere (the check reads the whole operand)",
