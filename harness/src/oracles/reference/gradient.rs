@@ -188,30 +188,61 @@ fn step_size(x: f64) -> f64 {
     (1e-6 * x.abs().max(1.0)).min(1e-3)
 }
 
-/// An op with points where it has no derivative: its name as signatures give it, whether an
-/// element's two operands sit at such a point, and why.
-type NoDerivative = (&'static str, fn(f64, f64) -> bool, &'static str);
+/// An op with points where the gradient Burn gives is a convention rather than the slope the
+/// finite differences see: its name as signatures give it, whether its operands sit at such a
+/// point at some element, and why.
+type NoDerivative = (&'static str, fn(&Op, &[&Host]) -> bool, &'static str);
 
-/// The points where an op has no derivative: there Burn's backward is the chain rule's
+/// The points where Burn's gradient of an op is a convention the loss's slope need not show:
+/// hypot at the origin has no derivative, and Burn's backward there is the chain rule's
 /// 0 · 0/0 (NaN), the convention PyTorch shares (its hypot backward is `grad * self /
-/// result`), while the loss may be flat.
-const NO_DERIVATIVE: &[NoDerivative] = &[(
-    "binary hypot",
-    |x, y| x == 0.0 && y == 0.0,
-    "an op on the path has no derivative at its operands (hypot at the origin)",
-)];
+/// result`), while a zero factor after it makes the loss flat; a clamp passes the gradient at
+/// its bounds (Burn's default body masks with strict comparisons, burn-backend
+/// backend/ops/tensor.rs:207-242, as PyTorch's clamp backward does), even where min equals max
+/// and the clamp is flat.
+const NO_DERIVATIVE: &[NoDerivative] = &[
+    (
+        "binary hypot",
+        |_, operands| pairs(operands, |x, y| x == 0.0 && y == 0.0),
+        "an op on the path has no derivative at its operands (hypot at the origin)",
+    ),
+    (
+        "clamp",
+        |op, operands| match (op, operands.first().and_then(|x| x.floats())) {
+            (Op::Clamp { min, max, .. }, Some(xs)) => xs
+                .iter()
+                .flatten()
+                .any(|x| *x == f64::from(*min) || *x == f64::from(*max)),
+            _ => false,
+        },
+        "a clamp on the path has an operand at one of its bounds, where Burn passes the \
+         gradient by convention",
+    ),
+];
 
-/// Why `op` over `operands` has no derivative at some element, if it has none there.
-fn no_derivative(op: &Op, operands: &[&Host]) -> Option<&'static str> {
-    let name = op.name();
-    let (_, at, why) = NO_DERIVATIVE.iter().find(|(n, _, _)| *n == name)?;
-    let (x, y) = (operands.first()?, operands.get(1)?);
-    let positions = broadcast_positions(&y.shape, &x.shape)?;
-    let (xs, ys) = (x.floats()?, y.floats()?);
+/// Whether some element of a two-operand op's operands (the second broadcast to the first)
+/// makes `at` hold.
+fn pairs(operands: &[&Host], at: fn(f64, f64) -> bool) -> bool {
+    let (Some(x), Some(y)) = (operands.first(), operands.get(1)) else {
+        return false;
+    };
+    let Some(positions) = broadcast_positions(&y.shape, &x.shape) else {
+        return false;
+    };
+    let (Some(xs), Some(ys)) = (x.floats(), y.floats()) else {
+        return false;
+    };
     xs.iter()
         .zip(&positions)
         .any(|(a, &j)| matches!((a, ys[j]), (Some(a), Some(b)) if at(*a, b)))
-        .then_some(*why)
+}
+
+/// Why `op` over `operands` has no derivative Burn and the differences agree on, if at some
+/// element it has none.
+fn no_derivative(op: &Op, operands: &[&Host]) -> Option<&'static str> {
+    let name = op.name();
+    let (_, at, why) = NO_DERIVATIVE.iter().find(|(n, _, _)| *n == name)?;
+    at(op, operands).then_some(*why)
 }
 
 /// What the finite differences give for the gradient of `sum(loss)` with respect to `param`:
@@ -522,6 +553,29 @@ mod tests {
         for g in g {
             assert!((g.unwrap() - 2f64.sqrt()).abs() < 1e-6, "{g:?}");
         }
+    }
+
+    #[test]
+    fn a_clamp_at_one_of_its_bounds_is_open_and_between_them_is_judged() {
+        let clamp = |min: i8, max: i8| {
+            program_steps(&format!(
+                r#"[{{"create": {{"out": 0, "kind": "float", "shape": [2], "fill": "arange", "device": "flex_autodiff"}}}},
+                    {{"autodiff": {{"out": 1, "src": 0, "mode": "require_grad"}}}},
+                    {{"op": {{"out": 2, "op": {{"clamp": {{"src": 1, "min": {min}, "max": {max}}}}}}}}}]"#
+            ))
+        };
+        let x = Host::float(vec![2], vec![Some(2.0), Some(3.5)]);
+        // clamp(x, 2, 2) is flat, yet Burn passes the gradient at x = 2.
+        assert_eq!(
+            gradient(&chain(&clamp(2, 2), &x), 1, 2),
+            Err(
+                "a clamp on the path has an operand at one of its bounds, where Burn passes the \
+                 gradient by convention"
+            )
+        );
+        let x = Host::float(vec![2], vec![Some(1.5), Some(3.5)]);
+        let g = gradient(&chain(&clamp(0, 5), &x), 1, 2).unwrap();
+        assert!(g.iter().all(|g| (g.unwrap() - 1.0).abs() < 1e-6), "{g:?}");
     }
 
     #[test]
