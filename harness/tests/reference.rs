@@ -349,3 +349,36 @@ fn swap_dims_of_a_dim_with_itself_is_the_same_autodiff_node() {
         verdict.oracles.reference
     );
 }
+
+#[test]
+fn an_int_scalar_its_dtype_cannot_hold_is_open_as_flex_documents_its_truncation() {
+    // remainder_scalar(|127| + 1) of an I8 tensor: Flex truncates 128 to -128, as it documents
+    // (burn-flex ops/binary.rs:384, as PyTorch), so 1 % 128 gives -127. No finding; the value
+    // is open with that reason. The same through powi_two_int's remainder_scalar(1000).
+    let programs = [
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "ones", "device": "flex", "dtype": "i8"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "remainder_nonzero", "src": 0, "value": 127}}}}]"#,
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": "flex"}},
+            {"op": {"out": 1, "op": {"cast": {"src": 0, "to": "int", "dtype": "i8"}}}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "powi_two_int", "src": 1, "dim": 0}}}}]"#,
+    ];
+    for json in programs {
+        let verdict = check(&common::cpu(), &common::program(json)).unwrap();
+        assert_eq!(verdict.finding, None, "{json}");
+        assert!(verdict.known_findings.is_empty(), "{json}");
+        let open = &verdict.oracles.reference.open;
+        assert!(
+            open.keys().any(|why| why.contains("ops/binary.rs:384")),
+            "{open:?}"
+        );
+    }
+    // A divisor the dtype holds is still judged.
+    let fits = r#"[{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "ones", "device": "flex", "dtype": "i16"}},
+        {"op": {"out": 1, "op": {"scalar": {"op": "remainder_nonzero", "src": 0, "value": 127}}}}]"#;
+    let verdict = check(&common::cpu(), &common::program(fits)).unwrap();
+    assert!(
+        verdict.oracles.reference.judged >= 2,
+        "{:?}",
+        verdict.oracles.reference
+    );
+}

@@ -11,6 +11,7 @@
 //! overflow of the value's dtype, a random draw) is counted, not compared.
 
 pub mod along_dim;
+pub mod documented;
 pub mod elementwise;
 pub mod fixed;
 pub mod gradient;
@@ -651,11 +652,17 @@ impl Track {
                 held(*src).cloned().map(Expected::Held)
             }
             Step::Op { op, .. } => {
-                let operands: Vec<&Host> = op
+                let operands: Vec<&std::rc::Rc<Value>> = op
                     .operands()
                     .iter()
-                    .map(|s| held(*s).map(|v| v.host()))
+                    .map(|s| held(*s))
                     .collect::<Result<_, _>>()?;
+                if let Some(why) =
+                    (operands.first()).and_then(|v| documented::open(op, v.data.dtype()))
+                {
+                    return Err(Why::Borrowed(why));
+                }
+                let operands: Vec<&Host> = operands.iter().map(|v| v.host()).collect();
                 of_op(op, &operands)
                     .map(Expected::Host)
                     .map_err(Why::Borrowed)
