@@ -5,12 +5,14 @@ use burn::tensor::DType;
 
 use crate::program::{Dtype, Op};
 
-/// One documented behaviour: the entries it holds for, as signatures name them, the scalar
-/// each passes to Burn for a given program scalar, and the source that documents it.
+/// An entry, as signatures name it, and the int scalar it hands Flex's `int_scalar_op` for the
+/// program's scalar `y`.
+pub type PassedScalar = (&'static str, fn(i64) -> i64);
+
+/// One documented behaviour: the entries it holds for and the source that documents it.
 pub struct Documented {
-    /// The entries and the int scalar each hands Flex's `int_scalar_op` for the program's
-    /// scalar `y` (`None` for a fixed scalar of the entry's own).
-    pub entries: &'static [(&'static str, fn(i64) -> i64)],
+    /// The entries, each with the scalar it passes.
+    pub entries: &'static [PassedScalar],
     /// The documentation, with its source line: why the value is open.
     pub why: &'static str,
 }
