@@ -473,11 +473,16 @@ mod tests {
     /// The tape of a create, its `require_grad` leaf and one op over the leaf, each node
     /// holding `x` as Burn's value (the gradient reads only the leaf's).
     fn chain(steps: &[Step], x: &Host) -> Vec<Node> {
+        chain_reading(steps, x, 1)
+    }
+
+    /// [`chain`], its op reading the leaf as each of its `operands`.
+    fn chain_reading(steps: &[Step], x: &Host, operands: usize) -> Vec<Node> {
         let mut tape: Vec<Node> = Vec::new();
         for (step, inputs) in [
             (&steps[0], vec![]),
             (&steps[1], vec![0]),
-            (&steps[2], vec![1]),
+            (&steps[2], vec![1; operands]),
         ] {
             let node = Node::new(step, inputs, Some(x.clone()), None, &tape);
             tape.push(node);
@@ -533,17 +538,8 @@ mod tests {
         );
         let at = |values: [f64; 2]| {
             let x = Host::float(vec![2], values.iter().map(|v| Some(*v)).collect());
-            let mut tape: Vec<Node> = Vec::new();
             // hypot reads the leaf as both operands.
-            for (step, inputs) in [
-                (&steps[0], vec![]),
-                (&steps[1], vec![0]),
-                (&steps[2], vec![1, 1]),
-            ] {
-                let node = Node::new(step, inputs, Some(x.clone()), None, &tape);
-                tape.push(node);
-            }
-            gradient(&tape, 1, 2)
+            gradient(&chain_reading(&steps, &x, 2), 1, 2)
         };
         assert_eq!(
             at([0.0, 1.0]),
