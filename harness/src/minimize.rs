@@ -1,10 +1,12 @@
 //! The minimizer: shrinks a failing program while its finding's signature stays exactly the
 //! same (a candidate that fails differently is rejected, unlike libFuzzer's `tmin`). It offers a
 //! small builder, [`Minimizer`], over any predicate, and [`minimize_finding`], which shrinks a
-//! program's first finding and re-runs the result to tell a reproducer from a flaky one.
+//! program's first finding and re-runs the result to tell a reproducer from a flaky one;
+//! [`triage`] does both within a time budget for a finding the fuzz session just met.
 
 mod passes;
 mod shrink;
+pub mod triage;
 
 pub use shrink::{minimize_finding, Minimized, Minimizer, Progress, Reproduction, PARALLEL_FROM};
 

@@ -131,6 +131,81 @@ fn two_workers_run_the_programs_asked_for_and_share_findings_one_file_per_signat
     assert!(!signatures(&one).is_empty() && signatures(&one) == signatures(&two));
 }
 
+/// The JSON summary of a one-worker session of 60 programs where a guard counts as a finding,
+/// and the program files it saved (path, steps).
+fn triaged_session(triage_seconds: &str) -> (serde_json::Value, Vec<(String, usize)>) {
+    let out_dir = std::env::temp_dir().join(format!(
+        "dispatch-fuzz-triage-{triage_seconds}-{}",
+        std::process::id()
+    ));
+    let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
+        .args([
+            "fuzz",
+            "--seconds",
+            "60",
+            "--runs",
+            "60",
+            "--jobs",
+            "1",
+            "--seed",
+            "5",
+        ])
+        .args([
+            "--triage-seconds",
+            triage_seconds,
+            "--collide",
+            "0",
+            "--json",
+        ])
+        .args(["--out", out_dir.to_str().unwrap()])
+        .env("DISPATCH_FUZZ_CRASH_ON", "capture-tensor-not-materialized")
+        .output()
+        .expect("the binary runs");
+    let files = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let file = dispatch_fuzz::program::ProgramFile::load(&path).unwrap();
+            (path.display().to_string(), file.steps.len())
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    (json, files)
+}
+
+#[test]
+fn a_new_finding_is_saved_minimized_and_grouped_by_root_cause_unless_triage_is_off() {
+    let (json, files) = triaged_session("30");
+    let findings = json["findings"].as_array().unwrap();
+    assert!(!findings.is_empty(), "{json}");
+    for f in findings {
+        assert_eq!(f["triage"], "new", "{f}");
+        let (before, after) = (f["steps_before"].as_u64(), f["steps_after"].as_u64());
+        assert!(after < before, "{f}");
+        // The saved file is the minimized program.
+        let saved = files.iter().find(|(p, _)| *p == f["file"]).unwrap();
+        assert_eq!(Some(saved.1 as u64), after);
+        assert!(
+            f["root_cause"].as_str().is_some_and(|r| r.contains(" at ")),
+            "{f}"
+        );
+    }
+    let groups = json["root_causes"].as_u64().unwrap() as usize;
+    assert!((1..=findings.len()).contains(&groups));
+
+    let (json, files) = triaged_session("0");
+    let findings = json["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), files.len());
+    assert!(
+        findings.iter().all(|f| f["triage"] == "not-triaged"),
+        "{json}"
+    );
+    assert_eq!(json["root_causes"], 0);
+}
+
 #[test]
 fn more_than_one_worker_with_wgpu_is_refused() {
     let out = dispatch_fuzz(&["fuzz", "--backends", "flex,capture,wgpu", "--jobs", "2"]);

@@ -198,3 +198,48 @@ fn the_attempt_budget_is_respected() {
 fn in_session(policy: &Policy) -> Session {
     common::cpu().with_policy(policy.clone())
 }
+
+#[test]
+fn a_spent_time_limit_leaves_the_program_as_it_came() {
+    let policy = policy();
+    let program = crashing_programs(11, 1, 30).remove(0);
+    let minimizer = Minimizer::new().time_limit(Duration::ZERO);
+    let (_, minimized, _) =
+        minimize_finding(program.clone(), &in_session(&policy), minimizer).unwrap();
+    assert_eq!(minimized.program, program);
+    assert_eq!(minimized.attempts, 1, "only the input's own run");
+}
+
+#[test]
+fn settling_a_new_finding_minimizes_it_and_a_finding_met_only_in_context_is_unsettled() {
+    use dispatch_fuzz::minimize::triage::{settle, Settled};
+    let policy = policy();
+    let session = in_session(&policy);
+    let program = crashing_programs(12, 1, 30).remove(0);
+    let signature = check(&session, &program)
+        .unwrap()
+        .finding
+        .unwrap()
+        .signature;
+    let budget = Duration::from_secs(60);
+    match settle(&session, program.clone(), &signature, budget).unwrap() {
+        Settled::New { minimized, facts } => {
+            assert!(minimized.steps_after < program.steps.len());
+            let again = check(&session, &minimized.program)
+                .unwrap()
+                .finding
+                .unwrap();
+            assert_eq!((again.signature, again.facts), (signature.clone(), facts));
+        }
+        Settled::Unsettled { why } => panic!("{why}"),
+    }
+    // A signature the program does not show (as if met only after earlier programs).
+    let elsewhere: dispatch_fuzz::oracles::Signature =
+        "unknown | something else | burn-flex/src/ops/int.rs"
+            .parse()
+            .unwrap();
+    assert!(matches!(
+        settle(&session, program, &elsewhere, budget).unwrap(),
+        Settled::Unsettled { .. }
+    ));
+}

@@ -5,13 +5,17 @@
 //! kind, context) triples the oracles have judged least (`--blind` turns that off). The summary
 //! says what each oracle judged per entry. The session is for machines without nightly, for CI
 //! smoke runs, and for collecting reproducers of chosen classes with `DISPATCH_FUZZ_CRASH_ON`.
+//! A new finding is minimized and run again on a triage worker of its own before the summary
+//! reports it, grouped by root cause.
+
+mod triage;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -74,6 +78,11 @@ pub struct Args {
     /// run COLLIDE_TRIES more times and saved as flaky, with its hit rate, never as a finding.
     #[arg(long, default_value_t = 1)]
     collide: u64,
+    /// Minimize each new finding for at most this many seconds, on a triage worker of its own
+    /// (with wgpu, after the session), run the result again, and save it minimized; a finding
+    /// that does not show again alone is reported unsettled. 0: save findings as met.
+    #[arg(long, default_value_t = 20)]
+    triage_seconds: u64,
 }
 
 /// Collide runs of a flaky finding's program that measure its hit rate.
@@ -198,7 +207,8 @@ fn main(options: Args) -> Result<ExitCode> {
     };
     let backends = start_backends(chosen)?;
     let start = Instant::now();
-    let workers = Workers {
+    let (sender, receiver) = mpsc::channel();
+    let mut workers = Workers {
         options: &options,
         checked_in: dispatch_fuzz::Session::from_config().on(chosen),
         start,
@@ -207,6 +217,7 @@ fn main(options: Args) -> Result<ExitCode> {
         stop: AtomicBool::new(false),
         interactive: std::io::stderr().is_terminal(),
         jobs,
+        triage: Some(sender),
     };
     // Built first, so a bad --aim stops the session before it starts.
     let guides: Vec<Guide> = (0..jobs)
@@ -229,13 +240,30 @@ fn main(options: Args) -> Result<ExitCode> {
         .thread_name(|k| format!("fuzz-worker-{k}"))
         .build()
         .context("cannot start the workers")?;
-    let results: Vec<Result<Guide>> = pool.install(|| {
-        guides
-            .into_par_iter()
-            .enumerate()
-            .map(|(k, guide)| workers.worker(k, guide))
-            .collect()
-    });
+    let budget = (options.triage_seconds > 0).then(|| Duration::from_secs(options.triage_seconds));
+    let triage_session = workers.checked_in.clone();
+    let (results, seconds, triaged) = std::thread::scope(|scope| {
+        let triager = std::thread::Builder::new()
+            .name("fuzz-triage".into())
+            .spawn_scoped(scope, move || {
+                triage::run(&triage_session, receiver, budget, chosen.wgpu)
+            })
+            .context("cannot start the triage worker")?;
+        let results: Vec<Result<Guide>> = pool.install(|| {
+            guides
+                .into_par_iter()
+                .enumerate()
+                .map(|(k, guide)| workers.worker(k, guide))
+                .collect()
+        });
+        let seconds = start.elapsed().as_secs_f64();
+        // The workers' sender closes the channel: triage settles what is queued and returns.
+        workers.triage = None;
+        let triaged = triager
+            .join()
+            .map_err(|_| anyhow::anyhow!("the triage worker panicked (the harness, not Burn)"))?;
+        anyhow::Ok((results, seconds, triaged?))
+    })?;
     let mut tally = Tally::default();
     let mut corpus = 0;
     for result in results {
@@ -243,15 +271,14 @@ fn main(options: Args) -> Result<ExitCode> {
         tally.merge(guide.tally());
         corpus += guide.corpus_len();
     }
-    let seconds = start.elapsed().as_secs_f64();
     eprintln!();
     let mut stats = workers
         .stats
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
     stats.corpus = corpus;
-    summary(&stats, &tally, seconds, &options, jobs);
-    Ok(if stats.findings.is_empty() {
+    summary(&stats, &triaged, &tally, seconds, &options, jobs);
+    Ok(if triaged.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -291,6 +318,9 @@ struct Workers<'a> {
     stop: AtomicBool,
     interactive: bool,
     jobs: usize,
+    /// Where a worker sends each new finding it saved, to be settled; `None` once the workers
+    /// are done.
+    triage: Option<mpsc::Sender<triage::Met>>,
 }
 
 impl Workers<'_> {
@@ -339,13 +369,24 @@ impl Workers<'_> {
                 if stats.signatures.insert(finding.signature.to_string()) {
                     let exec = stats.execs;
                     let found = (finding, None);
-                    let path = save(options, &program, found, &origin, &bytes, k, exec)?;
+                    let (path, file) = save(options, &program, found, &origin, &bytes, k, exec)?;
                     eprintln!(
                         "\nnew finding: {}\n  saved to {}",
                         finding.signature,
                         path.display()
                     );
-                    stats.findings.push((finding.signature.to_string(), path));
+                    stats
+                        .findings
+                        .push((finding.signature.to_string(), path.clone()));
+                    if let Some(queue) = &self.triage {
+                        let signature = finding.signature.clone();
+                        // Closed only after every worker returned.
+                        let _ = queue.send(triage::Met {
+                            signature,
+                            file,
+                            path,
+                        });
+                    }
                 }
             }
             if let Some((finding, flaky)) = collided {
@@ -354,7 +395,7 @@ impl Workers<'_> {
                     if stats.flaky_signatures.insert(finding.signature.to_string()) {
                         let exec = stats.execs;
                         let found = (&finding, Some(flaky));
-                        let path = save(options, &program, found, &origin, &bytes, k, exec)?;
+                        let (path, _) = save(options, &program, found, &origin, &bytes, k, exec)?;
                         eprintln!(
                             "\nnew flaky finding (collide, {} of {} runs): {}\n  saved to {}",
                             flaky.hits,
@@ -513,7 +554,7 @@ fn progress(stats: &Stats, guide: &Guide, jobs: usize, elapsed: Duration, intera
 
 /// Saves a finding's program as `<class>-<fnv1a of its signature>.json`; a flaky one (met under
 /// collide alone) as `flaky-<class>-<...>.json` with its hit rate, a program file `promote`
-/// refuses.
+/// refuses. Returns where, and the file.
 fn save(
     options: &Args,
     program: &Program,
@@ -522,7 +563,7 @@ fn save(
     bytes: &[u8],
     worker: usize,
     exec: u64,
-) -> Result<PathBuf> {
+) -> Result<(PathBuf, ProgramFile)> {
     let signature = finding.signature.to_string();
     let hash = fnv1a(&[signature.as_bytes()]);
     let file = ProgramFile {
@@ -563,11 +604,12 @@ fn save(
         ..ProgramFile::default()
     };
     let prefix = if flaky.is_some() { "flaky-" } else { "" };
-    write_program(
+    let path = write_program(
         options,
         &format!("{prefix}{}-{hash:016x}.json", finding.class),
         &file,
-    )
+    )?;
+    Ok((path, file))
 }
 
 /// `error` with the path of the program that caused it, written to `options.out` as
@@ -689,18 +731,21 @@ fn views(tally: &Tally, wgpu: bool) -> Vec<tally::View> {
         .collect()
 }
 
-fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usize) {
+fn summary(
+    stats: &Stats,
+    triaged: &[triage::Triaged],
+    tally: &Tally,
+    seconds: f64,
+    options: &Args,
+    jobs: usize,
+) {
     let as_json = options.json;
     let warm_rss = stats.warm_rss;
     let rate = stats.execs as f64 / seconds.max(1e-9);
     let rss = crate::cli::rss_kib();
     let views = views(tally, options.backends.wgpu);
     if as_json {
-        let findings: Vec<_> = stats
-            .findings
-            .iter()
-            .map(|(s, p)| json!({"signature": s, "file": p.display().to_string()}))
-            .collect();
+        let findings: Vec<_> = triaged.iter().map(triage::Triaged::to_json).collect();
         println!(
             "{}",
             json!({
@@ -710,6 +755,7 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
                 "classes": stats.classes,
                 "first_hit_seconds": stats.first_hit,
                 "findings": findings,
+                "root_causes": triage::root_causes(triaged).len(),
                 "collide_runs": stats.collided,
                 "flaky_findings": stats.flaky.iter()
                     .map(|(s, f, p)| json!({"signature": s, "hits": f.hits, "tries": f.tries,
@@ -847,16 +893,7 @@ fn summary(stats: &Stats, tally: &Tally, seconds: f64, options: &Args, jobs: usi
     }
     print_views(&views);
     print_dtype_views(&tally.dtype_views());
-    if !stats.known.is_empty() {
-        println!("known findings (stored cases met again, not aborted on):");
-        for (case, count) in &stats.known {
-            println!("  {case:<60} {count:>8}");
-        }
-    }
-    println!("findings: {}", stats.findings.len());
-    for (signature, path) in &stats.findings {
-        println!("  {signature}\n    {}", path.display());
-    }
+    triage::print(triaged, &stats.known);
     println!(
         "collide: {} threaded programs run again with their threads at once; flaky findings: {}",
         stats.collided,

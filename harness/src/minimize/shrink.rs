@@ -48,6 +48,8 @@ type OnProgress<'a> = Box<dyn FnMut(&Progress) + 'a>;
 /// A signature-preserving shrinker in the style of wasm-tools' `wasm-shrink`.
 pub struct Minimizer<'a> {
     max_attempts: usize,
+    /// No candidate runs once the search has taken this long.
+    max_time: Option<Duration>,
     /// Candidates run at once; `None`: chosen by [`minimize_finding`] from the cost of a run.
     jobs: Option<usize>,
     /// The cost of a run from which candidates run at once.
@@ -60,6 +62,7 @@ impl Default for Minimizer<'_> {
     fn default() -> Self {
         Minimizer {
             max_attempts: 20_000,
+            max_time: None,
             jobs: None,
             parallel_from: PARALLEL_FROM,
             on_new_smallest: None,
@@ -92,6 +95,7 @@ struct Search<'a, 'p, 'q> {
     attempts: usize,
     cache_hits: usize,
     max_attempts: usize,
+    max_time: Option<Duration>,
     /// How long the last run of the predicate took: a wave runs candidates at once only where
     /// a run costs [`PARALLEL_FROM`] or more ([`parallel_from`](Self::parallel_from)).
     last_cost: Duration,
@@ -109,7 +113,7 @@ impl passes::Search for Search<'_, '_, '_> {
     /// Runs `candidate` if it is smaller than the best; returns whether it kept the property
     /// and so became the new best.
     fn try_candidate(&mut self, candidate: Program) -> Result<bool> {
-        if !passes::smaller(&candidate, &self.best) || self.attempts >= self.max_attempts {
+        if !passes::smaller(&candidate, &self.best) || self.spent(0) {
             return Ok(false);
         }
         let keeps = match self.memo.get(&candidate) {
@@ -162,9 +166,7 @@ impl passes::Search for Search<'_, '_, '_> {
             let mut end = i;
             while end < candidates.len() && runs.len() < jobs {
                 let candidate = &candidates[end];
-                let answer = if !passes::smaller(candidate, &self.best)
-                    || self.attempts + runs.len() >= self.max_attempts
-                {
+                let answer = if !passes::smaller(candidate, &self.best) || self.spent(runs.len()) {
                     Some(false)
                 } else if let Some(keeps) = self.memo.get(candidate) {
                     self.cache_hits += 1;
@@ -204,6 +206,13 @@ impl passes::Search for Search<'_, '_, '_> {
 }
 
 impl Search<'_, '_, '_> {
+    /// Whether the budget is spent with `more` runs on top of those made: every later
+    /// candidate is refused, so the passes end with the smallest program so far.
+    fn spent(&self, more: usize) -> bool {
+        self.attempts + more >= self.max_attempts
+            || self.max_time.is_some_and(|t| self.start.elapsed() >= t)
+    }
+
     fn report(&mut self, force: bool) {
         if !force && self.last_progress.elapsed() < Duration::from_millis(500) {
             return;
@@ -230,6 +239,13 @@ impl<'a> Minimizer<'a> {
     /// At most this many predicate runs.
     pub fn attempts(mut self, max: usize) -> Self {
         self.max_attempts = max;
+        self
+    }
+
+    /// No candidate runs after `limit` (the input's first run included): the result is the
+    /// smallest program found by then.
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.max_time = Some(limit);
         self
     }
 
@@ -299,6 +315,7 @@ impl<'a> Minimizer<'a> {
         let last_cost = start.elapsed();
         let steps_before = program.steps.len();
         let max_attempts = self.max_attempts;
+        let max_time = self.max_time;
         let mut search = Search {
             predicate,
             memo: HashMap::new(),
@@ -306,6 +323,7 @@ impl<'a> Minimizer<'a> {
             attempts: 1,
             cache_hits: 0,
             max_attempts,
+            max_time,
             last_cost,
             pass: "start",
             start,
