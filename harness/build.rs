@@ -89,6 +89,20 @@ fn main() {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         if let Some(signature) = json.get("signature").and_then(|s| s.as_str()) {
             let key = key_of(&path, signature, &json);
+            // The adapter classes a wgpu case holds on, as `backend/driver/device_type`.
+            let adapters: Vec<String> = (json.get("adapters").and_then(|a| a.as_array()))
+                .into_iter()
+                .flatten()
+                .map(|a| {
+                    let part = |f: &str| a.get(f).and_then(|v| v.as_str()).unwrap_or_default();
+                    format!(
+                        "{}/{}/{}",
+                        part("backend"),
+                        part("driver"),
+                        part("device_type")
+                    )
+                })
+                .collect();
             // The programs of the same root cause under other signatures: the same key over each.
             let also = json.get("also").and_then(|a| a.as_array());
             for other in also.into_iter().flatten() {
@@ -102,19 +116,21 @@ fn main() {
                     );
                 }
                 key_of(&path, text, &json);
-                cases.push((name.clone(), text.to_string(), key.clone(), true, None));
+                let row = (text.to_string(), key.clone(), true, None);
+                cases.push((name.clone(), row, adapters.clone()));
             }
             // The root-cause predicate, parsed by the harness (its test parses every one).
             let predicate = json.get("predicate").map(|p| p.to_string());
-            cases.push((name, signature.to_string(), key, false, predicate));
+            let row = (signature.to_string(), key, false, predicate);
+            cases.push((name, row, adapters));
         }
     }
     cases.sort();
     let mut out = String::from("&[\n");
-    for (name, signature, key, also, predicate) in &cases {
+    for (name, (signature, key, also, predicate), adapters) in &cases {
         let _ = writeln!(
             out,
-            "    ({name:?}, {signature:?}, &{key:?}, {also}, {predicate:?}),"
+            "    ({name:?}, {signature:?}, &{key:?}, {also}, {predicate:?}, &{adapters:?}),"
         );
     }
     out.push(']');

@@ -125,6 +125,31 @@ fn a_quantized_round_trip_within_one_step_of_its_scale_agrees_and_a_nan_leaves_i
 }
 
 #[test]
+fn a_quantized_select_is_judged_within_one_step_whatever_its_length_and_a_scale_no_f32_holds_is_open(
+) {
+    // A select moves elements and sums none: four f32::MAX values are judged (the stored scale
+    // overflow), not left open as a sum past the range would be.
+    let four = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": {"edge": "max"}, "device": "flex"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "quantized_select", "src": 0, "dim": 0}}}}]"#,
+    );
+    let verdict = check(&common::cpu(), &four).unwrap();
+    assert_eq!(
+        verdict.known_findings,
+        ["quantizing-a-value-past-half-of-f32-max-overflows-the-scale"]
+    );
+    // An F64 holding f64::MAX: its scale is past what the scheme stores in f32.
+    let wide = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": {"edge": "max"}, "device": "flex", "dtype": "f64"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "quantized_select", "src": 0, "dim": 0}}}}]"#,
+    );
+    let verdict = check(&common::cpu(), &wide).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let open = &verdict.oracles.reference.open;
+    assert!(open.keys().any(|k| k.contains("scale storage")), "{open:?}");
+}
+
+#[test]
 fn a_grid_sample_a_quarter_pixel_right_is_judged_against_its_bilinear_definition() {
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 2, 3, 4], "fill": "arange", "device": "flex"}},

@@ -11,7 +11,7 @@ use std::process::{Command, ExitCode};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-use dispatch_fuzz::interpreter::wgpu::Placement;
+use dispatch_fuzz::interpreter::wgpu::{Api, Placement};
 use dispatch_fuzz::oracles::catalogue::pattern_matches;
 use dispatch_fuzz::oracles::normalize_message;
 use dispatch_fuzz::regressions::{load_all, Case};
@@ -43,7 +43,14 @@ fn reproducer_fails_as_its_case_says(case: &Case) -> Result<(), Failed> {
         .into());
     }
     let binary = example(&case.name);
-    let out = Command::new(&binary).output().map_err(|_| {
+    let mut command = Command::new(&binary);
+    // A reproducer takes wgpu's default adapter, which is Vulkan where a Vulkan driver is
+    // installed: in the process pinned to GL, the child sees no Vulkan driver, so wgpu falls
+    // back to GL as on a machine without one.
+    if dispatch_fuzz::interpreter::wgpu::pinned_api() == Some(Api::Gl) {
+        command.env("VK_ICD_FILENAMES", "/nonexistent/vulkan-icd.json");
+    }
+    let out = command.output().map_err(|_| {
         format!(
             "no binary at {} (`cargo test` builds the examples; so does `cargo build --examples`)",
             binary.display()

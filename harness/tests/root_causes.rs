@@ -136,6 +136,41 @@ fn the_same_bug_on_another_backend_is_new() {
 }
 
 #[test]
+fn a_wgpu_case_knows_its_finding_only_on_an_adapter_class_it_holds_on() {
+    use dispatch_fuzz::oracles::known::known_case_on;
+    use dispatch_fuzz::program::AdapterClass;
+    let signature = "flex-wgpu-divergence | the result of unary exp differs between Flex and wgpu \
+                     | flex-vs-wgpu | operands: F64"
+        .parse()
+        .unwrap();
+    let on = |adapter: Option<AdapterClass>| {
+        known_case_on(&signature, &Facts::default(), adapter.as_ref())
+    };
+    // Stored from Vulkan/llvmpipe alone.
+    assert_eq!(
+        on(Some(AdapterClass::vulkan_llvmpipe())),
+        Some("wgpu-vulkan-exp-of-an-f64-tensor-reads-back-f32-bits")
+    );
+    assert_eq!(on(Some(AdapterClass::gl_llvmpipe())), None);
+    let nvidia = AdapterClass::new("vulkan", "nvidia", "discrete-gpu");
+    assert_eq!(on(Some(nvidia)), None);
+    assert_eq!(on(None), None, "no wgpu device: no wgpu case's finding");
+    // A case naming no adapter holds anywhere.
+    let sum =
+        "flex-int-sum-overflow | attempt to add with overflow | core/src/iter/traits/accum.rs \
+               | op: minus_sum | operands: I64"
+            .parse()
+            .unwrap();
+    let facts = Facts {
+        entry: Some("unary minus_sum".into()),
+        dtype: Some(Dtype::I64),
+        deviation: Some(Deviation::Panic),
+        backend: Some(Backend::Flex),
+    };
+    assert_eq!(known_case_on(&sum, &facts, None), Some(SUM));
+}
+
+#[test]
 fn a_release_wrap_of_a_covered_overflow_is_known_and_a_narrower_dtype_is_not() {
     // The debug build's panic and the release build's wrapped sum are one root cause.
     let wrap = |entry, dtype| known_as(reference(entry, dtype, Deviation::Wrap, Backend::Flex));
@@ -167,4 +202,47 @@ fn a_stored_signature_is_not_known_when_its_facts_are_outside_the_predicate() {
     let mut v = lost("along_dim argmin", Dtype::I32, Dtype::I64);
     v.facts.deviation = Some(Deviation::Off);
     assert_eq!(known_as(v), None);
+}
+
+#[test]
+fn a_divergence_at_a_step_whose_flex_value_the_reference_found_wrong_is_that_finding() {
+    let asinh = || {
+        reference(
+            "unary asinh",
+            Dtype::F32,
+            Deviation::InfForFinite,
+            Backend::Flex,
+        )
+    };
+    let divergence = |step| Violation {
+        step,
+        class: "flex-wgpu-divergence".into(),
+        summary: "the result of unary asinh differs between Flex and wgpu".into(),
+        message: "t1: 1 value(s) differ".into(),
+        ..Violation::default()
+    };
+    let classified = |violations: &[Violation]| {
+        classify(&[], &mut Trace::default(), violations, &Policy::default())
+    };
+    // Same step: Flex's value is the stored bug, and wgpu's disagreeing with it is no news.
+    let same = classified(&[asinh(), divergence(2)]);
+    assert!(same.finding.is_none(), "{:?}", same.finding);
+    assert_eq!(
+        same.known,
+        ["flex-asinh-and-acosh-past-half-of-f32-max-are-inf"]
+    );
+    // Another step's divergence is judged on its own.
+    let later = classified(&[asinh(), divergence(3)]);
+    assert_eq!(
+        later.finding.map(|f| f.class).as_deref(),
+        Some("flex-wgpu-divergence")
+    );
+    // A reference finding on wgpu leaves Flex's value to the differential.
+    let mut on_wgpu = asinh();
+    on_wgpu.facts.backend = Some(Backend::Wgpu);
+    let kept = classified(&[divergence(2), on_wgpu]);
+    assert_eq!(
+        kept.finding.map(|f| f.class).as_deref(),
+        Some("flex-wgpu-divergence")
+    );
 }

@@ -1173,6 +1173,56 @@ fn a_subnormal_the_device_may_flush_equals_a_zero_and_a_pole_or_a_jump_over_it_i
     assert_eq!(verdict.oracles.poisoned.get("inexact-operand"), Some(&1));
 }
 
+fn a_resampling_of_an_infinity_and_sums_past_the_range_are_left_open() {
+    // Lanczos3 over -inf: Flex skips the taps of zero weight (-inf), llvmpipe multiplies them
+    // (0 x -inf is NaN). A layer norm of f32::MAX values: its bias on Flex, NaN on llvmpipe,
+    // whose two-pass sum overflows.
+    left_open_on_wgpu(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4, 1, 3], "fill": {"edge": "neg_inf"}, "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "interpolate_lanczos3", "src": 0, "kernel": 1}}}}]"#,
+        "infinite-sample",
+    );
+    left_open_on_wgpu(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 4, 4], "fill": {"edge": "max"}, "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "layer_norm", "src": 0, "kernel": 3}}}}]"#,
+        "partial-sum-overflow",
+    );
+}
+
+fn a_powf_gradient_at_a_subnormal_base_the_device_may_flush_is_left_open() {
+    // x^x at the smallest subnormal: its base gradient is inf on Flex (x^(x - 1) overflows),
+    // 2.4e-7 on llvmpipe, which flushes subnormals (fuzz --backends flex,capture,wgpu --seed 2).
+    quiet_on_wgpu(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"edge": "subnormal"}, "device": "flex"}},
+            {"autodiff": {"out": 1, "src": 0, "mode": "enable"}},
+            {"autodiff": {"out": 1, "src": 1, "mode": "require_grad"}},
+            {"op": {"out": 2, "op": {"binary": {"op": "powf", "lhs": 1, "rhs": 0}}}},
+            {"backward": {"out": 3, "loss": 2, "param": 1}}]"#,
+    );
+}
+
+fn a_scope_completing_over_a_value_moved_from_wgpu_past_an_unsupported_dtype_is_that_guard() {
+    // A U8 on wgpu (which says it does not support U8) moved into a scope: its completion reads
+    // the device's failed stream and panics in cubecl's bytes (fuzz --backends
+    // flex,capture,wgpu --seed 3), as a read there would.
+    let verdict = quiet_on_wgpu(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": "wgpu", "dtype": "u8"}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 0, "op": {"binary": {"op": "sub", "lhs": 0, "rhs": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": []}}]"#,
+    );
+    let classes: Vec<&str> = verdict
+        .trace
+        .panics()
+        .map(|(_, p)| p.class.as_str())
+        .collect();
+    assert!(
+        classes.contains(&"dtype-unsupported-on-device"),
+        "{classes:?}"
+    );
+}
+
 fn what_burn_leaves_open_inside_a_graph_is_open_in_its_replay() {
     // cos of f32::MAX is left open (WGSL bounds cos only near zero); a graph recording it
     // replays that open value, which is no more comparable than the eager one.
@@ -1312,7 +1362,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 53] = [
+    let tests: [(common::Classes, &str, fn()); 56] = [
         row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
@@ -1365,6 +1415,9 @@ fn main() -> ExitCode {
         row!(llvmpipe, a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and_one_burn_chose_is_not),
         row!(llvmpipe, a_subnormal_the_device_may_flush_equals_a_zero_and_a_pole_or_a_jump_over_it_is_left_open),
         row!(llvmpipe, what_burn_leaves_open_inside_a_graph_is_open_in_its_replay),
+        row!(llvmpipe, a_resampling_of_an_infinity_and_sums_past_the_range_are_left_open),
+        row!(llvmpipe, a_powf_gradient_at_a_subnormal_base_the_device_may_flush_is_left_open),
+        row!(llvmpipe, a_scope_completing_over_a_value_moved_from_wgpu_past_an_unsupported_dtype_is_that_guard),
         row!(vulkan, operands_in_two_dtypes_the_program_chose_are_its_mix_in_whatever_words_wgpu_refuses_them),
     ];
     run_trials(

@@ -383,8 +383,10 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
             F(r) => Some(F(
                 map_rank!(r, t => t.clamp(f32::from(*min), f32::from(*max))),
             )),
+            // As the reproducer's integer literals are: i32, whose conversion to the tensor's
+            // element type a panic names.
             I(r) => Some(I(
-                map_rank!(r, t => t.clamp(i64::from(*min), i64::from(*max))),
+                map_rank!(r, t => t.clamp(i32::from(*min), i32::from(*max))),
             )),
             B(_) => None,
         },

@@ -138,6 +138,16 @@ pub fn pinned_api() -> Option<Api> {
     }
 }
 
+/// The class of the adapter the wgpu device runs on, if it has come up in this process, without
+/// initializing it.
+pub fn started_adapter() -> Option<AdapterClass> {
+    DEVICE
+        .get()?
+        .as_ref()
+        .ok()
+        .map(|(_, info)| info.class.clone())
+}
+
 /// The wgpu device if it has been initialized in this process, without initializing it.
 pub fn started() -> Option<Device> {
     DEVICE

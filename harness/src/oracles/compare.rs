@@ -320,6 +320,9 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
     let Step::Op { op, .. } = step else {
         return None;
     };
+    if partial_sums_may_overflow(op, flex) {
+        return Some(Unpinned::whole(Poison::PartialSumOverflow));
+    }
     let poison = match op {
         Op::ArgMax { .. } => Poison::ArgmaxTie,
         Op::Cast { to: Kind::Int, .. } => Poison::OutOfRangeCast,
@@ -348,6 +351,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
             }
             Unspecified::Ties => Poison::IndexTie,
             Unspecified::Large => Poison::LargeArgument,
+            Unspecified::Infinite => Poison::InfiniteSample,
             Unspecified::Overflow => Poison::ExpOverflow,
             Unspecified::SquareOverflow => Poison::SquareOverflow,
             // Judged within a wider tolerance instead (`absolute_floor`).
@@ -393,6 +397,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
                     .then_some(Elements::All)
             }
             (_, Poison::LargeArgument) => elements_where(&data, |v| v.abs() > LARGE_ARGUMENT),
+            (_, Poison::InfiniteSample) => elements_where(&data, f64::is_infinite),
             (_, Poison::ExpOverflow) => elements_where(&data, |v| v.abs() > EXP_OVERFLOW),
             (_, Poison::SquareOverflow) => elements_where(&data, |v| v.abs() > SQUARE_OVERFLOW),
             _ if data.dtype().is_float() => elements_where(&data, out_of_i32),
@@ -404,6 +409,40 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
         why: poison,
         operands,
     })
+}
+
+/// Whether an op that adds terms up ([`Op::accumulates`]) may meet a partial sum past its
+/// float dtype's largest value: the largest finite operand element times the terms an output
+/// sums (times nine times that again for the products of a matmul or a module op, whose weight
+/// ramps reach the channel count squared times the kernel area), as the reference oracle bounds
+/// them. Which partial sums a backend forms is its own choice (a layer norm of f32::MAX values
+/// is its bias on Flex, NaN on wgpu, whose two-pass sum overflows: fuzz --backends
+/// flex,capture,wgpu --seed 2), so past that the value is not pinned down.
+fn partial_sums_may_overflow(op: &Op, flex: &Mirror) -> bool {
+    if !op.accumulates() {
+        return false;
+    }
+    let mut largest = 0.0f64;
+    let mut terms = 1usize;
+    let mut limit = f64::INFINITY;
+    for src in op.operands() {
+        let Some(data) = flex.data(src) else {
+            continue;
+        };
+        let Some(dtype) = Dtype::from_burn(data.dtype()).filter(|d| d.kind() == Kind::Float) else {
+            continue;
+        };
+        limit = limit.min(dtype.largest());
+        terms = terms.max(data.num_elements());
+        let finite = values(&data).into_iter().filter(|v| v.is_finite());
+        largest = finite.fold(largest, |m, v| m.max(v.abs()));
+    }
+    let weight = if matches!(op, Op::Matmul { .. } | Op::Module { .. }) {
+        9.0 * terms as f64
+    } else {
+        1.0
+    };
+    largest * terms as f64 * weight > limit
 }
 
 /// The absolute tolerance a step's float result needs beyond its family's, from its eager

@@ -15,20 +15,23 @@ use serde::Deserialize;
 
 use super::deviation::{Backend, Deviation, Facts};
 use super::signature::{Field, Key, Signature};
-use crate::program::Dtype;
+use crate::interpreter::wgpu;
+use crate::program::{AdapterClass, Dtype};
 
-/// One reviewed case's row: `(case name, signature, key fields, also, predicate)`.
+/// One reviewed case's row: `(case name, signature, key fields, also, predicate, adapters)`.
 pub type KnownRow = (
     &'static str,
     &'static str,
     &'static [&'static str],
     bool,
     Option<&'static str>,
+    &'static [&'static str],
 );
 
-/// `(case name, signature, key fields, also, predicate)` of every reviewed case, sorted by
-/// name: its own signature (`also` false) and that of each of its `also` programs (true); the
-/// case's predicate as JSON text (on its own row only), if it states one.
+/// `(case name, signature, key fields, also, predicate, adapters)` of every reviewed case,
+/// sorted by name: its own signature (`also` false) and that of each of its `also` programs
+/// (true); the case's predicate as JSON text (on its own row only), if it states one; the
+/// adapter classes a wgpu case holds on, as `backend/driver/device_type` (none: any).
 pub const KNOWN_FINDINGS: &[KnownRow] = include!(concat!(env!("OUT_DIR"), "/known_findings.rs"));
 
 /// A deviation a predicate names: one exactly, or a lost dtype by what came back alone (the
@@ -139,6 +142,18 @@ struct Known {
     /// Whether its case states a predicate (on its own row): then the key of no row of the
     /// case decides.
     by_predicate: bool,
+    /// The adapter classes its case holds on (a wgpu case's): it knows a finding only in a
+    /// process whose wgpu device runs on one of them. Empty: any, wgpu or not.
+    adapters: Vec<AdapterClass>,
+}
+
+impl Known {
+    /// Whether the case holds where wgpu runs on `adapter` (`None`: no wgpu device): a case
+    /// naming no class holds anywhere; a wgpu bug stored from one adapter class is another
+    /// class's new finding until a maintainer sees it there too.
+    fn holds_on(&self, adapter: Option<&AdapterClass>) -> bool {
+        self.adapters.is_empty() || adapter.is_some_and(|class| self.adapters.contains(class))
+    }
 }
 
 /// Every reviewed case's key and predicate, parsed once (the build script checked each key and
@@ -146,7 +161,7 @@ struct Known {
 static KNOWN: LazyLock<Vec<Known>> = LazyLock::new(|| {
     let known = KNOWN_FINDINGS
         .iter()
-        .map(|(name, text, fields, also, predicate)| {
+        .map(|(name, text, fields, also, predicate, adapters)| {
             let signature: Signature = text.parse().expect("build.rs checked the signature");
             let fields: Vec<Field> = fields
                 .iter()
@@ -157,12 +172,21 @@ static KNOWN: LazyLock<Vec<Known>> = LazyLock::new(|| {
                 Ok(Stated::Several(ps)) => ps,
                 Err(e) => panic!("{name}: its predicate does not parse: {e}"),
             });
+            let adapters = adapters
+                .iter()
+                .map(|a| {
+                    let mut parts = a.split('/');
+                    let mut part = || parts.next().unwrap_or_default();
+                    AdapterClass::new(part(), part(), part())
+                })
+                .collect();
             Known {
                 name,
                 key: Key::new(signature, &fields),
                 also: *also,
                 predicate,
                 by_predicate: false,
+                adapters,
             }
         })
         .collect::<Vec<_>>();
@@ -181,13 +205,26 @@ static KNOWN: LazyLock<Vec<Known>> = LazyLock::new(|| {
 });
 
 /// The case whose root cause a finding of `signature` and `facts` is, if one's is: a case's
-/// predicate where it states one, its stored signatures' key otherwise.
+/// predicate where it states one, its stored signatures' key otherwise; a wgpu case only where
+/// this process's wgpu device runs on an adapter of a class it holds on.
 pub fn known_case(signature: &Signature, facts: &Facts) -> Option<&'static str> {
+    known_case_on(signature, facts, wgpu::started_adapter().as_ref())
+}
+
+/// [`known_case`] where wgpu runs on `adapter` (`None`: no wgpu device in the process).
+pub fn known_case_on(
+    signature: &Signature,
+    facts: &Facts,
+    adapter: Option<&AdapterClass>,
+) -> Option<&'static str> {
     KNOWN
         .iter()
-        .find(|k| match &k.predicate {
-            Some(alternatives) => alternatives.iter().any(|p| p.holds(signature, facts)),
-            None => !k.by_predicate && k.key.matches(signature),
+        .find(|k| {
+            k.holds_on(adapter)
+                && match &k.predicate {
+                    Some(alternatives) => alternatives.iter().any(|p| p.holds(signature, facts)),
+                    None => !k.by_predicate && k.key.matches(signature),
+                }
         })
         .map(|k| k.name)
 }

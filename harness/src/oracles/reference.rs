@@ -109,6 +109,12 @@ pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
     let missing = "no row in the reference table";
     let x = operands.first().copied().ok_or("no operand")?;
     let none = "the op takes no operands of these kinds";
+    // Every quantized round trip, the plain tables' entries as the quantized op family's: a
+    // tensor whose scale no stored scale holds (an F64 past f32::MAX) has no quantization.
+    if let Some(scheme) = quantized_scheme(op) {
+        host::quantization_step(x, scheme)
+            .ok_or("a scale past what the scheme's scale storage holds: the codes clamp")?;
+    }
     match op {
         Op::Unary { op, .. } => {
             elementwise::unary(row(elementwise::UNARY, op.name()).ok_or(missing)?, x)
@@ -139,9 +145,7 @@ pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
                 &scalar,
             )
         }
-        Op::Quantized { op, scheme, .. } => {
-            host::quantization_step(x, *scheme)
-                .ok_or("a scale past what the scheme's scale storage holds: the codes clamp")?;
+        Op::Quantized { op, .. } => {
             let layout = row(elementwise::QUANTIZED, op.name()).ok_or(missing)?;
             host::quantized(x, &layout(&x.shape))
         }
@@ -344,18 +348,6 @@ fn bounds(family: Tolerance) -> (f64, f64) {
         Tolerance::Exact | Tolerance::Step => (0.0, 0.0),
         Tolerance::Balanced => (5e-3, 1e-5),
         Tolerance::Transcendental => (1e-2, 1e-2),
-    }
-}
-
-/// How far a float result may stray beyond its family's bounds: an op that adds up many terms
-/// (a reduction, a matmul, a convolution, a normalization) rounds at the scale of its terms,
-/// not of its result, so where they cancel it is judged at that scale.
-fn accumulates(op: &Op) -> bool {
-    match op {
-        Op::Matmul { .. } | Op::SumDim { .. } | Op::Module { .. } => true,
-        Op::AlongDim { op, .. } => op.spec().tolerance != Tolerance::Exact,
-        Op::Unary { op, .. } => op.name().starts_with("minus_"),
-        _ => false,
     }
 }
 
@@ -698,7 +690,9 @@ impl Track {
         let Step::Op { op, .. } = step else {
             return 0.0;
         };
-        if !accumulates(op) {
+        // An op that adds up many terms rounds at the scale of its terms, not of its result,
+        // so where they cancel it is judged at that scale (`Op::accumulates`).
+        if !op.accumulates() {
             return 0.0;
         }
         let operands: Vec<&Host> = op

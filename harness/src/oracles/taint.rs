@@ -66,6 +66,12 @@ pub enum Poison {
     /// A graph holding a tensor of a dtype the program named and the wgpu device says it does not
     /// support (see `UNSUPPORTED_DTYPE`): Burn promises nothing for its replay there.
     UnsupportedDtype,
+    /// An op adding terms up whose partial sums may pass its dtype's range (see
+    /// `compare::partial_sums_may_overflow`): where they overflow is the backend's choice.
+    PartialSumOverflow,
+    /// A resampling over an infinite sample (see `Unspecified::Infinite`): whether its taps of
+    /// zero weight make it NaN is the kernel's choice.
+    InfiniteSample,
     /// The eager Flex value a replayed output is compared with differs from its own op's
     /// definition (the reference oracle found its step wrong): the baseline itself is wrong, a
     /// difference from it is that bug, not the replay's.
@@ -74,7 +80,7 @@ pub enum Poison {
 
 impl Poison {
     /// Every reason.
-    pub const ALL: [Poison; 17] = [
+    pub const ALL: [Poison; 19] = [
         Poison::ArgmaxTie,
         Poison::OutOfRangeCast,
         Poison::BoolU32OnFlex,
@@ -91,6 +97,8 @@ impl Poison {
         Poison::InexactQuotient,
         Poison::RandomDraw,
         Poison::UnsupportedDtype,
+        Poison::InfiniteSample,
+        Poison::PartialSumOverflow,
         Poison::EagerWrong,
     ];
 
@@ -118,6 +126,8 @@ impl Poison {
             Poison::SquareOverflow => "square-overflow",
             Poison::InexactQuotient => "inexact-quotient",
             Poison::UnsupportedDtype => "unsupported-dtype",
+            Poison::InfiniteSample => "infinite-sample",
+            Poison::PartialSumOverflow => "partial-sum-overflow",
             Poison::EagerWrong => "eager-wrong",
         }
     }
@@ -155,6 +165,7 @@ impl Poison {
             | Poison::LargeArgument
             | Poison::ExpOverflow
             | Poison::SquareOverflow
+            | Poison::InfiniteSample
             | Poison::SignedZero => (Grain::Element, ""),
             Poison::InexactOperand => (
                 Grain::Element,
@@ -181,6 +192,10 @@ impl Poison {
             ),
             Poison::BoolU32OnFlex => (Grain::Value, "the storage of the whole value is misread"),
             Poison::RandomDraw => (Grain::Value, "every element is a draw"),
+            Poison::PartialSumOverflow => (
+                Grain::Value,
+                "which partial sums a backend forms is its own: any element may hold one",
+            ),
             Poison::UnsupportedDtype => (Grain::Value, "the whole graph is not replayed on wgpu"),
             Poison::EagerWrong => (Grain::Value, "the reference reports one element per value"),
             Poison::InexactQuotient => (

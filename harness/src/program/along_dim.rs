@@ -144,10 +144,13 @@ macro_rules! along_dim_ops {
                     .reshape(dims).div_scalar(stride as i64).remainder_scalar(n)
                     .add_scalar(1).remainder_scalar(n);
                 x.clone().scatter(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Assign) };
-            // A channel-wise slope, made before the operand is touched.
+            // A channel-wise slope in the operand's dtype (a weight of the device's default
+            // float dtype beside an F64 operand is the caller's mix), made before the operand
+            // is touched.
             prelu: [Float] -> same, same, balanced, none, x, d => {
                 let _ = d; let c = x.dims().get(1).copied().unwrap_or(1);
-                let alpha = Tensor::<1, Int>::arange(1..(c as i64 + 1), &x.device()).float().div_scalar(8);
+                let alpha = Tensor::<1, Int>::arange(1..(c as i64 + 1), &x.device()).float()
+                    .cast(burn::tensor::FloatDType::from(x.dtype())).div_scalar(8);
                 burn::tensor::activation::prelu(x, alpha) };
             select_add: [Float, Int] -> same, same, balanced, none, x, d => {
                 let n = x.dims()[d]; let dev = x.device();

@@ -201,7 +201,7 @@ macro_rules! module_ops {
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::NearestExact) });
-            interpolate_lanczos3: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
+            interpolate_lanczos3: 4 -> same, balanced, infinite, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::Lanczos3) });

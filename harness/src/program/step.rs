@@ -337,6 +337,22 @@ impl Op {
         }
     }
 
+    /// Whether its result adds terms up (a matmul, a reduction, a module op, an along-dim
+    /// entry that is not exact, `x` minus a reduction): it rounds at the scale of its terms,
+    /// not of its result, and a partial sum may overflow in an order Burn does not pin down. A
+    /// quantized select or gather moves elements and sums none.
+    pub fn accumulates(&self) -> bool {
+        match self {
+            Op::Matmul { .. } | Op::SumDim { .. } | Op::Module { .. } => true,
+            Op::AlongDim { op, .. } => {
+                let spec = op.spec();
+                spec.tolerance != Tolerance::Exact && spec.unspecified != Unspecified::Quantized
+            }
+            Op::Unary { op, .. } => op.name().starts_with("minus_"),
+            _ => false,
+        }
+    }
+
     /// What Burn leaves unspecified about its result, as its table entry says (ops outside the
     /// tables are handled where they are judged).
     pub fn unspecified(&self) -> Unspecified {

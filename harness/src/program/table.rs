@@ -145,6 +145,12 @@ pub enum Unspecified {
     /// land on either neighbouring step (the backends compute `x / scale` differently), so
     /// results are compared within one quantization step, `max(|x|) / 127`.
     Quantized,
+    /// A resampling's weighted sum over a window holding an infinity (a Lanczos3
+    /// interpolation): IEEE's 0 x inf is NaN, so a kernel that multiplies every tap (wgpu)
+    /// gives NaN where one that skips the taps of zero weight (Flex) gives the infinity, and
+    /// Burn does not say which: an operand element that is infinite leaves the result open
+    /// (fuzz --backends flex,capture,wgpu --seed 2, a [4, 4, 1, 3] tensor of -inf).
+    Infinite,
     /// Values drawn from the device's random generator: Flex and wgpu draw from generators of
     /// their own, and a replayed graph draws again, so neither the differential nor
     /// eager-replay compares them or anything computed from them; only their kind, dtype,
@@ -174,6 +180,9 @@ macro_rules! op_unspecified {
     };
     (large) => {
         Unspecified::Large
+    };
+    (infinite) => {
+        Unspecified::Infinite
     };
     (overflow) => {
         Unspecified::Overflow

@@ -26,5 +26,11 @@ pub struct Bug {
     pub cases: Vec<String>,
 }
 
-/// The repositories a bug may be owned by.
-pub const OWNERS: &[&str] = &["tracel-ai/burn", "tracel-ai/cubecl", "tracel-ai/cubek"];
+/// The repositories a bug may be owned by: Burn's own, and wgpu's, which holds naga, the shader
+/// translator under cubecl's wgpu runtime.
+pub const OWNERS: &[&str] = &[
+    "tracel-ai/burn",
+    "tracel-ai/cubecl",
+    "tracel-ai/cubek",
+    "gfx-rs/wgpu",
+];
