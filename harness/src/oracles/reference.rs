@@ -347,6 +347,8 @@ fn bounds(family: Tolerance) -> (f64, f64) {
     match family {
         Tolerance::Exact | Tolerance::Step => (0.0, 0.0),
         Tolerance::Balanced => (5e-3, 1e-5),
+        // Counted in units in the last place of the value's dtype instead (`rounded_ulps`).
+        Tolerance::Rounded => (0.0, 0.0),
         Tolerance::Transcendental => (1e-2, 1e-2),
     }
 }
@@ -372,6 +374,7 @@ fn judge(
         absolute,
         headroom,
         terms,
+        backend,
     } = allow;
     let (rel, abs) = bounds(family);
     let mut known = 0;
@@ -395,7 +398,10 @@ fn judge(
                 _ => dtype.round(to_f32(x)),
             };
             let coarse = dtype.epsilon() > Dtype::F32.epsilon();
-            let (rel, abs, absolute) = if coarse {
+            let (rel, abs, absolute) = if family == Tolerance::Rounded {
+                let (rel, floor) = rounded_ulps(backend, dtype);
+                (rel, floor, absolute)
+            } else if coarse {
                 let widened = rel.max(dtype.epsilon()) + dtype.epsilon();
                 let absolute = if rel > 0.0 {
                     absolute * widened / rel
@@ -490,7 +496,7 @@ fn judge_value(
     actual: &Value,
     family: Tolerance,
     (absolute, terms): (f64, f64),
-    step: &Step,
+    (step, backend): (&Step, Backend),
 ) -> Judged {
     if expected.data() == Some(&actual.data) {
         return Judged::Agree(actual.data.num_elements());
@@ -508,8 +514,23 @@ fn judge_value(
             absolute,
             headroom,
             terms,
+            backend,
         },
     )
+}
+
+/// How far from the exact result rounded to `dtype` a correctly rounded op's value may be, as
+/// a relative bound (units in the last place times the dtype's epsilon, which bounds a unit at
+/// the value's magnitude from above) and an absolute floor near zero. On Flex one unit: Rust's
+/// IEEE 754 arithmetic rounds once, and the reference's own f64 division may have rounded once
+/// before its rounding to the dtype; over the subnormals, their spacing. On wgpu three: WGSL
+/// rounds add, sub and mul correctly and divides within 2.5 units; the device may flush a
+/// subnormal result to zero, so the floor is the smallest normal value.
+fn rounded_ulps(backend: Backend, dtype: Dtype) -> (f64, f64) {
+    match backend {
+        Backend::Flex => (dtype.epsilon(), dtype.tiniest()),
+        Backend::Wgpu => (3.0 * dtype.epsilon(), dtype.smallest_normal()),
+    }
 }
 
 /// What an op's value may carry beyond its family's bounds.
@@ -526,6 +547,9 @@ struct Allowance {
     /// is divided): the value is open. And where the definition itself is not finite (an inf
     /// in a window, or inf - inf), which infinity or NaN comes out depends on that order too.
     terms: f64,
+    /// The backend that computed the value: a correctly rounded op's bound is its own
+    /// ([`rounded_ulps`]).
+    backend: Backend,
 }
 
 /// How far past its result an entry's formula goes before it comes back to it: an element whose
@@ -871,7 +895,7 @@ impl Oracle for Reference {
             match (&expected, &actual) {
                 (_, None) => counts.count_open("value not readable"),
                 (Some(Ok(e)), Some(a)) => {
-                    match judge_value(e, a, family, (absolute, terms), step) {
+                    match judge_value(e, a, family, (absolute, terms), (step, Backend::Flex)) {
                         Judged::Agree(known) if known == 0 && e.host().numel() > 0 => {
                             counts.count_open("every element open")
                         }
@@ -1100,7 +1124,8 @@ impl Reference {
                 }
                 Some((_, Some(skip))) => Expected::Host(expected.host().without(&skip)),
             };
-            match judge_value(&expected, &actual, on.family, (absolute, terms), step) {
+            let judged = (step, Backend::Wgpu);
+            match judge_value(&expected, &actual, on.family, (absolute, terms), judged) {
                 Judged::Agree(known) if known == 0 && expected.host().numel() > 0 => {
                     counts.count_open_on_wgpu("every element open")
                 }
@@ -1172,6 +1197,7 @@ mod tests {
         absolute: 0.0,
         headroom: 1.0,
         terms: 0.0,
+        backend: Backend::Flex,
     };
 
     fn floats(v: &[f64]) -> Host {
@@ -1280,6 +1306,60 @@ mod tests {
             PLAIN,
         );
         assert!(matches!(judged, Judged::Differ(1, ref e, ref a) if e == "6.0" && a == "NaN"));
+    }
+
+    #[test]
+    fn a_correctly_rounded_op_is_held_to_one_unit_on_flex_and_three_on_wgpu() {
+        let f32s = |v: f32| floats(&[f64::from(v)]);
+        let up = |v: f32, n: u32| f32::from_bits(v.to_bits() + n);
+        let on = |backend, want: f32, got: f32, dtype| {
+            let allow = Allowance { backend, ..PLAIN };
+            matches!(
+                judge(&f32s(want), &f32s(got), dtype, Tolerance::Rounded, allow),
+                Judged::Agree(1)
+            )
+        };
+        // 10 + 3: one unit off passes on Flex, two do not; a matmul-sized error (1e-4
+        // relative), which the balanced preset's 0.5% lets through, does not.
+        assert!(on(Backend::Flex, 13.0, up(13.0, 1), DType::F32));
+        assert!(!on(Backend::Flex, 13.0, up(13.0, 2), DType::F32));
+        assert!(!on(Backend::Flex, 13.0, 13.0013, DType::F32));
+        let balanced = judge(
+            &f32s(13.0),
+            &f32s(13.0013),
+            DType::F32,
+            Tolerance::Balanced,
+            PLAIN,
+        );
+        assert!(matches!(balanced, Judged::Agree(1)));
+        // wgpu: a division within 2.5 units (at 8, where a unit is epsilon times the value),
+        // and a flushed subnormal.
+        assert!(on(Backend::Wgpu, 8.0, up(8.0, 3), DType::F32));
+        assert!(!on(Backend::Wgpu, 8.0, up(8.0, 4), DType::F32));
+        assert!(on(Backend::Wgpu, f32::from_bits(5), 0.0, DType::F32));
+        assert!(!on(Backend::Flex, f32::from_bits(5), 0.0, DType::F32));
+        // A BF16 result one unit (2^-7 at 1) off passes, two do not.
+        let bf16 = |v: f64| floats(&[v]);
+        let flex = Allowance {
+            backend: Backend::Flex,
+            ..PLAIN
+        };
+        let one = judge(
+            &bf16(1.5),
+            &bf16(1.5 + 1.0 / 128.0),
+            DType::BF16,
+            Tolerance::Rounded,
+            flex,
+        );
+        let two = judge(
+            &bf16(1.5),
+            &bf16(1.5 + 2.0 / 128.0),
+            DType::BF16,
+            Tolerance::Rounded,
+            flex,
+        );
+        assert!(matches!(one, Judged::Agree(1)));
+        assert!(matches!(two, Judged::Differ(0, _, _)));
     }
 
     #[test]

@@ -18,10 +18,10 @@ macro_rules! binary_ops {
     ($then:ident, $($arg:tt)*) => {
         $then! {
             $($arg)*;
-            add: [Float, Int] -> same, balanced, none, x, y => x.add(y);
-            sub: [Float, Int] -> same, balanced, none, x, y => x.sub(y);
-            mul: [Float, Int] -> same, balanced, none, x, y => x.mul(y);
-            div: [Float] -> same, balanced, pole, x, y => x.div(y);
+            add: [Float, Int] -> same, rounded, none, x, y => x.add(y);
+            sub: [Float, Int] -> same, rounded, none, x, y => x.sub(y);
+            mul: [Float, Int] -> same, rounded, none, x, y => x.mul(y);
+            div: [Float] -> same, rounded, pole, x, y => x.div(y);
             remainder: [Float] -> same, balanced, jumps, x, y => x.remainder(y);
             // A base at zero is a pole for a negative exponent and a jump for a tiny positive
             // one (0^y is 0 where a subnormal's power is near 1), and the gradient's x^(y - 1)
@@ -66,10 +66,10 @@ macro_rules! scalar_ops {
     ($then:ident, $($arg:tt)*) => {
         $then! {
             $($arg)*;
-            add: [Float, Int] -> same, balanced, none, x, y => x.add_scalar(y);
-            mul: [Float, Int] -> same, balanced, none, x, y => x.mul_scalar(y);
-            sub: [Float, Int] -> same, balanced, none, x, y => x.sub_scalar(y);
-            div: [Float] -> same, balanced, none, x, y => x.div_scalar(y);
+            add: [Float, Int] -> same, rounded, none, x, y => x.add_scalar(y);
+            mul: [Float, Int] -> same, rounded, none, x, y => x.mul_scalar(y);
+            sub: [Float, Int] -> same, rounded, none, x, y => x.sub_scalar(y);
+            div: [Float] -> same, rounded, none, x, y => x.div_scalar(y);
             remainder: [Float] -> same, balanced, jumps, x, y => x.remainder_scalar(y);
             powf: [Float] -> same, transcendental, none, x, y => x.powf_scalar(y);
             powi: [Float] -> same, balanced, none, x, y => x.powi_scalar(y);

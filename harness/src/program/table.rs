@@ -17,6 +17,11 @@ pub enum Tolerance {
     Step,
     /// `Tolerance::balanced()` (0.5% relative, 1e-5 absolute): arithmetic.
     Balanced,
+    /// IEEE 754's correctly rounded arithmetic (add, sub, mul, div): the result is the exact
+    /// one rounded once to its dtype, so the reference oracle holds Flex's within one unit in
+    /// the last place and wgpu's within three (WGSL rounds add, sub and mul correctly and
+    /// divides within 2.5 ulps); Flex and wgpu against each other as `Balanced`.
+    Rounded,
     /// `Tolerance::permissive()` (1% relative, 0.01 absolute): transcendentals, whose GPU
     /// implementations are approximations (WGSL allows several ulps, more for `tan`, `erf`).
     Transcendental,
@@ -80,6 +85,9 @@ macro_rules! op_tolerance {
     };
     (balanced) => {
         Tolerance::Balanced
+    };
+    (rounded) => {
+        Tolerance::Rounded
     };
     (transcendental) => {
         Tolerance::Transcendental
