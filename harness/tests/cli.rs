@@ -4,6 +4,8 @@ mod common;
 
 use std::process::Command;
 
+use dispatch_fuzz::program::ProgramFile;
+
 fn dispatch_fuzz(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
         .args(args)
@@ -71,39 +73,39 @@ fn fuzz_session_ends_with_a_json_summary() {
     assert!(json["findings"].is_array());
 }
 
-/// The JSON summary of a `fuzz` session of `runs` programs with `jobs` workers, where the
-/// guard `capture-tensor-not-materialized` (one program in three meets it) counts as a finding.
-fn session_with_a_planted_finding(jobs: &str, runs: &str) -> serde_json::Value {
-    let out_dir =
-        std::env::temp_dir().join(format!("dispatch-fuzz-jobs-{jobs}-{}", std::process::id()));
+/// The JSON summary of a `fuzz` session (seed 5, `args` added) where the guard
+/// `capture-tensor-not-materialized` (one program in three meets it) counts as a finding, and
+/// the program files it saved (path, file), flaky ones included.
+fn planted_session(name: &str, args: &[&str]) -> (serde_json::Value, Vec<(String, ProgramFile)>) {
+    let out_dir = std::env::temp_dir().join(format!("dispatch-fuzz-{name}-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
-        .args([
-            "fuzz",
-            "--seconds",
-            "60",
-            "--runs",
-            runs,
-            "--jobs",
-            jobs,
-            "--seed",
-            "5",
-        ])
-        .args(["--json", "--out", out_dir.to_str().unwrap()])
+        .args(["fuzz", "--seconds", "60", "--seed", "5", "--json"])
+        .args(args)
+        .args(["--out", out_dir.to_str().unwrap()])
         .env("DISPATCH_FUZZ_CRASH_ON", "capture-tensor-not-materialized")
         .output()
         .expect("the binary runs");
-    // Flaky findings (met under collide alone) are saved beside them, and listed apart.
-    let saved = std::fs::read_dir(&out_dir).map_or(0, |d| {
-        d.filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| !e.file_name().to_string_lossy().starts_with("flaky-"))
+    let files = std::fs::read_dir(&out_dir).map_or(Vec::new(), |dir| {
+        dir.map(|e| {
+            let path = e.unwrap().path();
+            let file = ProgramFile::load(&path).unwrap();
+            (path.display().to_string(), file)
         })
-        .count()
+        .collect()
     });
     let _ = std::fs::remove_dir_all(&out_dir);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let json: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let json = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    (json, files)
+}
+
+/// [`planted_session`] of `runs` programs with `jobs` workers: one saved file per finding
+/// (flaky findings, met under collide alone, are saved beside them and listed apart).
+fn session_with_a_planted_finding(jobs: &str, runs: &str) -> serde_json::Value {
+    let args = ["--runs", runs, "--jobs", jobs];
+    let (json, files) = planted_session(&format!("jobs-{jobs}"), &args);
+    let saved = files.iter().filter(|(_, f)| f.flaky.is_none()).count();
     assert_eq!(json["findings"].as_array().map(Vec::len), Some(saved));
     json
 }
@@ -131,49 +133,17 @@ fn two_workers_run_the_programs_asked_for_and_share_findings_one_file_per_signat
     assert!(!signatures(&one).is_empty() && signatures(&one) == signatures(&two));
 }
 
-/// The JSON summary of a one-worker session of 60 programs where a guard counts as a finding,
-/// and the program files it saved (path, steps).
+/// [`planted_session`] of 60 programs on one worker, triage given `triage_seconds`, with the
+/// steps of each program file it saved.
 fn triaged_session(triage_seconds: &str) -> (serde_json::Value, Vec<(String, usize)>) {
-    let out_dir = std::env::temp_dir().join(format!(
-        "dispatch-fuzz-triage-{triage_seconds}-{}",
-        std::process::id()
-    ));
-    let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
-        .args([
-            "fuzz",
-            "--seconds",
-            "60",
-            "--runs",
-            "60",
-            "--jobs",
-            "1",
-            "--seed",
-            "5",
-        ])
-        .args([
-            "--triage-seconds",
-            triage_seconds,
-            "--collide",
-            "0",
-            "--json",
-        ])
-        .args(["--out", out_dir.to_str().unwrap()])
-        .env("DISPATCH_FUZZ_CRASH_ON", "capture-tensor-not-materialized")
-        .output()
-        .expect("the binary runs");
-    let files = std::fs::read_dir(&out_dir)
-        .unwrap()
-        .map(|e| {
-            let path = e.unwrap().path();
-            let file = dispatch_fuzz::program::ProgramFile::load(&path).unwrap();
-            (path.display().to_string(), file.steps.len())
-        })
-        .collect();
-    let _ = std::fs::remove_dir_all(&out_dir);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let json = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    (json, files)
+    let args = ["--runs", "60", "--jobs", "1"];
+    let triage = ["--triage-seconds", triage_seconds, "--collide", "0"];
+    let (json, files) = planted_session(
+        &format!("triage-{triage_seconds}"),
+        &[&args[..], &triage[..]].concat(),
+    );
+    let steps = files.into_iter().map(|(p, f)| (p, f.steps.len())).collect();
+    (json, steps)
 }
 
 #[test]

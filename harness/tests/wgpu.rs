@@ -22,6 +22,15 @@ fn digest(
     }
 }
 
+/// The classes of the panics a verdict's trace holds, in order.
+fn panic_classes(verdict: &dispatch_fuzz::Verdict) -> Vec<&str> {
+    verdict
+        .trace
+        .panics()
+        .map(|(_, p)| p.class.as_str())
+        .collect()
+}
+
 fn a_program_on_wgpu_computes_what_flex_computes() {
     let adapter = wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     eprintln!("wgpu adapter: {adapter}");
@@ -292,11 +301,7 @@ mod differential {
         );
         let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
-        let classes: Vec<&str> = verdict
-            .trace
-            .panics()
-            .map(|(_, p)| p.class.as_str())
-            .collect();
+        let classes = super::panic_classes(&verdict);
         assert!(
             classes.contains(&"wgpu-interpolate-backward-unsupported"),
             "{classes:?}"
@@ -1212,11 +1217,7 @@ fn a_scope_completing_over_a_value_moved_from_wgpu_past_an_unsupported_dtype_is_
             {"op": {"out": 0, "op": {"binary": {"op": "sub", "lhs": 0, "rhs": 0}}}},
             {"exit_scope": {"inputs": [], "outputs": []}}]"#,
     );
-    let classes: Vec<&str> = verdict
-        .trace
-        .panics()
-        .map(|(_, p)| p.class.as_str())
-        .collect();
+    let classes = panic_classes(&verdict);
     assert!(
         classes.contains(&"dtype-unsupported-on-device"),
         "{classes:?}"
