@@ -401,14 +401,11 @@ fn judge(
             let (rel, abs, absolute) = if family == Tolerance::Rounded {
                 let (rel, floor) = rounded_ulps(backend, dtype);
                 (rel, floor, absolute)
-            } else if coarse {
+            } else if coarse && rel > 0.0 {
+                // An exact or step op's result is a value of the dtype whatever grid it was
+                // computed on (a BF16 floor of 64.5 is 64): it stays exact.
                 let widened = rel.max(dtype.epsilon()) + dtype.epsilon();
-                let absolute = if rel > 0.0 {
-                    absolute * widened / rel
-                } else {
-                    absolute
-                };
-                (widened, abs.max(dtype.tiniest()), absolute)
+                (widened, abs.max(dtype.tiniest()), absolute * widened / rel)
             } else {
                 (rel, abs, absolute)
             };
@@ -1360,6 +1357,36 @@ mod tests {
         );
         assert!(matches!(one, Judged::Agree(1)));
         assert!(matches!(two, Judged::Differ(0, _, _)));
+    }
+
+    #[test]
+    fn an_exact_or_step_op_over_a_coarse_dtype_stays_exact() {
+        // A BF16 floor of 64.5 that hands back its operand; the preset widened to two BF16
+        // steps (1.0 at 64) let it through.
+        let floor = judge(
+            &floats(&[64.0]),
+            &floats(&[64.5]),
+            DType::BF16,
+            Tolerance::Step,
+            PLAIN,
+        );
+        assert!(matches!(floor, Judged::Differ(0, _, _)));
+        let right = judge(
+            &floats(&[64.0]),
+            &floats(&[64.0]),
+            DType::BF16,
+            Tolerance::Step,
+            PLAIN,
+        );
+        assert!(matches!(right, Judged::Agree(1)));
+        let f16 = judge(
+            &floats(&[3.0]),
+            &floats(&[3.0 + 1.0 / 512.0]),
+            DType::F16,
+            Tolerance::Exact,
+            PLAIN,
+        );
+        assert!(matches!(f16, Judged::Differ(0, _, _)));
     }
 
     #[test]
