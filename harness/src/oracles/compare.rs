@@ -412,10 +412,8 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
 }
 
 /// Whether an op that adds terms up ([`Op::accumulates`]) may meet a partial sum past its
-/// float dtype's largest value: the largest finite operand element times the terms an output
-/// sums (times nine times that again for the products of a matmul or a module op, whose weight
-/// ramps reach the channel count squared times the kernel area), as the reference oracle bounds
-/// them. Which partial sums a backend forms is its own choice (a layer norm of f32::MAX values
+/// float dtype's largest value ([`Op::partial_sum_scale`], as the reference oracle bounds
+/// them). Which partial sums a backend forms is its own choice (a layer norm of f32::MAX values
 /// is its bias on Flex, NaN on wgpu, whose two-pass sum overflows: fuzz --backends
 /// flex,capture,wgpu --seed 2), so past that the value is not pinned down.
 fn partial_sums_may_overflow(op: &Op, flex: &Mirror) -> bool {
@@ -437,12 +435,7 @@ fn partial_sums_may_overflow(op: &Op, flex: &Mirror) -> bool {
         let finite = values(&data).into_iter().filter(|v| v.is_finite());
         largest = finite.fold(largest, |m, v| m.max(v.abs()));
     }
-    let weight = if matches!(op, Op::Matmul { .. } | Op::Module { .. }) {
-        9.0 * terms as f64
-    } else {
-        1.0
-    };
-    largest * terms as f64 * weight > limit
+    op.partial_sum_scale(largest, terms) > limit
 }
 
 /// The absolute tolerance a step's float result needs beyond its family's, from its eager

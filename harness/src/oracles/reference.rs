@@ -727,15 +727,8 @@ impl Track {
             .flatten()
             .filter(|v| v.is_finite())
             .fold(0.0f64, |m, v| m.max(v.abs()));
-        let terms = operands.iter().map(|h| h.numel()).max().unwrap_or(1) as f64;
-        let products = matches!(op, Op::Matmul { .. } | Op::Module { .. });
-        // Weight ramps reach the channel count squared times the kernel area.
-        let weight = if products {
-            (terms * 9.0).max(1.0)
-        } else {
-            1.0
-        };
-        largest.max(1.0) * terms * weight
+        let terms = operands.iter().map(|h| h.numel()).max().unwrap_or(1);
+        op.partial_sum_scale(largest.max(1.0), terms)
     }
 }
 

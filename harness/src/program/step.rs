@@ -353,6 +353,21 @@ impl Op {
         }
     }
 
+    /// How large an accumulating op's partial sums may grow ([`Op::accumulates`]), over
+    /// operands whose largest finite magnitude is `largest` and whose largest holds `terms`
+    /// elements: that magnitude times the terms, and for the products of a matmul or a module
+    /// op nine times the terms again (their weight ramps reach the channel count squared times
+    /// the kernel area).
+    pub fn partial_sum_scale(&self, largest: f64, terms: usize) -> f64 {
+        let terms = terms as f64;
+        let weight = if matches!(self, Op::Matmul { .. } | Op::Module { .. }) {
+            (terms * 9.0).max(1.0)
+        } else {
+            1.0
+        };
+        largest * terms * weight
+    }
+
     /// What Burn leaves unspecified about its result, as its table entry says (ops outside the
     /// tables are handled where they are judged).
     pub fn unspecified(&self) -> Unspecified {
