@@ -144,8 +144,8 @@ impl Triaged {
             Verdict::Unsettled { why } => json!({"triage": "unsettled", "why": why}),
             Verdict::NotTriaged => json!({"triage": "not-triaged"}),
         };
-        if let (Some(row), Some(extra)) = (row.as_object_mut(), extra.as_object()) {
-            row.extend(extra.clone());
+        if let (Some(row), serde_json::Value::Object(extra)) = (row.as_object_mut(), extra) {
+            row.extend(extra);
         }
         row
     }
