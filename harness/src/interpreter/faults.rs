@@ -8,11 +8,14 @@
 
 use std::cell::Cell;
 
+use burn::tensor::TensorData;
+
 use super::value::{map_rank, AnyTensor};
-use crate::program::Op;
+use crate::program::{Op, Slot};
 
 thread_local! {
     static WRONG_UNARY: Cell<Option<&'static str>> = const { Cell::new(None) };
+    static WRONG_RESULT: Cell<Option<WrongResult>> = const { Cell::new(None) };
     static WRONG_GRADIENT: Cell<bool> = const { Cell::new(false) };
     static RACY_SCOPE: Cell<bool> = const { Cell::new(false) };
 }
@@ -22,6 +25,7 @@ thread_local! {
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Planted {
     unary: Option<&'static str>,
+    result: Option<WrongResult>,
     gradient: bool,
     racy_scope: bool,
 }
@@ -31,6 +35,7 @@ impl Planted {
     pub(super) fn here() -> Self {
         Planted {
             unary: WRONG_UNARY.with(Cell::get),
+            result: WRONG_RESULT.with(Cell::get),
             gradient: WRONG_GRADIENT.with(Cell::get),
             racy_scope: RACY_SCOPE.with(Cell::get),
         }
@@ -39,6 +44,7 @@ impl Planted {
     /// Plants them on this thread.
     pub(super) fn plant(self) {
         WRONG_UNARY.with(|c| c.set(self.unary));
+        WRONG_RESULT.with(|c| c.set(self.result));
         WRONG_GRADIENT.with(|c| c.set(self.gradient));
         RACY_SCOPE.with(|c| c.set(self.racy_scope));
     }
@@ -86,8 +92,100 @@ pub fn wrong_unary_for_tests(op: Option<&'static str>) {
     WRONG_UNARY.with(|c| c.set(op));
 }
 
-/// `out`, the result of `op`, as the injected fault leaves it.
-pub(crate) fn after_op(op: &Op, out: AnyTensor) -> AnyTensor {
+/// A result made wrong by as much as a real bug makes it: for every op named `op`, the value
+/// `result` makes of its operands' values and its true result's, on the host (so only an op
+/// whose operands and result can be read, outside a capture scope, meets it).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct WrongResult {
+    /// The op's name, as [`Op::name`] gives it.
+    pub op: &'static str,
+    /// The wrong value from the operands' values and the true result.
+    pub result: fn(&[TensorData], TensorData) -> TensorData,
+    /// Where set, the op runs again (as Burn) over its operands as this makes them from their
+    /// position and value (a kernel that skips a channel is the kernel over a zeroed one),
+    /// and that is the true result `result` gets.
+    pub operands: Option<fn(usize, TensorData) -> TensorData>,
+}
+
+impl WrongResult {
+    /// The result `result` makes of the true one.
+    pub fn of(op: &'static str, result: fn(&[TensorData], TensorData) -> TensorData) -> Self {
+        WrongResult {
+            op,
+            result,
+            operands: None,
+        }
+    }
+
+    /// The op over its operands as `operands` makes them.
+    pub fn over(op: &'static str, operands: fn(usize, TensorData) -> TensorData) -> Self {
+        WrongResult {
+            op,
+            result: |_, r| r,
+            operands: Some(operands),
+        }
+    }
+}
+
+/// Makes every result of an op wrong as `wrong` says, on every device on this thread; `None`
+/// ends it.
+#[doc(hidden)]
+pub fn wrong_result_for_tests(wrong: Option<WrongResult>) {
+    WRONG_RESULT.with(|c| c.set(wrong));
+}
+
+/// `out`, the result of `op` over the operands `get` gives, as the injected faults leave it.
+pub(crate) fn after_op(
+    op: &Op,
+    out: AnyTensor,
+    get: &dyn Fn(Slot) -> Option<AnyTensor>,
+) -> AnyTensor {
+    let out = match WRONG_RESULT.with(Cell::get) {
+        Some(wrong) if op.name() == wrong.op => {
+            let slots = op.operands();
+            let operands: Option<Vec<TensorData>> = (slots.iter())
+                .map(|s| get(*s).and_then(|t| t.try_into_data().ok()))
+                .collect();
+            let (kind, device, dtype) = (out.kind(), out.device(), out.dtype());
+            let out = match (wrong.operands, &operands) {
+                (Some(change), Some(values)) => {
+                    // Once, over the changed operands, with the fault lifted meanwhile.
+                    let changed: Vec<AnyTensor> = (slots.iter().zip(values).enumerate())
+                        .filter_map(|(i, (s, v))| {
+                            let t = get(*s)?;
+                            let data = change(i, v.clone());
+                            Some(AnyTensor::from_data(
+                                t.kind(),
+                                data,
+                                &t.device(),
+                                Some(t.dtype()),
+                            ))
+                        })
+                        .collect();
+                    let at = |s: Slot| {
+                        slots
+                            .iter()
+                            .position(|o| *o == s)
+                            .map(|i| changed[i].clone())
+                    };
+                    WRONG_RESULT.with(|c| c.set(None));
+                    let again = super::ops::exec_op(op, &at as &dyn Fn(Slot) -> Option<AnyTensor>);
+                    WRONG_RESULT.with(|c| c.set(Some(wrong)));
+                    again.unwrap_or(out)
+                }
+                _ => out,
+            };
+            match (operands, out.clone().try_into_data().ok()) {
+                (Some(operands), Some(data)) => {
+                    let data = (wrong.result)(&operands, data);
+                    AnyTensor::from_data(kind, data, &device, Some(dtype))
+                }
+                _ => out,
+            }
+        }
+        _ => out,
+    };
     let Some(wrong) = WRONG_UNARY.with(Cell::get) else {
         return out;
     };

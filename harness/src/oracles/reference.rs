@@ -11,6 +11,7 @@
 //! overflow of the value's dtype, a random draw) is counted, not compared.
 
 pub mod along_dim;
+pub mod bound;
 pub mod documented;
 pub mod elementwise;
 pub mod fixed;
@@ -371,6 +372,7 @@ fn judge(
     allow: Allowance,
 ) -> Judged {
     let Allowance {
+        elements,
         absolute,
         headroom,
         terms,
@@ -409,6 +411,7 @@ fn judge(
             } else {
                 (rel, abs, absolute)
             };
+            let floor = rounded_ulps(backend, dtype).1;
             let largest = dtype.largest();
             if terms > largest {
                 return Judged::Agree(0);
@@ -427,6 +430,15 @@ fn judge(
                 if e.is_finite() && e.abs() * headroom > largest {
                     continue;
                 }
+                // A derived bound, plus the two roundings to the dtype (the reference's and
+                // Burn's last); the reference's own f64 arithmetic errs as much as an F64
+                // result may, so that bound counts twice.
+                let (abs, absolute, rel) = match elements.map(|b| b[i]) {
+                    Some(b) if !b.is_finite() => continue,
+                    Some(b) if dtype == Dtype::F64 => (floor, 2.0 * b, dtype.epsilon()),
+                    Some(b) => (floor, b, dtype.epsilon()),
+                    None => (abs, absolute, rel),
+                };
                 known += 1;
                 let e = round(e);
                 let same = (e.is_nan() && a.is_nan())
@@ -492,12 +504,13 @@ fn judge_value(
     expected: &Expected,
     actual: &Value,
     family: Tolerance,
-    (absolute, terms): (f64, f64),
+    (absolute, terms, track): (f64, f64, &Track),
     (step, backend): (&Step, Backend),
 ) -> Judged {
     if expected.data() == Some(&actual.data) {
         return Judged::Agree(actual.data.num_elements());
     }
+    let elements = track.element_bounds(step, backend);
     let headroom = match step {
         Step::Op { op, .. } => headroom(op),
         _ => 1.0,
@@ -508,6 +521,7 @@ fn judge_value(
         actual.data.dtype(),
         family,
         Allowance {
+            elements: elements.as_deref(),
             absolute,
             headroom,
             terms,
@@ -518,21 +532,26 @@ fn judge_value(
 
 /// How far from the exact result rounded to `dtype` a correctly rounded op's value may be, as
 /// a relative bound (units in the last place times the dtype's epsilon, which bounds a unit at
-/// the value's magnitude from above) and an absolute floor near zero. On Flex one unit: Rust's
-/// IEEE 754 arithmetic rounds once, and the reference's own f64 division may have rounded once
-/// before its rounding to the dtype; over the subnormals, their spacing. On wgpu three: WGSL
-/// rounds add, sub and mul correctly and divides within 2.5 units; the device may flush a
+/// the value's magnitude from above) and an absolute floor near zero. On Flex half a unit, so
+/// the values must be equal: Rust's IEEE 754 arithmetic rounds once, and where Burn computes a
+/// half type in f32 and rounds again, or the reference divides in f64 before its rounding to
+/// the dtype, the double rounding is innocuous (the wider format has at least 2p + 2 bits for
+/// a p-bit result: Figueroa, "When is double rounding innocuous?", 1995). On wgpu three units:
+/// WGSL rounds add, sub and mul correctly and divides within 2.5 units; the device may flush a
 /// subnormal result to zero, so the floor is the smallest normal value.
 fn rounded_ulps(backend: Backend, dtype: Dtype) -> (f64, f64) {
     match backend {
-        Backend::Flex => (dtype.epsilon(), dtype.tiniest()),
+        Backend::Flex => (dtype.epsilon() / 2.0, dtype.tiniest() / 2.0),
         Backend::Wgpu => (3.0 * dtype.epsilon(), dtype.smallest_normal()),
     }
 }
 
 /// What an op's value may carry beyond its family's bounds.
 #[derive(Clone, Copy)]
-struct Allowance {
+struct Allowance<'a> {
+    /// Per element, the absolute error the op's arithmetic may make ([`bound::per_element`]),
+    /// where its bound is derived: it replaces the family's bounds and `absolute`.
+    elements: Option<&'a [f64]>,
     /// The absolute error its accumulation or quantization may add (see
     /// [`Reference::allowance`]).
     absolute: f64,
@@ -705,6 +724,24 @@ impl Track {
             }
         }
         bounds(family).0 * self.scale(step)
+    }
+
+    /// Per element of step `step`'s float result, the absolute error its arithmetic may make
+    /// on `backend`, where the op's bound is derived ([`bound::per_element`]).
+    fn element_bounds(&self, step: &Step, backend: Backend) -> Option<Vec<f64>> {
+        let Step::Op { op, .. } = step else {
+            return None;
+        };
+        let operands: Vec<&Value> = (op.operands().iter())
+            .map(|s| self.held[usize::from(*s)].as_deref())
+            .collect::<Option<_>>()?;
+        let dtype = Dtype::from_burn(operands.first()?.data.dtype())?;
+        if dtype.kind() != Kind::Float {
+            return None;
+        }
+        let floor = rounded_ulps(backend, dtype).1;
+        let hosts: Vec<&Host> = operands.iter().map(|v| v.host()).collect();
+        bound::per_element(op, &hosts, dtype, floor)
     }
 
     fn scale(&self, step: &Step) -> f64 {
@@ -885,7 +922,8 @@ impl Oracle for Reference {
             match (&expected, &actual) {
                 (_, None) => counts.count_open("value not readable"),
                 (Some(Ok(e)), Some(a)) => {
-                    match judge_value(e, a, family, (absolute, terms), (step, Backend::Flex)) {
+                    let allow = (absolute, terms, &self.flex);
+                    match judge_value(e, a, family, allow, (step, Backend::Flex)) {
                         Judged::Agree(known) if known == 0 && e.host().numel() > 0 => {
                             counts.count_open("every element open")
                         }
@@ -1115,7 +1153,8 @@ impl Reference {
                 Some((_, Some(skip))) => Expected::Host(expected.host().without(&skip)),
             };
             let judged = (step, Backend::Wgpu);
-            match judge_value(&expected, &actual, on.family, (absolute, terms), judged) {
+            let allow = (absolute, terms, &self.on_wgpu);
+            match judge_value(&expected, &actual, on.family, allow, judged) {
                 Judged::Agree(known) if known == 0 && expected.host().numel() > 0 => {
                     counts.count_open_on_wgpu("every element open")
                 }
@@ -1183,7 +1222,8 @@ impl Reference {
 mod tests {
     use super::*;
 
-    const PLAIN: Allowance = Allowance {
+    const PLAIN: Allowance<'static> = Allowance {
+        elements: None,
         absolute: 0.0,
         headroom: 1.0,
         terms: 0.0,

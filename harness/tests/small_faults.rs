@@ -1,0 +1,199 @@
+//! Faults at the size of real numerical bugs, planted where every path computes the op: one ULP
+//! off, a kernel that skips a channel or a term, a divisor that counts the wrong taps. Each is
+//! clean without the fault and a reference mismatch naming the op with it.
+
+mod common;
+
+use burn::tensor::{DType, TensorData};
+use dispatch_fuzz::check;
+use dispatch_fuzz::interpreter::faults::{wrong_result_for_tests, WrongResult};
+use dispatch_fuzz::oracles::REFERENCE_MISMATCH;
+
+/// Checks that `steps` (a program's JSON steps) gives no finding, and with `fault` planted a
+/// reference mismatch whose summary names `entry`.
+fn caught(steps: &str, fault: WrongResult, entry: &str) {
+    let program = common::program(steps);
+    let clean = check(&common::cpu(), &program).expect("the harness runs the program");
+    assert!(clean.finding.is_none(), "{:?}", clean.finding);
+    wrong_result_for_tests(Some(fault));
+    let wrong = check(&common::cpu(), &program);
+    wrong_result_for_tests(None);
+    let finding = wrong
+        .expect("the harness runs the program")
+        .finding
+        .expect("the reference oracle sees the fault");
+    assert_eq!(finding.class, REFERENCE_MISMATCH, "{finding:?}");
+    assert!(
+        finding.signature.summary.contains(&format!("{entry} over")),
+        "{finding:?}"
+    );
+}
+
+/// `data` as f64 values with its shape.
+fn values(data: &TensorData) -> (Vec<usize>, Vec<f64>) {
+    let v = data.clone().convert::<f64>().try_to_vec::<f64>().unwrap();
+    (data.shape().to_vec(), v)
+}
+
+/// `values` back in `like`'s dtype.
+fn rebuilt(shape: Vec<usize>, v: Vec<f64>, like: &TensorData) -> TensorData {
+    TensorData::new(v, shape).convert_dtype(like.dtype())
+}
+
+/// `data` with every element whose index along the last dim is `last - from_end` zeroed.
+fn zero_last(data: TensorData, dim_from_end: usize) -> TensorData {
+    let (shape, mut v) = values(&data);
+    let inner: usize = shape[shape.len() - dim_from_end..].iter().product();
+    let len = shape[shape.len() - dim_from_end];
+    let block = inner / len;
+    for (i, x) in v.iter_mut().enumerate() {
+        if (i % inner) / block == len - 1 {
+            *x = 0.0;
+        }
+    }
+    rebuilt(shape, v, &data)
+}
+
+/// `data` (F16) with every element one unit in the last place larger in magnitude.
+fn one_ulp_up_f16(data: TensorData) -> TensorData {
+    let v: Vec<burn::tensor::f16> = data.try_to_vec().unwrap();
+    let up = v
+        .iter()
+        .map(|x| burn::tensor::f16::from_bits(x.to_bits() + 1))
+        .collect::<Vec<_>>();
+    TensorData::new(up, data.shape().to_vec())
+}
+
+#[test]
+fn a_matmul_that_drops_its_last_inner_term_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex"}},
+            {"create": {"out": 1, "kind": "float", "shape": [3, 2], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 2, "op": {"matmul": {"lhs": 0, "rhs": 1, "transpose_rhs": false}}}}]"#,
+        WrongResult::over("matmul", |i, x| if i == 0 { zero_last(x, 1) } else { x }),
+        "matmul",
+    );
+}
+
+#[test]
+fn a_conv2d_that_skips_its_last_input_channel_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 2, 4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "conv2d", "src": 0, "kernel": 3}}}}]"#,
+        WrongResult::over("module conv2d", |_, x| zero_last(x, 3)),
+        "conv2d",
+    );
+}
+
+#[test]
+fn a_conv_transpose2d_that_drops_its_last_output_column_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 2, 4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "conv_transpose2d", "src": 0, "kernel": 3}}}}]"#,
+        WrongResult::of("module conv_transpose2d", |_, r| zero_last(r, 1)),
+        "conv_transpose2d",
+    );
+}
+
+#[test]
+fn an_avg_pool2d_whose_divisor_leaves_out_the_padding_it_was_told_to_count_is_a_reference_mismatch()
+{
+    // A 3 x 3 window, same padding, counting the padding in: an edge window holds 6 (a corner
+    // 4) of its 9 taps, and the wrong divisor is what it holds.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 1, 4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "avg_pool2d", "src": 0, "kernel": 3}}}}]"#,
+        WrongResult::of("module avg_pool2d", |_, r| {
+            let (shape, mut v) = values(&r);
+            let (h, w) = (shape[2], shape[3]);
+            for (i, x) in v.iter_mut().enumerate() {
+                let (y, xx) = ((i / w) % h, i % w);
+                let rows = 3 - usize::from(y == 0) - usize::from(y == h - 1);
+                let cols = 3 - usize::from(xx == 0) - usize::from(xx == w - 1);
+                *x *= 9.0 / (rows * cols) as f64;
+            }
+            rebuilt(shape, v, &r)
+        }),
+        "avg_pool2d",
+    );
+}
+
+#[test]
+fn a_var_that_divides_by_n_instead_of_n_minus_one_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "var", "src": 0, "dim": 1}}}}]"#,
+        WrongResult::of("along_dim var", |_, r| {
+            let (shape, v) = values(&r);
+            rebuilt(shape, v.iter().map(|x| x * 3.0 / 4.0).collect(), &r)
+        }),
+        "var",
+    );
+}
+
+#[test]
+fn an_f16_add_one_unit_in_the_last_place_off_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex", "dtype": "f16"}},
+            {"create": {"out": 1, "kind": "float", "shape": [4], "fill": "arange", "device": "flex", "dtype": "f16"}},
+            {"op": {"out": 2, "op": {"binary": {"op": "add", "lhs": 0, "rhs": 1}}}}]"#,
+        WrongResult::of("binary add", |_, r| {
+            assert_eq!(r.dtype(), DType::F16);
+            one_ulp_up_f16(r)
+        }),
+        "add",
+    );
+}
+
+#[test]
+fn a_bf16_floor_that_returns_its_operand_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex", "dtype": "bf16"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "div", "src": 0, "value": 2}}}},
+            {"op": {"out": 2, "op": {"unary": {"op": "floor", "src": 1}}}}]"#,
+        WrongResult::of("unary floor", |operands, _| operands[0].clone()),
+        "floor",
+    );
+}
+
+#[test]
+fn a_round_that_breaks_ties_away_from_zero_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [6], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "div", "src": 0, "value": 2}}}},
+            {"op": {"out": 2, "op": {"unary": {"op": "round", "src": 1}}}}]"#,
+        WrongResult::of("unary round", |operands, r| {
+            let (shape, v) = values(&operands[0]);
+            rebuilt(shape, v.iter().map(|x| x.round()).collect(), &r)
+        }),
+        "round",
+    );
+}
+
+#[test]
+fn a_matmul_off_by_one_everywhere_is_a_reference_mismatch() {
+    // [[10, 13], [28, 40]]: Burn's presets scaled by the terms allowed 8.1 here.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex"}},
+            {"create": {"out": 1, "kind": "float", "shape": [3, 2], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 2, "op": {"matmul": {"lhs": 0, "rhs": 1, "transpose_rhs": false}}}}]"#,
+        WrongResult::of("matmul", |_, r| {
+            let (shape, v) = values(&r);
+            rebuilt(shape, v.iter().map(|x| x + 1.0).collect(), &r)
+        }),
+        "matmul",
+    );
+}
+
+#[test]
+fn a_conv2d_of_kernel_one_that_returns_zeros_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 2, 4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "conv2d", "src": 0, "kernel": 1}}}}]"#,
+        WrongResult::of("module conv2d", |_, r| {
+            let (shape, v) = values(&r);
+            rebuilt(shape, vec![0.0; v.len()], &r)
+        }),
+        "conv2d",
+    );
+}
