@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand, each an `Args` struct with `run`; the work
 //! itself lives in the library.
 
+mod accuracy;
 mod bench;
 mod burn_checkout;
 mod cases;
@@ -45,12 +46,14 @@ enum Command {
     Report(report::Args),
     Bench(bench::Args),
     Ops(ops::Args),
+    Accuracy(accuracy::Args),
 }
 
 /// Runs the parsed command line.
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => args.run(),
+        Command::Accuracy(args) => args.run(),
         Command::Fuzz(args) => args.run(),
         Command::Fmt(args) => args.run(),
         Command::Minimize(args) => args.run(),

@@ -9,6 +9,7 @@ mod exec;
 pub mod faults;
 mod lanes;
 pub use lanes::program_runner;
+pub use ops::exec_op;
 mod lockstep;
 mod mirror;
 mod ops;

@@ -14,6 +14,7 @@
 // examples of this crate: the same path must resolve inside it.
 extern crate self as dispatch_fuzz;
 
+pub mod accuracy;
 pub mod checkout;
 pub mod config;
 pub mod fuzz;

@@ -36,7 +36,7 @@ pub use classify::{
 };
 pub use deviation::{Backend, Deviation, Facts};
 pub use judgement::{Context, Judgement};
-pub use lockstep::{run, Judged, OracleReport, ReferenceCounts, Shared};
+pub use lockstep::{run, BoundTally, Judged, OracleReport, ReferenceCounts, Shared};
 pub use signature::{Field, Key, Signature};
 
 /// A broken oracle invariant, found at a step.

@@ -15,10 +15,18 @@ fn flex_as_built() -> (String, BTreeSet<String>) {
         .output()
         .expect("cargo tree runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let line = text.lines().next().expect("burn-flex is a dependency");
     let (package, features) = line.split_once('|').unwrap();
-    let version = package.split_whitespace().nth(1).unwrap().trim_start_matches('v');
+    let version = package
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_start_matches('v');
     let features = features.split(',').map(str::to_string).collect();
     (version.to_string(), features)
 }

@@ -279,7 +279,7 @@ mod differential {
         let verdict =
             dispatch_fuzz::check(&common::on_wgpu().with_oracles(only), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
-        let why = "a value computed on wgpu, handed on: the differential judges it";
+        let why = "a value moved to another device (the mirror holds a copy of its own operand)";
         assert_eq!(
             verdict.oracles.reference.open.get(why),
             Some(&1),

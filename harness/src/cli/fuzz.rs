@@ -167,6 +167,8 @@ struct Stats {
     reference_judged: u64,
     reference_gradients: u64,
     reference_open: BTreeMap<String, u64>,
+    /// The judged float elements' bounds in units in the last place, per bound family.
+    reference_bounds: BTreeMap<String, dispatch_fuzz::oracles::BoundTally>,
     /// The same for the values the wgpu mirror computed.
     reference_on_wgpu: u64,
     reference_open_on_wgpu: BTreeMap<String, u64>,
@@ -497,6 +499,14 @@ fn record(stats: &mut Stats, program: &Program, verdict: &Verdict, now: f64) -> 
     for (why, n) in &verdict.oracles.reference.open {
         *stats.reference_open.entry(why.clone()).or_default() += *n as u64;
     }
+    for (family, tally) in &verdict.oracles.reference.bounds {
+        match stats.reference_bounds.get_mut(family) {
+            Some(t) => t.merge(tally),
+            None => {
+                stats.reference_bounds.insert(family.clone(), tally.clone());
+            }
+        }
+    }
     stats.reference_on_wgpu += verdict.oracles.reference.on_wgpu as u64;
     for (why, n) in &verdict.oracles.reference.open_on_wgpu {
         *stats.reference_open_on_wgpu.entry(why.clone()).or_default() += *n as u64;
@@ -771,6 +781,7 @@ fn summary(
                 "reference_judged": stats.reference_judged,
                 "reference_gradients_judged": stats.reference_gradients,
                 "reference_open": stats.reference_open,
+                "reference_bounds_ulps": bound_rows(&stats.reference_bounds),
                 "reference_judged_on_wgpu": stats.reference_on_wgpu,
                 "reference_open_on_wgpu": stats.reference_open_on_wgpu,
                 "rss_kib": rss.map(|r| r.0),
@@ -846,6 +857,17 @@ fn summary(
             "  gradients judged against finite differences: {}",
             stats.reference_gradients
         );
+        println!("  bounds of the judged float elements, in units in the last place:");
+        for row in bound_rows(&stats.reference_bounds) {
+            println!(
+                "    {:<40} {:>11} elements  median {:>8}  p99 {:>8}  within 4: {:>5.1}%",
+                row.family,
+                row.elements,
+                ulps(row.median),
+                ulps(row.p99),
+                100.0 * row.within_4
+            );
+        }
         let mut reasons: Vec<_> = stats.reference_open.iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         for (why, n) in reasons {
@@ -906,5 +928,46 @@ fn summary(
             flaky.tries,
             path.display()
         );
+    }
+}
+
+/// One bound family's line of the summary.
+#[derive(serde::Serialize)]
+struct BoundRow {
+    family: String,
+    elements: u64,
+    median: f64,
+    p99: f64,
+    within_4: f64,
+}
+
+/// Each family's tally as a row, and every family's together (`all`), largest first.
+fn bound_rows(bounds: &BTreeMap<String, dispatch_fuzz::oracles::BoundTally>) -> Vec<BoundRow> {
+    let mut all = dispatch_fuzz::oracles::BoundTally::default();
+    let mut rows: Vec<BoundRow> = Vec::new();
+    let row = |family: &str, t: &dispatch_fuzz::oracles::BoundTally| BoundRow {
+        family: family.to_string(),
+        elements: t.total(),
+        median: t.quantile(0.5),
+        p99: t.quantile(0.99),
+        within_4: t.share_within(4.0),
+    };
+    for (family, tally) in bounds {
+        all.merge(tally);
+        rows.push(row(family, tally));
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse(r.elements));
+    if !rows.is_empty() {
+        rows.push(row("all", &all));
+    }
+    rows
+}
+
+/// A bound in units for the summary: up to 2^k, or unbounded.
+fn ulps(x: f64) -> String {
+    match x {
+        x if x.is_infinite() => "inf".into(),
+        x if x >= 1e6 => format!("2^{}", x.log2().round()),
+        x => format!("{x}"),
     }
 }

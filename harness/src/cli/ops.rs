@@ -41,6 +41,8 @@ struct Entry {
     /// The dtype its row states for the result: `operand`, a dtype's name, or `default` (the
     /// device's default for the result's kind).
     result_dtype: &'static str,
+    /// How the reference bounds its float error on Flex (`oracles/reference/bound.rs`).
+    bound: String,
     /// With `--judged`: per `oracle context kind`, how often the session judged it.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     judged: BTreeMap<String, u64>,
@@ -74,6 +76,8 @@ fn entries() -> Vec<Entry> {
                 Some(ResultDtype::Named(dtype)) => dtype.spec().name,
                 Some(ResultDtype::Default) | None => "default",
             },
+            bound: program::op_of(e, &[0, 0, 0], [0; 4])
+                .map_or_else(|| "no op".to_string(), |op| reference::bound::describe(&op)),
             judged: BTreeMap::new(),
             dtypes: BTreeMap::new(),
         })

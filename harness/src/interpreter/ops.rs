@@ -421,7 +421,8 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
         },
     };
     // Tests inject a wrong result here, where every path computes the op.
-    let out = out.map(|t| super::faults::after_op(op, t, &get));
+    let rerun: super::faults::Exec = |op, get| exec_op(op, get);
+    let out = out.map(|t| super::faults::after_op(op, t, &get, rerun));
     // The nightly job's end-to-end check plants its Burn bugs here (never in a real build).
     #[cfg(feature = "planted-faults")]
     let out = out.map(|t| super::planted::after_op(op, t));

@@ -112,6 +112,84 @@ pub struct ReferenceCounts {
     /// Values the wgpu mirror computed that were not, per reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub open_on_wgpu: BTreeMap<String, usize>,
+    /// How tightly the judged float elements were judged: per bound family and dtype, the
+    /// elements per bucket of their bound in units in the last place ([`BoundTally`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bounds: BTreeMap<String, BoundTally>,
+}
+
+/// A histogram of bounds in units in the last place: bucket 0 holds exact comparisons, bucket
+/// `k ≥ 1` bounds up to 2^(k − 2) units (so 1: half a unit, 2: one, 3: two, 4: four ...), the
+/// last every bound beyond.
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct BoundTally(pub Vec<u64>);
+
+impl Default for BoundTally {
+    fn default() -> Self {
+        BoundTally(vec![0; BoundTally::BUCKETS])
+    }
+}
+
+impl BoundTally {
+    /// Buckets: exact, up to 2^-1 .. 2^60 units, and beyond.
+    pub const BUCKETS: usize = 64;
+
+    /// Counts one element judged within `ulps` units.
+    pub fn add(&mut self, ulps: f64) {
+        let bucket = if ulps <= 0.0 {
+            0
+        } else if ulps.is_finite() {
+            // The smallest k with ulps <= 2^(k - 2).
+            let k = ulps.log2().ceil() as i64 + 2;
+            k.clamp(1, Self::BUCKETS as i64 - 1) as usize
+        } else {
+            Self::BUCKETS - 1
+        };
+        self.0[bucket] += 1;
+    }
+
+    /// Adds another tally's counts.
+    pub fn merge(&mut self, other: &BoundTally) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a += b;
+        }
+    }
+
+    /// Elements counted.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// The bound (in units: the bucket's upper end) at quantile `q` of the elements.
+    pub fn quantile(&self, q: f64) -> f64 {
+        let total = self.total();
+        let mut seen = 0;
+        for (k, n) in self.0.iter().enumerate() {
+            seen += n;
+            if seen as f64 >= q * total as f64 && *n > 0 {
+                return Self::upper(k);
+            }
+        }
+        0.0
+    }
+
+    /// The share of elements judged within `ulps` units (a power of two).
+    pub fn share_within(&self, ulps: f64) -> f64 {
+        let total = self.total().max(1);
+        let within: u64 = (self.0.iter().enumerate())
+            .filter(|(k, _)| Self::upper(*k) <= ulps)
+            .map(|(_, n)| n)
+            .sum();
+        within as f64 / total as f64
+    }
+
+    fn upper(k: usize) -> f64 {
+        match k {
+            0 => 0.0,
+            k if k == Self::BUCKETS - 1 => f64::INFINITY,
+            k => (k as f64 - 2.0).exp2(),
+        }
+    }
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -11,10 +11,11 @@
 //! description of which taps an element reads.
 
 use super::host::{Data, Host};
-use crate::program::{Dtype, Op};
+use crate::oracles::Backend;
+use crate::program::{Dtype, Kind, Op, Tolerance};
 
 /// How an op's rounding error is bounded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Model {
     /// A sum of products with nonnegative coefficients: `γ_{n+2} · op(|x|)` per element, `n`
     /// the terms of the largest operand (an upper bound on any element's taps; two more for a
@@ -26,6 +27,35 @@ pub enum Model {
         /// Whether it divides by `n` (`var_bias`) rather than `n − 1`.
         biased: bool,
     },
+    /// A function Flex computes with one call of Rust's math library per element (through f32
+    /// for the half dtypes: `burn-flex` ops/unary.rs:66-67): within [`Ulps`] of the reference
+    /// rounded to the dtype, as `dispatch-fuzz accuracy` measured it.
+    Library(Ulps),
+}
+
+/// A library function's bound on Flex in units in the last place of the result's dtype, per
+/// dtype: F16 and BF16 measured over every input (so exact for this build), F32 over the
+/// stratified sample plus one unit for what a sample misses and for another platform's libm,
+/// F64 the same (the reference's own f64 function errs too: two more units).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ulps {
+    /// Over F16 and BF16.
+    pub half: f64,
+    /// Over F32.
+    pub single: f64,
+    /// Over F64.
+    pub double: f64,
+}
+
+impl Ulps {
+    /// The bound for `dtype`.
+    pub fn of(self, dtype: Dtype) -> f64 {
+        match dtype {
+            Dtype::F16 | Dtype::Bf16 => self.half,
+            Dtype::F32 => self.single,
+            _ => self.double,
+        }
+    }
 }
 
 /// The entries of the tables that have a derived bound, by table name. Every other entry keeps
@@ -62,15 +92,258 @@ const MODELS: &[(&str, Model)] = &[
     ("interpolate_bilinear", Model::Linear),
 ];
 
-/// The op's error model, if its bound is derived.
-pub fn model(op: &Op) -> Option<Model> {
+/// The unary entries Flex computes with one math-library call, and their measured bounds
+/// (`dispatch-fuzz accuracy`; `tests/accuracy.rs` holds the half dtypes to them). On wgpu
+/// they keep their family's preset: WGSL's accuracy table is not composed here.
+///
+/// Measured on Flex with glibc's libm (x86-64), over the inputs within half the dtype's range
+/// (past it, asinh overflows: a stored finding): over F16 and BF16 every entry is within one
+/// unit, over F32 too but tanh (two); the bound adds one unit for another platform's libm.
+/// F64 runs the same libm functions the reference calls (two units for the reference's own
+/// error) but erf, whose reference is the harness's own series (24 units). Left out: acosh and
+/// atanh, which Rust's std computes with its own formulas (rust-lang/rust#104548): acosh as
+/// `ln(x + sqrt(x² − 1))`, 16 units off at x = 1.0017 and more closer to 1 (fuzz --seed 5),
+/// atanh as `0.5 · ln_1p(2x / (1 − x))`, 4% off at x = −0.99999994 where `1 − x` rounds to 2;
+/// they keep the transcendental preset, and `dispatch-fuzz accuracy` reports them.
+pub const LIBRARY: &[(&str, Ulps)] = &[
+    (
+        "exp",
+        Ulps {
+            half: 2.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "log",
+        Ulps {
+            half: 2.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "log1p",
+        Ulps {
+            half: 1.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "sqrt",
+        Ulps {
+            half: 1.0,
+            single: 1.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "square",
+        Ulps {
+            half: 1.0,
+            single: 1.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "recip",
+        Ulps {
+            half: 1.0,
+            single: 1.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "sin",
+        Ulps {
+            half: 2.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "cos",
+        Ulps {
+            half: 2.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "tan",
+        Ulps {
+            half: 2.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "sinh",
+        Ulps {
+            half: 1.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "cosh",
+        Ulps {
+            half: 1.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "asin",
+        Ulps {
+            half: 1.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "acos",
+        Ulps {
+            half: 1.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "atan",
+        Ulps {
+            half: 1.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "tanh",
+        Ulps {
+            half: 1.0,
+            single: 3.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "asinh",
+        Ulps {
+            half: 2.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "erf",
+        Ulps {
+            half: 1.0,
+            single: 2.0,
+            double: 26.0,
+        },
+    ),
+    (
+        "deg2rad",
+        Ulps {
+            half: 2.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "rad2deg",
+        Ulps {
+            half: 2.0,
+            single: 2.0,
+            double: 2.0,
+        },
+    ),
+    (
+        "powf_half",
+        Ulps {
+            half: 1.0,
+            single: 2.0,
+            double: 3.0,
+        },
+    ),
+];
+
+/// The op's error model on `backend`, if its bound is derived.
+pub fn model(op: &Op, backend: Backend) -> Option<Model> {
     let name = match op {
         Op::Matmul { .. } | Op::SumDim { .. } => return Some(Model::Linear),
         Op::AlongDim { op, .. } => op.name(),
         Op::Module { op, .. } => op.name(),
+        Op::Unary { op, .. } if backend == Backend::Flex => {
+            return (LIBRARY.iter().find(|(n, _)| *n == op.name())).map(|(_, u)| Model::Library(*u))
+        }
         _ => return None,
     };
     MODELS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+}
+
+/// The spacing of `dtype`'s values at `x` (a unit in the last place): the subnormals' spacing
+/// below the smallest normal value.
+pub fn ulp(dtype: Dtype, x: f64) -> f64 {
+    let x = x.abs();
+    if x < dtype.smallest_normal() {
+        dtype.tiniest()
+    } else {
+        x.log2().floor().exp2() * dtype.epsilon()
+    }
+}
+
+/// How many terms an element of `op`'s result adds up at most: the reduced dim's length, a
+/// matmul's inner dim, a convolution's input channels times its kernel's taps (plus its
+/// bias), a window's taps; else (and at least) every element of the largest operand.
+fn terms(op: &Op, operands: &[&Host]) -> usize {
+    let whole = operands.iter().map(|h| h.numel()).max().unwrap_or(1);
+    let Some(x) = operands.first() else {
+        return whole;
+    };
+    let shape = &x.shape;
+    let along = |d: u8| shape.get(usize::from(d)).copied();
+    let k = |kernel: u8| crate::program::kernel_size(kernel);
+    // The kernel's taps: a row of k for a rank-3 (1-D) operand, k² otherwise (the 3-D entries
+    // have a depth of one).
+    let taps = |kernel: u8| {
+        if shape.len() == 3 {
+            k(kernel)
+        } else {
+            k(kernel) * k(kernel)
+        }
+    };
+    let channels = shape.get(1).copied().unwrap_or(1);
+    let n = match op {
+        Op::SumDim { dim, .. } => along(*dim),
+        Op::Matmul { transpose_rhs, .. } => {
+            let rhs = operands.get(1).map(|h| &h.shape);
+            match (transpose_rhs, rhs) {
+                (false, Some(r)) => r.len().checked_sub(2).and_then(|i| r.get(i)).copied(),
+                (true, Some(r)) => r.last().copied(),
+                _ => None,
+            }
+        }
+        Op::AlongDim { op, dim, .. } => match op.name() {
+            "scatter_add" => Some(2),
+            _ => along(*dim),
+        },
+        Op::Module { op, kernel, .. } => match op.name() {
+            "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d"
+            | "conv_transpose3d" => Some(channels * taps(*kernel) + 1),
+            "conv2d_depthwise" => Some(taps(*kernel) + 1),
+            "avg_pool1d"
+            | "avg_pool2d"
+            | "avg_pool3d"
+            | "avg_pool2d_backward"
+            | "avg_pool3d_backward"
+            | "unfold_fold" => Some(taps(*kernel)),
+            "linear" => shape.last().map(|s| s + 1),
+            _ => None,
+        },
+        _ => None,
+    };
+    n.unwrap_or(whole).clamp(1, whole + 1)
 }
 
 /// `γₖ = ku / (1 − ku)` for the unit roundoff `u`; infinite where `ku ≥ 1` (no bound: a
@@ -100,21 +373,45 @@ fn magnitudes(x: &Host) -> Host {
 /// zero may add (a subnormal's spacing, or a device's flush to zero). `None` where the op has
 /// no derived bound or its reference over the magnitudes has none; an element without a bound
 /// (an unknown magnitude) is infinite: left open.
-pub fn per_element(op: &Op, operands: &[&Host], dtype: Dtype, floor: f64) -> Option<Vec<f64>> {
-    let model = model(op)?;
+pub fn per_element(
+    op: &Op,
+    operands: &[&Host],
+    dtype: Dtype,
+    (backend, floor): (Backend, f64),
+) -> Option<Vec<f64>> {
+    let model = model(op, backend)?;
     let u = dtype.epsilon() / 2.0;
-    let n = operands.iter().map(|h| h.numel()).max().unwrap_or(1);
+    let n = terms(op, operands);
     let owned: Vec<Host> = operands.iter().map(|h| magnitudes(h)).collect();
     let abs: Vec<&Host> = owned.iter().collect();
     match model {
         Model::Linear => {
             let m = super::of_op(op, &abs).ok()?;
+            // The result's own rounding, and the reference's to the dtype: |result| ≤ m.
             let k = n + 2;
             let spread = |m: &Option<f64>| match m {
-                Some(m) => gamma(k, u) * m + k as f64 * floor,
+                Some(m) => (gamma(k, u) + 2.0 * u) * m + k as f64 * floor,
                 None => f64::INFINITY,
             };
             Some(m.floats()?.iter().map(spread).collect())
+        }
+        // k units of the reference rounded to the dtype, whose own rounding the measurement
+        // included; a value past the dtype's range or a NaN must match as it is.
+        Model::Library(ulps) => {
+            let k = ulps.of(dtype);
+            let want = super::of_op(op, operands).ok()?;
+            let round = |x: f64| match dtype {
+                Dtype::F64 => x,
+                _ => dtype.round(x as f32 as f64),
+            };
+            // The spacing where the allowed interval ends: from just below a power of two,
+            // k units reach into the binade above, whose units are twice as large.
+            let bound = |e: &Option<f64>| match e.map(round) {
+                Some(e) if e.is_finite() => k * ulp(dtype, e.abs() + k * ulp(dtype, e)),
+                Some(_) => 0.0,
+                None => f64::INFINITY,
+            };
+            Some(want.floats()?.iter().map(bound).collect())
         }
         // With the computed mean m̂ = m + δ, Σ(xᵢ − m̂)² = Σ(xᵢ − m)² + nδ² exactly (the
         // centered values sum to zero); each term then rounds in the subtraction, the square
@@ -139,14 +436,63 @@ pub fn per_element(op: &Op, operands: &[&Host], dtype: Dtype, floor: f64) -> Opt
                 match (var, mean_abs) {
                     (Some(var), Some(total)) if divisor > 0 => {
                         let delta = gamma(len + 1, u) * total / len as f64;
-                        g * var.abs()
+                        let bound = g * var.abs()
                             + (1.0 + g) * len as f64 * delta * delta / divisor as f64
-                            + (len + 4) as f64 * floor
+                            + (len + 4) as f64 * floor;
+                        bound + 2.0 * u * (var.abs() + bound)
                     }
                     _ => f64::INFINITY,
                 }
             };
             Some(var.floats()?.iter().zip(&lanes).map(bound).collect())
         }
+    }
+}
+
+/// The tolerance family the reference judges `op` with: its table entry's, but moves and
+/// selections of values are exact, and a conversion to a float dtype is rounded once (the
+/// differential keeps the looser family for them: a device may canonicalize a NaN's payload).
+pub fn family(op: &Op) -> Tolerance {
+    match op {
+        Op::Reshape { .. }
+        | Op::SwapDims { .. }
+        | Op::Slice { .. }
+        | Op::Cat { .. }
+        | Op::Clamp { .. }
+        | Op::MaskWhere { .. }
+        | Op::MaskFill { .. } => Tolerance::Exact,
+        Op::Cast {
+            to: Kind::Float, ..
+        } => Tolerance::Rounded,
+        op => op.tolerance(),
+    }
+}
+
+/// How the reference bounds `op`'s float error on Flex, in words: its derived model, or its
+/// family's preset and that it is not derived (for `ops --json`).
+pub fn describe(op: &Op) -> String {
+    match model(op, Backend::Flex) {
+        Some(Model::Linear) => "Higham: γ(n+2)·Σ|terms| per element (n: the terms it adds up), \
+             plus the roundings to the dtype"
+            .into(),
+        Some(Model::Variance { .. }) => "two-pass variance: γ(n+4)·var + (1+γ)·nδ²/divisor, \
+             |δ| ≤ γ(n+1)·mean|x|, plus the roundings"
+            .into(),
+        Some(Model::Library(u)) => format!(
+            "math library (measured by `accuracy`): {} ULP over F16 and BF16, {} over F32, {} \
+             over F64",
+            u.half, u.single, u.double
+        ),
+        None => match family(op) {
+            Tolerance::Exact | Tolerance::Step => "exact".into(),
+            Tolerance::Rounded => "correctly rounded: half a ULP (3 ULP on wgpu)".into(),
+            Tolerance::Balanced => "not derived (a product, a quantization or a composite): \
+                 Burn's balanced preset, 0.5% relative"
+                .into(),
+            Tolerance::Transcendental => "not derived (a composite of library functions, or \
+                 one Rust's std computes with its own formula): Burn's permissive preset, 1% \
+                 relative and 0.01 absolute"
+                .into(),
+        },
     }
 }

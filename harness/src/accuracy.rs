@@ -1,0 +1,262 @@
+//! The accuracy table: every float unary entry run by Burn over a sweep of inputs (every bit
+//! pattern of F16 and BF16, a stratified sample of F32 and F64) and its error measured in units
+//! in the last place against the reference oracle's definition rounded to the dtype.
+//!
+//! It sits above the interpreter (which runs the entry) and the oracles (whose reference it
+//! measures against), and decides nothing: the bounds the reference judges with are data in
+//! `oracles/reference/bound.rs`, written from this table, and a test holds them to it.
+
+use burn::tensor::TensorData;
+use serde::Serialize;
+
+use crate::interpreter::{exec_op, AnyTensor};
+use crate::oracles::reference::{host_of, of_op};
+use crate::program::{Dtype, Kind, Op, UnaryOp};
+use crate::rng::SplitMix64;
+
+/// One entry's error over one dtype's sweep on one backend.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The table entry.
+    pub entry: &'static str,
+    /// The operand's (and result's) dtype.
+    pub dtype: Dtype,
+    /// The backend that computed Burn's values.
+    pub backend: &'static str,
+    /// Inputs run.
+    pub inputs: usize,
+    /// Inputs whose reference is pinned down (a NaN's lane an entry leaves open is not).
+    pub judged: usize,
+    /// The largest distance in ULPs between Burn's value and the reference rounded to the
+    /// dtype; infinite where one is NaN or infinite and the other is not.
+    pub max_ulps: f64,
+    /// The median distance.
+    pub median_ulps: f64,
+    /// The input with the largest distance, Burn's value there and the reference's.
+    pub worst: Option<(f64, f64, f64)>,
+    /// The largest distance over the inputs past half the dtype's range, apart: a bug met only
+    /// there is another root cause (the reference's signatures name that regime), so it
+    /// neither sets nor breaks a bound over the ordinary values.
+    pub max_ulps_past_half_range: f64,
+}
+
+/// The float unary entries the table measures: those whose reference is element by element
+/// (not a whole-tensor reduction, not a quantized round trip).
+pub fn entries() -> Vec<UnaryOp> {
+    UnaryOp::all()
+        .filter(|u| u.spec().kinds.contains(&Kind::Float))
+        .filter(|u| {
+            let op = Op::Unary { op: *u, src: 0 };
+            !op.accumulates() && crate::oracles::reference::quantized_scheme(&op).is_none()
+        })
+        .collect()
+}
+
+/// The inputs of a sweep over `dtype`: every bit pattern of a 16-bit float; for F32 and F64,
+/// every exponent with both signs and a spread of mantissas (subnormals included), the values
+/// where functions turn (zeros, ±1 and their neighbours, halves that tie, multiples of π/2
+/// near poles), and `random` uniformly drawn bit patterns.
+pub fn inputs(dtype: Dtype, random: usize, seed: u64) -> Vec<f64> {
+    match dtype {
+        Dtype::F16 => (0..=u16::MAX)
+            .map(|b| f64::from(burn_backend::f16::from_bits(b)))
+            .collect(),
+        Dtype::Bf16 => (0..=u16::MAX)
+            .map(|b| f64::from(burn_backend::bf16::from_bits(b)))
+            .collect(),
+        Dtype::F32 => stratified(8, 23, random, seed, |b| f64::from(f32::from_bits(b as u32))),
+        Dtype::F64 => stratified(11, 52, random, seed, f64::from_bits),
+        _ => Vec::new(),
+    }
+}
+
+/// [`inputs`] of a binary format with `exponent` and `mantissa` bits, `from_bits` decoding one.
+fn stratified(
+    exponent: u32,
+    mantissa: u32,
+    random: usize,
+    seed: u64,
+    from_bits: impl Fn(u64) -> f64,
+) -> Vec<f64> {
+    let top = (1u64 << mantissa) - 1;
+    let mantissas = [0, 1, 2, top / 3, top / 2, top / 2 + 1, top - 1, top];
+    let mut out = Vec::new();
+    for sign in [0u64, 1] {
+        for e in 0..(1u64 << exponent) {
+            for m in mantissas {
+                out.push(from_bits(
+                    (sign << (exponent + mantissa)) | (e << mantissa) | m,
+                ));
+            }
+        }
+    }
+    let round = |x: f64| from_bits(to_bits_of(x, mantissa));
+    let mut turns = vec![
+        0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 1e-3, -1e-3, 1e-7,
+    ];
+    for k in 1..=8 {
+        turns.push(f64::from(k) * std::f64::consts::FRAC_PI_2);
+        turns.push(-f64::from(k) * std::f64::consts::FRAC_PI_2);
+    }
+    for x in [88.0, -87.0, 709.0, 11.0, -10.0] {
+        turns.push(x);
+    }
+    // Next to ±1 and 0, where an inverse hyperbolic or a log cancels: every power of two away.
+    for k in 1..=mantissa + 1 {
+        let d = (-f64::from(k)).exp2();
+        turns.extend([1.0 + d, 1.0 - d, -1.0 + d, -1.0 - d, d, -d]);
+    }
+    for t in turns {
+        let t = round(t);
+        out.push(t);
+        out.push(next_after(t, mantissa, 1, &from_bits));
+        out.push(next_after(t, mantissa, -1, &from_bits));
+    }
+    let mut rng = SplitMix64::new(seed);
+    let width = 1 + exponent + mantissa;
+    for _ in 0..random {
+        let bits = rng.next_u64() & (u64::MAX >> (64 - width));
+        out.push(from_bits(bits));
+    }
+    out
+}
+
+/// The bit pattern of `x` in the format of `mantissa` bits (F32 or F64).
+fn to_bits_of(x: f64, mantissa: u32) -> u64 {
+    if mantissa == 23 {
+        u64::from((x as f32).to_bits())
+    } else {
+        x.to_bits()
+    }
+}
+
+/// The neighbour of `x` one unit away in direction `dir` (ordered by value).
+fn next_after(x: f64, mantissa: u32, dir: i64, from_bits: &impl Fn(u64) -> f64) -> f64 {
+    let bits = to_bits_of(x, mantissa);
+    let width = if mantissa == 23 { 32 } else { 64 };
+    let sign = bits >> (width - 1) == 1;
+    let magnitude = bits & !(1u64 << (width - 1));
+    let away = (dir > 0) != sign;
+    let next = match (away, magnitude) {
+        (true, m) => (bits & (1u64 << (width - 1))) | (m + 1),
+        (false, 0) => (1u64 << (width - 1)) ^ (bits & (1u64 << (width - 1))) | 1,
+        (false, m) => (bits & (1u64 << (width - 1))) | (m - 1),
+    };
+    from_bits(next)
+}
+
+/// The position of `x` among the values of `dtype` in order (so two positions' difference is
+/// their distance in units in the last place), from the value's bits: `None` for NaN.
+fn ordinal(dtype: Dtype, x: f64) -> Option<i128> {
+    if x.is_nan() {
+        return None;
+    }
+    let (bits, width) = match dtype {
+        Dtype::F16 => (u64::from(burn_backend::f16::from_f64(x).to_bits()), 16),
+        Dtype::Bf16 => (u64::from(burn_backend::bf16::from_f64(x).to_bits()), 16),
+        Dtype::F32 => (u64::from((x as f32).to_bits()), 32),
+        _ => (x.to_bits(), 64),
+    };
+    let sign = 1u64 << (width - 1);
+    let magnitude = i128::from(bits & !sign);
+    Some(if bits & sign != 0 {
+        -magnitude
+    } else {
+        magnitude
+    })
+}
+
+/// The distance in units in the last place of `dtype` between two of its values: 0 for two
+/// NaNs or two equal infinities, infinite where exactly one is NaN.
+pub fn ulp_distance(dtype: Dtype, a: f64, b: f64) -> f64 {
+    match (ordinal(dtype, a), ordinal(dtype, b)) {
+        (Some(x), Some(y)) => (x - y).unsigned_abs() as f64,
+        (None, None) => 0.0,
+        _ => f64::INFINITY,
+    }
+}
+
+/// Measures `entry` over `xs` in `dtype` on Flex: `Err` where Burn's call does not run (a
+/// harness fault: every float entry takes a float tensor).
+pub fn measure(entry: UnaryOp, dtype: Dtype, xs: &[f64]) -> anyhow::Result<Row> {
+    let storage = dtype.burn();
+    let data = TensorData::new(xs.to_vec(), [xs.len()]).convert_dtype(storage);
+    let device = burn::tensor::Device::flex();
+    let x = AnyTensor::from_data(Kind::Float, data.clone(), &device, Some(storage));
+    let op = Op::Unary { op: entry, src: 0 };
+    let out = exec_op(&op, |_| Some(x.clone()))?;
+    let got = out
+        .try_into_data()
+        .map_err(|e| anyhow::anyhow!("reading {} over {dtype:?}: {e}", entry.name()))?;
+    let got: Vec<f64> = got
+        .convert::<f64>()
+        .try_to_vec()
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let host = host_of(Kind::Float, &data);
+    let want = of_op(&op, &[&host]).map_err(|why| anyhow::anyhow!("{why}"))?;
+    let want = want.floats().unwrap_or_default().to_vec();
+    let operands = host.floats().unwrap_or_default().to_vec();
+    let mut distances = Vec::with_capacity(xs.len());
+    let mut worst: Option<(f64, f64, f64, f64)> = None;
+    let mut past = 0f64;
+    for ((x, w), g) in operands.iter().zip(&want).zip(&got) {
+        let (Some(x), Some(w)) = (x, w) else {
+            continue;
+        };
+        let w = match dtype {
+            Dtype::F64 => *w,
+            _ => dtype.round(f64::from(*w as f32)),
+        };
+        let d = ulp_distance(dtype, *g, w);
+        if x.is_finite() && x.abs() > dtype.largest() / 2.0 {
+            past = past.max(d);
+            continue;
+        }
+        if worst.is_none_or(|(best, ..)| d > best) {
+            worst = Some((d, *x, *g, w));
+        }
+        distances.push(d);
+    }
+    distances.sort_by(f64::total_cmp);
+    Ok(Row {
+        entry: entry.name(),
+        dtype,
+        backend: "flex",
+        inputs: xs.len(),
+        judged: distances.len(),
+        max_ulps: distances.last().copied().unwrap_or(0.0),
+        median_ulps: distances.get(distances.len() / 2).copied().unwrap_or(0.0),
+        worst: worst.map(|(_, x, g, w)| (x, g, w)),
+        max_ulps_past_half_range: past,
+    })
+}
+
+/// The rows as a Markdown table, the worst entries first within each dtype.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| entry | dtype | backend | inputs | judged | max ULP | median ULP | worst input: Burn vs reference | max ULP past half the range |\n\
+         |---|---|---|---:|---:|---:|---:|---|---:|\n",
+    );
+    for r in rows {
+        let worst = r
+            .worst
+            .map(|(x, g, w)| format!("{x:e}: {g:e} vs {w:e}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "| {} | {:?} | {} | {} | {} | {} | {} | {} | {} |\n",
+            r.entry,
+            r.dtype,
+            r.backend,
+            r.inputs,
+            r.judged,
+            r.max_ulps,
+            r.median_ulps,
+            worst,
+            r.max_ulps_past_half_range
+        ));
+    }
+    out
+}
+
+/// Every float storage dtype the table sweeps, coarsest first.
+pub const DTYPES: [Dtype; 4] = [Dtype::Bf16, Dtype::F16, Dtype::F32, Dtype::F64];

@@ -1,0 +1,54 @@
+//! The library bounds the reference judges Flex's math functions with are the accuracy
+//! table's: every F16 and BF16 input, and the F32 sample, is within its entry's bound.
+
+use dispatch_fuzz::accuracy::{inputs, measure, ulp_distance};
+use dispatch_fuzz::oracles::reference::bound::LIBRARY;
+use dispatch_fuzz::program::{Dtype, UnaryOp};
+
+#[test]
+fn every_library_entry_is_within_its_bound_over_every_half_input_and_the_f32_sample() {
+    for dtype in [Dtype::F16, Dtype::Bf16, Dtype::F32] {
+        let xs = inputs(dtype, 4096, 0);
+        for (name, ulps) in LIBRARY {
+            let entry = UnaryOp::named(name).expect("a table entry");
+            let row = measure(entry, dtype, &xs).expect("Flex runs the entry");
+            assert!(
+                row.max_ulps <= ulps.of(dtype),
+                "{name} over {dtype:?}: {} units, its bound {} (worst {:?})",
+                row.max_ulps,
+                ulps.of(dtype),
+                row.worst
+            );
+        }
+    }
+}
+
+#[test]
+fn rust_f32_atanh_and_acosh_are_far_off_next_to_minus_one_and_one_so_they_have_no_library_bound() {
+    assert!(LIBRARY.iter().all(|(n, _)| *n != "atanh" && *n != "acosh"));
+    let entry = UnaryOp::named("atanh").unwrap();
+    let row = measure(entry, Dtype::F32, &[-0.99999994, 0.5]).unwrap();
+    let (x, burn, reference) = row.worst.unwrap();
+    assert_eq!(x, f64::from(-0.99999994f32));
+    assert!(((burn - reference) / reference).abs() > 0.03, "{row:?}");
+    let entry = UnaryOp::named("acosh").unwrap();
+    let row = measure(entry, Dtype::F32, &[1.0000003576278687, 2.0]).unwrap();
+    assert!(row.max_ulps > 100.0, "{row:?}");
+}
+
+#[test]
+fn units_in_the_last_place_count_the_values_between_two_floats_across_zero_and_binades() {
+    assert_eq!(
+        ulp_distance(Dtype::F32, 1.0, f64::from(1.0f32 + f32::EPSILON)),
+        1.0
+    );
+    let below_one = f64::from(f32::from_bits(1.0f32.to_bits() - 1));
+    assert_eq!(
+        ulp_distance(Dtype::F32, below_one, f64::from(1.0f32 + f32::EPSILON)),
+        2.0
+    );
+    let tiniest = f64::from(f32::from_bits(1));
+    assert_eq!(ulp_distance(Dtype::F32, -tiniest, tiniest), 2.0);
+    assert_eq!(ulp_distance(Dtype::F16, f64::NAN, 1.0), f64::INFINITY);
+    assert_eq!(ulp_distance(Dtype::Bf16, f64::NAN, f64::NAN), 0.0);
+}
