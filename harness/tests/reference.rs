@@ -438,3 +438,36 @@ fn a_replay_fed_new_data_is_judged_against_the_reference_over_that_data() {
         verdict.oracles.judgements
     );
 }
+
+#[test]
+fn a_replay_that_writes_two_outputs_to_one_slot_is_judged_by_the_last_one_written() {
+    // fuzz --seed 1: `let [t1, t1] = replay(..)` leaves the graph's second output, an int, in
+    // t1; judging it against the first (a float) reported another kind.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"create": {"out": 2, "kind": "int", "shape": [1], "fill": "ones", "device": {"capture": 0}}},
+            {"exit_scope": {"inputs": [1], "outputs": [1, 2]}},
+            {"replay": {"graph": 0, "feed": [1], "outputs": [1, 1]}}]"#,
+    );
+    let verdict = check(&common::cpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+}
+
+#[test]
+fn an_f64_sum_of_subnormals_may_round_one_subnormal_spacing_either_way() {
+    // fuzz --seed 2: half of F64's smallest subnormal is no f64, so a bound of half a spacing
+    // per rounding was zero, and an average pool's backward that rounded 5e-324 to 0 differed.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [3, 3, 2, 3], "fill": {"edge": "subnormal"}, "device": "flex", "dtype": "f64"}},
+            {"op": {"out": 1, "op": {"module": {"op": "avg_pool2d_backward", "src": 0, "kernel": 3}}}}]"#,
+    );
+    let verdict = check(&common::cpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(
+        verdict.oracles.reference.judged >= 2,
+        "{:?}",
+        verdict.oracles.reference
+    );
+}

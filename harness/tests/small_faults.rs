@@ -29,6 +29,14 @@ fn caught(steps: &str, fault: WrongResult, entry: &str) {
     );
 }
 
+/// The steps of a program that runs module entry `op` with `kernel` over an arange of `shape`.
+fn module_op(op: &str, shape: &str, kernel: u8) -> String {
+    format!(
+        r#"[{{"create": {{"out": 0, "kind": "float", "shape": {shape}, "fill": "arange", "device": "flex"}}}},
+            {{"op": {{"out": 1, "op": {{"module": {{"op": "{op}", "src": 0, "kernel": {kernel}}}}}}}}}]"#
+    )
+}
+
 /// `data` as f64 values with its shape.
 fn values(data: &TensorData) -> (Vec<usize>, Vec<f64>) {
     let v = data.clone().convert::<f64>().try_to_vec::<f64>().unwrap();
@@ -78,8 +86,7 @@ fn a_matmul_that_drops_its_last_inner_term_is_a_reference_mismatch() {
 #[test]
 fn a_conv2d_that_skips_its_last_input_channel_is_a_reference_mismatch() {
     caught(
-        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 2, 4, 4], "fill": "arange", "device": "flex"}},
-            {"op": {"out": 1, "op": {"module": {"op": "conv2d", "src": 0, "kernel": 3}}}}]"#,
+        &module_op("conv2d", "[1, 2, 4, 4]", 3),
         WrongResult::over("module conv2d", |_, x| zero_last(x, 3)),
         "conv2d",
     );
@@ -88,8 +95,7 @@ fn a_conv2d_that_skips_its_last_input_channel_is_a_reference_mismatch() {
 #[test]
 fn a_conv_transpose2d_that_drops_its_last_output_column_is_a_reference_mismatch() {
     caught(
-        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 2, 4, 4], "fill": "arange", "device": "flex"}},
-            {"op": {"out": 1, "op": {"module": {"op": "conv_transpose2d", "src": 0, "kernel": 3}}}}]"#,
+        &module_op("conv_transpose2d", "[1, 2, 4, 4]", 3),
         WrongResult::of("module conv_transpose2d", |_, r| zero_last(r, 1)),
         "conv_transpose2d",
     );
@@ -101,8 +107,7 @@ fn an_avg_pool2d_whose_divisor_leaves_out_the_padding_it_was_told_to_count_is_a_
     // A 3 x 3 window, same padding, counting the padding in: an edge window holds 6 (a corner
     // 4) of its 9 taps, and the wrong divisor is what it holds.
     caught(
-        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 1, 4, 4], "fill": "arange", "device": "flex"}},
-            {"op": {"out": 1, "op": {"module": {"op": "avg_pool2d", "src": 0, "kernel": 3}}}}]"#,
+        &module_op("avg_pool2d", "[1, 1, 4, 4]", 3),
         WrongResult::of("module avg_pool2d", |_, r| {
             let (shape, mut v) = values(&r);
             let (h, w) = (shape[2], shape[3]);
@@ -188,8 +193,7 @@ fn a_matmul_off_by_one_everywhere_is_a_reference_mismatch() {
 #[test]
 fn a_conv2d_of_kernel_one_that_returns_zeros_is_a_reference_mismatch() {
     caught(
-        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 2, 4, 4], "fill": "arange", "device": "flex"}},
-            {"op": {"out": 1, "op": {"module": {"op": "conv2d", "src": 0, "kernel": 1}}}}]"#,
+        &module_op("conv2d", "[1, 2, 4, 4]", 1),
         WrongResult::of("module conv2d", |_, r| {
             let (shape, v) = values(&r);
             rebuilt(shape, vec![0.0; v.len()], &r)
@@ -214,5 +218,32 @@ fn an_exp_four_units_in_the_last_place_off_is_a_reference_mismatch() {
             TensorData::new(off, r.shape().to_vec())
         }),
         "exp",
+    );
+}
+
+#[test]
+fn a_softmax_over_the_other_dim_is_a_reference_mismatch() {
+    // Over a [4, 4] arange the rows are equal, so a softmax along dim 0 gives each column a
+    // constant where along dim 1 it gives each row the same four values: the wrong dim's
+    // result, where the preset's 1% of the terms' scale (2.4 here) let any value in [0, 1] by.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "div", "src": 0, "value": 8}}}},
+            {"op": {"out": 2, "op": {"along_dim": {"op": "softmax", "src": 1, "dim": 1}}}}]"#,
+        WrongResult::of("along_dim softmax", |operands, r| {
+            let (shape, x) = values(&operands[0]);
+            let (rows, cols) = (shape[0], shape[1]);
+            let mut out = vec![0.0; x.len()];
+            for c in 0..cols {
+                let column: Vec<f64> = (0..rows).map(|r| x[r * cols + c]).collect();
+                let max = column.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let sum: f64 = column.iter().map(|v| (v - max).exp()).sum();
+                for r in 0..rows {
+                    out[r * cols + c] = (column[r] - max).exp() / sum;
+                }
+            }
+            rebuilt(shape, out, &r)
+        }),
+        "softmax",
     );
 }

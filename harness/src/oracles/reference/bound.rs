@@ -27,6 +27,12 @@ pub enum Model {
         /// Whether it divides by `n` (`var_bias`) rather than `n − 1`.
         biased: bool,
     },
+    /// Flex's fused softmax along a dim (burn-flex ops/activation.rs:199-403: the row's
+    /// maximum subtracted, one library exp per element, their sum, and a multiply by its
+    /// inverse; softmin is the softmax of the negation, burn-backend ops/activation.rs:275):
+    /// every term positive, so the error is relative, composed from its steps' (see
+    /// [`per_element`]).
+    Softmax,
     /// A function Flex computes with one call of Rust's math library per element (through f32
     /// for the half dtypes: `burn-flex` ops/unary.rs:66-67): within [`Ulps`] of the reference
     /// rounded to the dtype, as `dispatch-fuzz accuracy` measured it.
@@ -69,6 +75,8 @@ const MODELS: &[(&str, Model)] = &[
     ("cumsum", Model::Linear),
     ("sum_dims", Model::Linear),
     ("scatter_add", Model::Linear),
+    ("softmax", Model::Softmax),
+    ("softmin", Model::Softmax),
     ("var", Model::Variance { biased: false }),
     ("var_bias", Model::Variance { biased: true }),
     ("avg_pool1d", Model::Linear),
@@ -413,6 +421,48 @@ pub fn per_element(
             };
             Some(want.floats()?.iter().map(bound).collect())
         }
+        // With z = x − max (rounded: u·|z| relative after the exp) and exp within E units, each
+        // term carries u·(|z| + E + 1); the sum of positive terms γₙ beyond its terms' worst;
+        // the inverse and the multiply 2u. First order, so twice that; an exp that underflows
+        // errs by a subnormal's spacing at most, divided by a sum of at least 1.
+        Model::Softmax => {
+            let Op::AlongDim { op: entry, dim, .. } = op else {
+                return None;
+            };
+            let x = operands.first()?;
+            let v = x.floats()?;
+            let want = super::of_op(op, operands).ok()?;
+            let want = want.floats()?;
+            let sign = if entry.name() == "softmin" { -1.0 } else { 1.0 };
+            let exp = LIBRARY
+                .iter()
+                .find(|(n, _)| *n == "exp")
+                .map_or(2.0, |(_, ulps)| ulps.single);
+            let mut out = vec![f64::INFINITY; want.len()];
+            for lane in super::host::lanes(&x.shape, usize::from(*dim)) {
+                let zs: Option<Vec<f64>> = lane.iter().map(|&i| v[i].map(|e| sign * e)).collect();
+                let Some(zs) = zs else { continue };
+                let max = zs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let shifted: Vec<f64> = zs.iter().map(|z| z - max).collect();
+                let far = (shifted.iter())
+                    .filter(|z| z.is_finite())
+                    .fold(0f64, |m, z| m.max(z.abs()));
+                let sum = gamma(lane.len(), u) + u * (far + exp + 1.0);
+                for (&i, z) in lane.iter().zip(&shifted) {
+                    let own = if z.is_finite() {
+                        u * (z.abs() + exp + 1.0)
+                    } else {
+                        0.0
+                    };
+                    let rel = 2.0 * (own + sum + 2.0 * u);
+                    out[i] = match want[i] {
+                        Some(w) if max.is_finite() => rel * w.abs() + 2.0 * floor,
+                        _ => f64::INFINITY,
+                    };
+                }
+            }
+            Some(out)
+        }
         // With the computed mean m̂ = m + δ, Σ(xᵢ − m̂)² = Σ(xᵢ − m)² + nδ² exactly (the
         // centered values sum to zero); each term then rounds in the subtraction, the square
         // and the sum, all of nonnegative terms, and once more in the division:
@@ -477,6 +527,9 @@ pub fn describe(op: &Op) -> String {
             .into(),
         Some(Model::Variance { .. }) => "two-pass variance: γ(n+4)·var + (1+γ)·nδ²/divisor, \
              |δ| ≤ γ(n+1)·mean|x|, plus the roundings"
+            .into(),
+        Some(Model::Softmax) => "softmax composed: 2·(u·(|z|+E+1) + u·(max|z|+E+1) + γ(n) + 2u) \
+             relative, z = x − max, E the library exp's units"
             .into(),
         Some(Model::Library(u)) => format!(
             "math library (measured by `accuracy`): {} ULP over F16 and BF16, {} over F32, {} \
