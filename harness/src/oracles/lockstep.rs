@@ -138,10 +138,15 @@ impl BoundTally {
     pub fn add(&mut self, ulps: f64) {
         let bucket = if ulps <= 0.0 {
             0
+        } else if ulps.is_finite() && ulps >= f64::MIN_POSITIVE {
+            // The smallest k with ulps <= 2^(k - 2), from the exponent bits: ceil(log2 x) is
+            // the exponent, plus one unless x is a power of two.
+            let bits = ulps.to_bits();
+            let exponent = ((bits >> 52) & 0x7ff) as i64 - 1023;
+            let above = i64::from(bits & 0x000f_ffff_ffff_ffff != 0);
+            (exponent + above + 2).clamp(1, Self::BUCKETS as i64 - 1) as usize
         } else if ulps.is_finite() {
-            // The smallest k with ulps <= 2^(k - 2).
-            let k = ulps.log2().ceil() as i64 + 2;
-            k.clamp(1, Self::BUCKETS as i64 - 1) as usize
+            1
         } else {
             Self::BUCKETS - 1
         };
@@ -347,4 +352,24 @@ pub fn run(program: &Program, backends: Backends, oracles: Oracles) -> Result<Ju
         oracle.after_run(program, &trace, &mut report);
     }
     Ok(Judged { trace, report })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BoundTally;
+
+    #[test]
+    fn a_bound_tally_buckets_by_powers_of_two_and_reads_its_quantiles_from_their_upper_ends() {
+        let mut t = BoundTally::default();
+        for ulps in [0.0, 0.5, 1.0, 1.5, 4.0, 4.0, 5.0, f64::INFINITY] {
+            t.add(ulps);
+        }
+        // 0 | 0.5 | 1 | 2 (1.5) | 4 (4, 4) | 8 (5) | beyond.
+        assert_eq!(t.0[..6], [1, 1, 1, 1, 2, 1]);
+        assert_eq!(t.0[BoundTally::BUCKETS - 1], 1);
+        assert_eq!(t.quantile(0.5), 2.0);
+        assert_eq!(t.quantile(0.75), 4.0);
+        assert_eq!(t.quantile(1.0), f64::INFINITY);
+        assert_eq!(t.share_within(4.0), 6.0 / 8.0);
+    }
 }

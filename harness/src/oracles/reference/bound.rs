@@ -297,7 +297,8 @@ pub fn ulp(dtype: Dtype, x: f64) -> f64 {
     if x < dtype.smallest_normal() {
         dtype.tiniest()
     } else {
-        x.log2().floor().exp2() * dtype.epsilon()
+        // 2^floor(log2 x), from the exponent bits (x is a normal f64 here).
+        f64::from_bits(x.to_bits() & 0x7ff0_0000_0000_0000) * dtype.epsilon()
     }
 }
 
@@ -547,5 +548,26 @@ pub fn describe(op: &Op) -> String {
                  relative and 0.01 absolute"
                 .into(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_unit_in_the_last_place_is_the_spacing_of_the_values_at_that_magnitude() {
+        assert_eq!(ulp(Dtype::F32, 1.0), f64::from(f32::EPSILON));
+        assert_eq!(ulp(Dtype::F32, 1.999), f64::from(f32::EPSILON));
+        assert_eq!(ulp(Dtype::F32, -8.5), 8.0 * f64::from(f32::EPSILON));
+        assert_eq!(ulp(Dtype::F16, 1e-7), Dtype::F16.tiniest());
+        assert_eq!(ulp(Dtype::Bf16, 3.0), 2.0 / 128.0);
+    }
+
+    #[test]
+    fn gamma_grows_as_n_times_the_unit_roundoff_and_has_no_bound_past_one() {
+        let u = Dtype::F32.epsilon() / 2.0;
+        assert!((gamma(10, u) - 10.0 * u).abs() < 1e-12);
+        assert_eq!(gamma(256, Dtype::Bf16.epsilon() / 2.0), f64::INFINITY);
     }
 }
