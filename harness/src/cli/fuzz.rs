@@ -167,7 +167,7 @@ struct Stats {
     reference_judged: u64,
     reference_gradients: u64,
     reference_open: BTreeMap<String, u64>,
-    /// The judged float elements' bounds in units in the last place, per bound family.
+    /// The judged F32 elements' bounds in units in the last place, per bound family.
     reference_bounds: BTreeMap<String, dispatch_fuzz::oracles::BoundTally>,
     /// The same for the values the wgpu mirror computed.
     reference_on_wgpu: u64,
@@ -857,7 +857,7 @@ fn summary(
             "  gradients judged against finite differences: {}",
             stats.reference_gradients
         );
-        println!("  bounds of the judged float elements, in units in the last place:");
+        println!("  bounds of the judged F32 elements (zeros aside), in units in the last place:");
         for row in bound_rows(&stats.reference_bounds) {
             println!(
                 "    {:<40} {:>11} elements  median {:>8}  p99 {:>8}  within 4: {:>5.1}%",

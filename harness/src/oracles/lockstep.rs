@@ -112,8 +112,8 @@ pub struct ReferenceCounts {
     /// Values the wgpu mirror computed that were not, per reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub open_on_wgpu: BTreeMap<String, usize>,
-    /// How tightly the judged float elements were judged: per bound family and dtype, the
-    /// elements per bucket of their bound in units in the last place ([`BoundTally`]).
+    /// How tightly the judged F32 elements were judged: per bound family, the elements per
+    /// bucket of their bound in units in the last place ([`BoundTally`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub bounds: BTreeMap<String, BoundTally>,
 }

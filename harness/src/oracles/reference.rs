@@ -461,8 +461,10 @@ fn judge_tallied(
                 known += 1;
                 let e = round(e);
                 let allowed = abs.max(absolute) + rel * e.abs().max(a.abs());
-                // A zero has no magnitude to count units of: its elements are not tallied.
-                if let Some(tally) = tally.as_deref_mut().filter(|_| e.is_finite() && e != 0.0) {
+                // F32 elements only (the dtype the bounds are measured for); a zero has no
+                // magnitude to count units of.
+                let counted = dtype == Dtype::F32 && e.is_finite() && e != 0.0;
+                if let Some(tally) = tally.as_deref_mut().filter(|_| counted) {
                     tally.add(allowed / bound::ulp(dtype, e));
                 }
                 let same = (e.is_nan() && a.is_nan())
