@@ -1,5 +1,6 @@
 //! Error bounds derived from the arithmetic, per output element: Higham's forward error bound
-//! for the ops that add up terms, and its composition for the two-pass variance.
+//! for the ops that add up terms, its composition for the two-pass variance and the softmax,
+//! and the measured units in the last place of the functions Flex takes from a math library.
 //!
 //! A sum of `n` terms computed in any order (recursive, pairwise, blocked, with or without a
 //! fused multiply-add) satisfies `|fl(Σ tᵢ) − Σ tᵢ| ≤ γₙ Σ|tᵢ|`, `γₙ = nu / (1 − nu)` with `u`
