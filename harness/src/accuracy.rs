@@ -203,10 +203,7 @@ pub fn measure(entry: UnaryOp, dtype: Dtype, xs: &[f64]) -> anyhow::Result<Row> 
         let (Some(x), Some(w)) = (x, w) else {
             continue;
         };
-        let w = match dtype {
-            Dtype::F64 => *w,
-            _ => dtype.round(f64::from(*w as f32)),
-        };
+        let w = crate::oracles::reference::host::as_stored(dtype, *w);
         let d = ulp_distance(dtype, *g, w);
         if x.is_finite() && x.abs() > dtype.largest() / 2.0 {
             past = past.max(d);

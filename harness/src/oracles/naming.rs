@@ -18,22 +18,25 @@ pub fn producer(world: &World<'_>, slot: Slot, before: usize) -> String {
 /// The index of the step that made the value `slot` holds before step `before`, looking
 /// through clones, moves and autodiff steps (the steps that succeeded), if one did.
 pub fn producer_step(world: &World<'_>, mut slot: Slot, mut before: usize) -> Option<usize> {
-    let succeeded = |i: usize| matches!(world.outcome(i), Some(Outcome::Ok { .. }));
     loop {
-        let found = world.program().steps[..before]
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(i, s)| s.writes().contains(&slot) && succeeded(*i));
-        match found {
-            Some((
-                i,
-                Step::Clone { src, .. } | Step::ToDevice { src, .. } | Step::Autodiff { src, .. },
-            )) => (slot, before) = (*src, i),
-            Some((i, _)) => return Some(i),
-            None => return None,
+        let i = writer_step(world, slot, before)?;
+        match &world.program().steps[i] {
+            Step::Clone { src, .. } | Step::ToDevice { src, .. } | Step::Autodiff { src, .. } => {
+                (slot, before) = (*src, i)
+            }
+            _ => return Some(i),
         }
     }
+}
+
+/// The index of the last step before step `before` that wrote `slot` and succeeded, if one did
+/// (a hand-off included: the step that put the value there, not the one that computed it).
+pub fn writer_step(world: &World<'_>, slot: Slot, before: usize) -> Option<usize> {
+    (world.program().steps[..before].iter().enumerate().rev())
+        .find(|(i, s)| {
+            s.writes().contains(&slot) && matches!(world.outcome(*i), Some(Outcome::Ok { .. }))
+        })
+        .map(|(i, _)| i)
 }
 
 /// A step's name in signatures: the op's (`unary exp`, `cast`) or the step kind's.

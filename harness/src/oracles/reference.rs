@@ -21,9 +21,9 @@ pub mod module;
 
 use burn::tensor::{BoolStore, DType, TensorData};
 
-use self::host::{to_f32, Data, Host};
+use self::host::{Data, Host};
 use super::compare::Poison;
-use super::naming::{gradient_role, producer_step};
+use super::naming::{gradient_role, producer_step, writer_step};
 use super::taint::Elements;
 pub use super::ReferenceCounts;
 use super::{
@@ -103,15 +103,13 @@ fn moved_within_its_device(world: &World<'_>, step: &Step, facts: &StepFacts<'_>
     let Step::ToDevice { src, .. } = step else {
         return false;
     };
-    let device = |outcome: Option<&Outcome>| match outcome {
-        Some(Outcome::Ok { value: Some(v), .. }) => Some(v.device.clone()),
-        _ => None,
-    };
-    let before = (0..facts.index).rev().find(|i| {
-        world.program().steps[*i].writes().contains(src)
-            && matches!(world.outcome(*i), Some(Outcome::Ok { .. }))
-    });
-    let was = before.and_then(|i| device(world.outcome(i)));
+    fn device(outcome: Option<&Outcome>) -> Option<&str> {
+        match outcome {
+            Some(Outcome::Ok { value: Some(v), .. }) => Some(v.device.as_ref()),
+            _ => None,
+        }
+    }
+    let was = writer_step(world, *src, facts.index).and_then(|i| device(world.outcome(i)));
     was.is_some() && was == device(Some(facts.outcome))
 }
 
@@ -415,11 +413,6 @@ fn judge_tallied(
             // grid: its bounds widen to one step of that grid (its epsilon, and its tiniest gap
             // near zero), and so does the accumulation allowance, in proportion.
             let dtype = Dtype::from_burn(dtype).unwrap_or(Dtype::F32);
-            // Burn computes a coarser dtype's values in f32 and rounds them once more.
-            let round = |x: f64| match dtype {
-                Dtype::F64 => x,
-                _ => dtype.round(to_f32(x)),
-            };
             let coarse = dtype.epsilon() > Dtype::F32.epsilon();
             let (rel, abs, absolute) = if family == Tolerance::Rounded {
                 let (rel, floor) = rounded_ulps(backend, dtype);
@@ -459,7 +452,7 @@ fn judge_tallied(
                     None => (abs, absolute, rel),
                 };
                 known += 1;
-                let e = round(e);
+                let e = host::as_stored(dtype, e);
                 let allowed = abs.max(absolute) + rel * e.abs().max(a.abs());
                 // F32 elements only (the dtype the bounds are measured for); a zero has no
                 // magnitude to count units of.
@@ -534,12 +527,13 @@ fn judge_value(
     if expected.data() == Some(&actual.data) {
         return Judged::Agree(actual.data.num_elements());
     }
-    let elements = track.element_bounds(step, backend);
+    let derived = track.element_bounds(step, backend, expected.host());
+    let (model, elements) = derived.unzip();
     let headroom = match step {
         Step::Op { op, .. } => headroom(op),
         _ => 1.0,
     };
-    let name = bound_family(step, backend, family, elements.is_some());
+    let name = bound_family(step, model, family);
     if !bounds.contains_key(name) {
         bounds.insert(name.to_string(), BoundTally::default());
     }
@@ -559,13 +553,9 @@ fn judge_value(
     )
 }
 
-/// The name the summary tallies a value's bounds under: its derived model's, else its
+/// The name the summary tallies a value's bounds under: its derived `model`'s, else its
 /// tolerance family's (a preset), gradients apart.
-fn bound_family(step: &Step, backend: Backend, family: Tolerance, derived: bool) -> &'static str {
-    let model = match step {
-        Step::Op { op, .. } if derived => bound::model(op, backend),
-        _ => None,
-    };
+fn bound_family(step: &Step, model: Option<bound::Model>, family: Tolerance) -> &'static str {
     match (step, model, family) {
         (Step::Backward { .. }, ..) => "gradient (finite differences, preset)",
         (_, Some(bound::Model::Linear), _) => "accumulation (Higham)",
@@ -789,11 +779,18 @@ impl Track {
     }
 
     /// Per element of step `step`'s float result, the absolute error its arithmetic may make
-    /// on `backend`, where the op's bound is derived ([`bound::per_element`]).
-    fn element_bounds(&self, step: &Step, backend: Backend) -> Option<Vec<f64>> {
+    /// on `backend`, where the op's bound is derived ([`bound::per_element`]), and its model:
+    /// `expected` is the reference's value.
+    fn element_bounds(
+        &self,
+        step: &Step,
+        backend: Backend,
+        expected: &Host,
+    ) -> Option<(bound::Model, Vec<f64>)> {
         let Step::Op { op, .. } = step else {
             return None;
         };
+        let model = bound::model(op, backend)?;
         let operands: Vec<&Value> = (op.operands().iter())
             .map(|s| self.held[usize::from(*s)].as_deref())
             .collect::<Option<_>>()?;
@@ -803,7 +800,8 @@ impl Track {
         }
         let floor = rounded_ulps(backend, dtype).1;
         let hosts: Vec<&Host> = operands.iter().map(|v| v.host()).collect();
-        bound::per_element(op, &hosts, dtype, (backend, floor))
+        let bounds = bound::per_element(model, op, &hosts, expected, (dtype, floor))?;
+        Some((model, bounds))
     }
 
     fn scale(&self, step: &Step) -> f64 {

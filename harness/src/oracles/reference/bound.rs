@@ -378,24 +378,25 @@ fn magnitudes(x: &Host) -> Host {
     out
 }
 
-/// How large the absolute error of each element of `op`'s result may be, over its `operands`
-/// as Burn held them, in the result's `dtype`; `floor` is the absolute error each rounding near
-/// zero may add (a subnormal's spacing, or a device's flush to zero). `None` where the op has
-/// no derived bound or its reference over the magnitudes has none; an element without a bound
-/// (an unknown magnitude) is infinite: left open.
+/// How large the absolute error of each element of `op`'s result may be under `model`, over
+/// its `operands` as Burn held them, in the result's `dtype`: `expected` is the reference's
+/// value (before its rounding to the dtype), `floor` the absolute error each rounding near zero
+/// may add (a subnormal's spacing, or a device's flush to zero). `None` where the model does
+/// not fit the op or the operands; an element without a bound (an unknown magnitude) is
+/// infinite: left open.
 pub fn per_element(
+    model: Model,
     op: &Op,
     operands: &[&Host],
-    dtype: Dtype,
-    (backend, floor): (Backend, f64),
+    expected: &Host,
+    (dtype, floor): (Dtype, f64),
 ) -> Option<Vec<f64>> {
-    let model = model(op, backend)?;
     let u = dtype.epsilon() / 2.0;
-    let n = terms(op, operands);
-    let owned: Vec<Host> = operands.iter().map(|h| magnitudes(h)).collect();
-    let abs: Vec<&Host> = owned.iter().collect();
     match model {
         Model::Linear => {
+            let n = terms(op, operands);
+            let owned: Vec<Host> = operands.iter().map(|h| magnitudes(h)).collect();
+            let abs: Vec<&Host> = owned.iter().collect();
             let m = super::of_op(op, &abs).ok()?;
             // The result's own rounding, and the reference's to the dtype: |result| ≤ m.
             let k = n + 2;
@@ -409,19 +410,14 @@ pub fn per_element(
         // included; a value past the dtype's range or a NaN must match as it is.
         Model::Library(ulps) => {
             let k = ulps.of(dtype);
-            let want = super::of_op(op, operands).ok()?;
-            let round = |x: f64| match dtype {
-                Dtype::F64 => x,
-                _ => dtype.round(x as f32 as f64),
-            };
             // The spacing where the allowed interval ends: from just below a power of two,
             // k units reach into the binade above, whose units are twice as large.
-            let bound = |e: &Option<f64>| match e.map(round) {
+            let bound = |e: &Option<f64>| match e.map(|e| super::host::as_stored(dtype, e)) {
                 Some(e) if e.is_finite() => k * ulp(dtype, e.abs() + k * ulp(dtype, e)),
                 Some(_) => 0.0,
                 None => f64::INFINITY,
             };
-            Some(want.floats()?.iter().map(bound).collect())
+            Some(expected.floats()?.iter().map(bound).collect())
         }
         // With z = x − max (rounded: u·|z| relative after the exp) and exp within E units, each
         // term carries u·(|z| + E + 1); the sum of positive terms γₙ beyond its terms' worst;
@@ -433,8 +429,7 @@ pub fn per_element(
             };
             let x = operands.first()?;
             let v = x.floats()?;
-            let want = super::of_op(op, operands).ok()?;
-            let want = want.floats()?;
+            let want = expected.floats()?;
             let sign = if entry.name() == "softmin" { -1.0 } else { 1.0 };
             let exp = LIBRARY
                 .iter()
@@ -475,7 +470,6 @@ pub fn per_element(
             };
             let x = operands.first()?;
             let v = x.floats()?;
-            let var = super::of_op(op, operands).ok()?;
             let lanes = super::host::lanes(&x.shape, usize::from(*dim));
             let len = lanes.first().map_or(0, Vec::len);
             let divisor = if biased { len } else { len.saturating_sub(1) };
@@ -496,7 +490,7 @@ pub fn per_element(
                     _ => f64::INFINITY,
                 }
             };
-            Some(var.floats()?.iter().zip(&lanes).map(bound).collect())
+            Some(expected.floats()?.iter().zip(&lanes).map(bound).collect())
         }
     }
 }

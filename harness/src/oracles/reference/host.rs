@@ -1,7 +1,7 @@
 //! Host arrays: the reference's tensors, row-major, each element a value or unknown (a lane the
 //! reference cannot pin down: a NaN's order, a tie, an overflow of the dtype).
 
-use crate::program::Scheme;
+use crate::program::{Dtype, Scheme};
 
 /// The element of a host array: a float (in f64), an exact int, or a bool; `None` where the
 /// reference does not know it.
@@ -238,6 +238,15 @@ pub fn int_product(v: &[i128]) -> Option<i128> {
 /// `x` rounded to the nearest f32, as Burn's F32 tensors hold it.
 pub fn to_f32(x: f64) -> f64 {
     f64::from(x as f32)
+}
+
+/// `x` as Burn stores a value of float `dtype` it computed: an F64 as it is, any other dtype
+/// computed in f32 and rounded once more to its own grid.
+pub fn as_stored(dtype: Dtype, x: f64) -> f64 {
+    match dtype {
+        Dtype::F64 => x,
+        _ => dtype.round(to_f32(x)),
+    }
 }
 
 /// A quantization round trip (Burn's default scheme, cubecl-common `quant/scheme.rs:50-59`:
