@@ -60,6 +60,11 @@ fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let burn = locked_version(&manifest, "burn").expect("Cargo.lock names the burn it resolved");
     println!("cargo:rustc-env=DISPATCH_FUZZ_BURN_VERSION={burn}");
+    // A cubecl, cubek or wgpu report names the versions its repository releases.
+    for (name, var) in [("cubecl", "CUBECL"), ("cubek", "CUBEK"), ("wgpu", "WGPU")] {
+        let version = locked_version(&manifest, name).unwrap_or_else(|| "unknown".into());
+        println!("cargo:rustc-env=DISPATCH_FUZZ_{var}_VERSION={version}");
+    }
     // The compiler that builds the harness builds Burn too: a report's environment names it.
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = std::process::Command::new(&rustc)

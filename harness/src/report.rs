@@ -4,9 +4,11 @@
 //! verdicts print nothing themselves.
 
 mod bug;
+mod burn_test;
 mod issue;
 mod listing;
 mod rust;
+mod simplify;
 mod upstream;
 
 pub use bug::{Bug, OWNERS};

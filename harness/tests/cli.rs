@@ -227,7 +227,8 @@ fn fmt_rust_prints_a_reproducer_against_the_public_api() {
         "let capture0 = Device::capture();",
         ".capture_scope(|scope| {",
         "scope.complete(",
-        "// Finding: capture-scope-complete",
+        // The panic the last line raises, in Burn's words (no class name of this project's).
+        "// panics: capture scope is already complete",
         // The leaked tensor is carried out of the closure, as real code leaks it.
         "let t0 = t0_out.expect(\"the scope ran\");",
     ] {

@@ -136,7 +136,7 @@ fn every_bug_case_has_an_issue_body_with_its_reproducer_and_guards_have_none() {
         "## What happens",
         "## What should happen",
         "## Reproducer",
-        "assert_same_values(",
+        ".assert_approx_eq::<f64>(",
         "## Environment",
         "## Minimized program and its trace",
         "## Root cause",

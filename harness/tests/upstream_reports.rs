@@ -15,19 +15,34 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use dispatch_fuzz::interpreter::wgpu::Placement;
 use dispatch_fuzz::oracles::catalogue::pattern_matches;
-use dispatch_fuzz::oracles::normalize_message;
-use dispatch_fuzz::regressions::{load_all, load_bugs, smallest, upstream_dir, Case};
+use dispatch_fuzz::oracles::reference::REFERENCE_MISMATCH;
+use dispatch_fuzz::oracles::{
+    normalize_message, Finding, DIVERGENCE, DTYPE_CONTRACT, REPLAY_MISMATCH,
+};
+use dispatch_fuzz::regressions::{load_all, load_bugs, reportable, smallest, upstream_dir, Case};
 use dispatch_fuzz::report::{fails_with, Bug, DEPENDENCIES_HEADER};
 
 fn store() -> PathBuf {
     common::repo().join("regressions")
 }
 
-/// The first fenced Rust block of a report.
+/// The first fenced Rust block of a report (its reproducer).
 fn rust_block(report: &str) -> Option<&str> {
     let start = report.find("```rust\n")? + "```rust\n".len();
     let len = report[start..].find("```")?;
     Some(&report[start..start + len])
+}
+
+/// A report's regression test and the backend it fails on today (`Flex`, `wgpu`), if it has
+/// one.
+fn regression_block(report: &str) -> Option<(&str, &str)> {
+    let section = &report[report.find("\n## Regression test\n")?..];
+    let backend = section
+        .split("it fails today with ")
+        .nth(1)?
+        .split(' ')
+        .next()?;
+    Some((backend, rust_block(section)?))
 }
 
 /// The manifest lines a reproducer's header lists after [`DEPENDENCIES_HEADER`].
@@ -164,7 +179,7 @@ fn reproducer_fails_as_reported(bug: &Bug, case: &Case) -> Result<(), Failed> {
         .map_err(|e| e.clone())?;
     let manifest = crates.get(&bug.id).ok_or("no reproducer in its report")?;
     let finding = case
-        .check()
+        .check_for_report()
         .map_err(|e| format!("{e:#}"))?
         .finding
         .ok_or("its case shows no finding")?;
@@ -207,33 +222,17 @@ fn the_root_cause_table_covers_every_reported_case_once_and_each_has_its_report(
             "{} is stale",
             bug.id
         );
-        for name in &bug.cases {
-            assert!(
-                text.contains(&format!("| `{name}` |")),
-                "{} omits {name}",
-                bug.id
-            );
-        }
         assert!(
             index.contains(&format!("]({}.md)", bug.id)),
             "the index omits {}",
             bug.id
         );
-        let code = rust_block(&text).expect("a reproducer");
-        // Every crate the code names is one its header lists.
-        let listed: Vec<String> = header_dependencies(code)
-            .iter()
-            .filter_map(|l| l.split(" = ").next())
-            .map(|c| c.replace('-', "_"))
-            .collect();
-        for krate in ["burn_ir", "burn_router", "burn_backend", "burn_dispatch"] {
-            if code.contains(&format!("{krate}::")) {
-                assert!(
-                    listed.iter().any(|l| l == krate),
-                    "{}: {krate} is not in its header",
-                    bug.id
-                );
-            }
+        for name in &bug.cases {
+            assert!(
+                index.contains(&format!("`{name}`")),
+                "the index omits {name} under {}",
+                bug.id
+            );
         }
     }
     let stray: Vec<String> = std::fs::read_dir(&dir)
@@ -246,17 +245,391 @@ fn the_root_cause_table_covers_every_reported_case_once_and_each_has_its_report(
     assert!(stray.is_empty(), "reports of no root cause: {stray:?}");
 }
 
+/// Words of this project's own voice, which a report filed upstream must not carry: its
+/// process (sessions, stops, its issue numbers), its machinery (oracles, the catalogue, models,
+/// stored cases), notes to itself, and paths of one machine.
+const HARNESS_WORDS: &[&str] = &[
+    "dispatch-fuzz",
+    "harness",
+    "fuzzer",
+    "oracle",
+    "catalogue",
+    "the model",
+    "exit-completes",
+    "stored case",
+    "regression case",
+    "known bug",
+    "the report should",
+    "so the report",
+    "stop ",
+    "this session",
+    "fuzz session",
+    "main job",
+    "issue 2",
+    "issue 3",
+    "issue 4",
+    "issue 5",
+    "corrected 20",
+    "the smallest of",
+    "--seed",
+    "`also`",
+    "also program",
+    "see the ",
+    "/root/",
+    "/home/",
+    "registry/src",
+    "index.crates.io",
+];
+
+/// Where "What should happen" takes its behaviour from: a source file and line, a standard,
+/// a documentation, another library's documented result, or the value's definition.
+const SOURCES: &[&str] = &[
+    ".rs:",
+    "ieee 754",
+    "ieee-754",
+    "pytorch",
+    "numpy",
+    "doc comment",
+    "documents",
+    "documented",
+    "docs",
+    "wgsl",
+    "spec",
+    "definition",
+    "contract",
+];
+
+/// The most lines of code (neither blank nor a comment) a reproducer may hold.
+const MOST_LINES: usize = 30;
+
+/// The lines of a section `## name` of a report, up to the next section.
+fn section<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let start = text.find(&format!("\n## {name}\n"))? + name.len() + 5;
+    let len = text[start..].find("\n## ").unwrap_or(text.len() - start);
+    Some(&text[start..start + len])
+}
+
+fn code_lines(code: &str) -> usize {
+    code.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("//"))
+        .count()
+}
+
+/// What is wrong with one report as a maintainer would file it, if anything.
+fn lint(bug: &Bug, text: &str) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let lower = text.to_lowercase();
+    for word in HARNESS_WORDS {
+        if let Some(at) = lower.find(word) {
+            let from = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let to = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            wrong.push(format!("says {word:?}: {}", &text[from..to]));
+        }
+    }
+    let reported = ["reported", "class open as"];
+    if reported.iter().any(|r| bug.status.starts_with(r)) && !bug.title.starts_with("Comment for ")
+    {
+        wrong.push(
+            "reported upstream already: its title must say it is a comment for that issue".into(),
+        );
+    }
+    let Some(code) = rust_block(text) else {
+        wrong.push("no reproducer".into());
+        return wrong;
+    };
+    if code_lines(code) > MOST_LINES {
+        wrong.push(format!(
+            "a reproducer of {} lines of code (at most {MOST_LINES})",
+            code_lines(code)
+        ));
+    }
+    let deps = header_dependencies(code);
+    let burn = deps
+        .iter()
+        .find(|l| l.starts_with("burn = "))
+        .cloned()
+        .unwrap_or_default();
+    let body: String = code.lines().filter(|l| !l.starts_with("//")).collect();
+    for (feature, used) in [
+        (
+            "\"flex\"",
+            body.contains("Device::flex()") || body.contains("backend::Flex"),
+        ),
+        ("\"capture\"", body.contains("Device::capture()")),
+        (
+            "\"autodiff\"",
+            body.contains("autodiff()") || body.contains("require_grad"),
+        ),
+        (
+            "\"wgpu\"",
+            body.contains("Device::wgpu(") || body.contains("backend::Cube"),
+        ),
+        ("\"extension\"", false),
+    ] {
+        if burn.contains(feature) != used {
+            wrong.push(format!(
+                "burn's feature {feature} is {} but the code {}",
+                if used { "not listed" } else { "listed" },
+                if used { "uses it" } else { "does not" }
+            ));
+        }
+    }
+    for krate in [
+        "burn-ir",
+        "burn-router",
+        "burn-backend",
+        "burn-dispatch",
+        "rayon",
+    ] {
+        let listed = deps.iter().any(|l| l.starts_with(&format!("{krate} = ")));
+        let used = body.contains(&format!("{}::", krate.replace('-', "_")));
+        if listed != used {
+            wrong.push(format!("{krate} is listed: {listed}, used: {used}"));
+        }
+    }
+    for import in [
+        "Capture",
+        "Bool",
+        "Int",
+        "Float",
+        "TensorData",
+        "Transaction",
+        "Tolerance",
+    ] {
+        let imported = body
+            .split(';')
+            .filter(|s| s.trim_start().starts_with("use "))
+            .any(|s| s.split(|c: char| !c.is_alphanumeric()).any(|w| w == import));
+        let uses = body
+            .split(';')
+            .filter(|s| !s.trim_start().starts_with("use "))
+            .any(|s| s.split(|c: char| !c.is_alphanumeric()).any(|w| w == import));
+        if imported && !uses {
+            wrong.push(format!("imports {import} and never uses it"));
+        }
+    }
+    match section(text, "What should happen") {
+        Some(expected) if SOURCES.iter().any(|s| expected.to_lowercase().contains(s)) => {}
+        _ => wrong.push("\"What should happen\" names no source".into()),
+    }
+    let environment = section(text, "Environment").unwrap_or_default();
+    let versions: &[&str] = match bug.repo.as_str() {
+        "tracel-ai/burn" => &["burn `="],
+        _ => &["burn `=", "cubecl `", "cubek `", "wgpu `"],
+    };
+    for version in versions {
+        if !environment.contains(version) {
+            wrong.push(format!("its Environment lacks {version}"));
+        }
+    }
+    if bug.repo != "tracel-ai/burn" && !environment.contains("adapter") {
+        wrong.push("a wgpu report whose Environment names no adapter".into());
+    }
+    wrong
+}
+
+fn every_report_is_ready_to_file_as_it_is() {
+    let cases = load_all(&store()).unwrap();
+    let bugs = load_bugs(&store(), &cases).unwrap();
+    let dir = upstream_dir(&store());
+    let mut wrong = Vec::new();
+    let mut lengths = Vec::new();
+    for bug in &bugs {
+        let text = std::fs::read_to_string(dir.join(format!("{}.md", bug.id))).unwrap();
+        lengths.push(rust_block(&text).map_or(0, code_lines));
+        for w in lint(bug, &text) {
+            wrong.push(format!("{}: {w}", bug.id));
+        }
+    }
+    lengths.sort_unstable();
+    println!(
+        "reproducer lines of code: median {}, largest {} over {} reports",
+        lengths[lengths.len() / 2],
+        lengths.last().unwrap(),
+        lengths.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} problems:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The prelude Burn's backend tests give each test file (`burn-backend-tests`' `TestTensor`
+/// aliases over the default device, `FloatElem` of an F32 build), so a report's regression test
+/// builds here as it would there.
+const TEST_PRELUDE: &str = "#![allow(unused)]
+mod prelude {
+    pub use burn::tensor::Tensor;
+    pub type TestTensor<const D: usize> = Tensor<D>;
+    pub type TestTensorInt<const D: usize> = Tensor<D, burn::tensor::Int>;
+    pub type TestTensorBool<const D: usize> = Tensor<D, burn::tensor::Bool>;
+    pub type FloatElem = f32;
+}
+";
+
+/// What a regression test's failure must say: Burn's `assert_eq`/`assert_approx_eq` words for
+/// a wrong value, the dtype assertion's for a wrong dtype, else the finding's own panic.
+fn test_fails_with(finding: &Finding) -> String {
+    match finding.class.as_str() {
+        DIVERGENCE | REFERENCE_MISMATCH | REPLAY_MISMATCH => "Tensors are not".into(),
+        DTYPE_CONTRACT => "stored as".into(),
+        _ => normalize_message(&fails_with(finding)),
+    }
+}
+
+/// Every report's regression test, in one crate per reproducer header and test backend, built
+/// and run on that backend (`BURN_DEVICE`): each must fail today, with the words `reports` give
+/// (report id, report text, the failure's pattern). `(report, why)` for each that does not, or
+/// why a crate did not build.
+fn regression_tests_fail_today(
+    reports: &[(String, String, String)],
+) -> Result<Vec<(String, String)>, String> {
+    // (reproducer's dependency lines, backend) -> [(report id, test, pattern)]
+    type Group = Vec<(String, String, String)>;
+    let mut groups: BTreeMap<(Vec<String>, String), Group> = BTreeMap::new();
+    for (id, text, want) in reports {
+        let (Some(code), Some((backend, test))) = (rust_block(text), regression_block(text)) else {
+            continue;
+        };
+        groups
+            .entry((header_dependencies(code), backend.to_string()))
+            .or_default()
+            .push((id.clone(), test.to_string(), want.clone()));
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut wrong = Vec::new();
+    for (k, ((deps, backend), tests)) in groups.iter().enumerate() {
+        let dir = target_dir()
+            .join("tmp")
+            .join(format!("upstream-regression-tests-{k}"));
+        let src = dir.join("src");
+        std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+        let manifest = format!(
+            "[package]\nname = \"upstream-regression-tests-{k}\"\nversion = \"0.0.0\"\nedition = \
+             \"2021\"\npublish = false\n\n[workspace]\n\n{}\n[dependencies]\n{}\n",
+            profiles(),
+            deps.join("\n")
+        );
+        std::fs::write(dir.join("Cargo.toml"), manifest).map_err(|e| e.to_string())?;
+        std::fs::copy(common::repo().join("Cargo.lock"), dir.join("Cargo.lock"))
+            .map_err(|e| e.to_string())?;
+        let mut lib = TEST_PRELUDE.to_string();
+        for (id, test, _) in tests {
+            let test = test
+                .replace("use super::*;", "use crate::prelude::*;")
+                .replace("burn_tensor::", "burn::tensor::");
+            lib.push_str(&format!("\nmod {} {{\n{test}}}\n", id.replace('-', "_")));
+        }
+        std::fs::write(src.join("lib.rs"), lib).map_err(|e| e.to_string())?;
+        let device = if backend == "wgpu" { "wgpu" } else { "flex" };
+        let out = Command::new(&cargo)
+            .args(["test", "--lib", "--manifest-path"])
+            .arg(dir.join("Cargo.toml"))
+            .args(["--", "--test-threads=1"])
+            .env("CARGO_TARGET_DIR", target_dir())
+            .env("BURN_DEVICE", device)
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !stdout.contains("test result:") {
+            return Err(format!(
+                "the regression tests on {backend} do not build:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        for (id, _, want) in tests {
+            let module = id.replace('-', "_");
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("test {module}::")))
+                .unwrap_or_default();
+            if !line.ends_with("FAILED") {
+                wrong.push((id.clone(), format!("on {backend}: `{line}`, not FAILED")));
+                continue;
+            }
+            // Its failure's own section of the output, up to the next one.
+            let opening = format!("---- {module}::");
+            let failure = stdout
+                .split_once(&opening)
+                .map(|(_, rest)| rest.split("\n---- ").next().unwrap_or(rest))
+                .unwrap_or_default();
+            let failure = normalize_message(failure);
+            if !pattern_matches(want, &failure) {
+                wrong.push((
+                    id.clone(),
+                    format!("on {backend}, fails without `{want}`:\n{failure}"),
+                ));
+            }
+        }
+    }
+    Ok(wrong)
+}
+
+fn every_regression_test_builds_in_burns_test_form_and_fails_today() {
+    let dir = upstream_dir(&store());
+    let cases = load_all(&store()).unwrap();
+    let bugs = load_bugs(&store(), &cases).unwrap();
+    let cases = reportable(&store(), &cases).unwrap();
+    // A wgpu test needs an adapter this process can use as its default: only where the case is
+    // placed here (the suite's own rule for wgpu cases).
+    let reports: Vec<(String, String, String)> = bugs
+        .iter()
+        .filter_map(|b| {
+            let case = smallest(b, &cases)?;
+            if !matches!(case.placement(), Placement::Here) {
+                return None;
+            }
+            let text = std::fs::read_to_string(dir.join(format!("{}.md", b.id))).unwrap();
+            regression_block(&text)?;
+            let finding = case.check_for_report().ok()?.finding?;
+            Some((b.id.clone(), text, test_fails_with(&finding)))
+        })
+        .collect();
+    println!(
+        "{} regression tests, each run on its backend",
+        reports.len()
+    );
+    assert!(!reports.is_empty(), "no report has a regression test");
+    let wrong = regression_tests_fail_today(&reports).unwrap_or_else(|e| panic!("{e}"));
+    let listed: Vec<String> = wrong
+        .iter()
+        .map(|(id, why)| format!("{id}: {why}"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "regression tests that do not fail today:\n{}",
+        listed.join("\n")
+    );
+}
+
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     let cases = load_all(&store()).expect("the store loads");
     let bugs = load_bugs(&store(), &cases).expect("the table loads");
-    let mut trials = vec![Trial::test(
-        "the_root_cause_table_covers_every_reported_case_once_and_each_has_its_report",
-        || {
-            the_root_cause_table_covers_every_reported_case_once_and_each_has_its_report();
+    let cases = reportable(&store(), &cases).expect("the divergences load");
+    let mut trials = vec![
+        Trial::test(
+            "the_root_cause_table_covers_every_reported_case_once_and_each_has_its_report",
+            || {
+                the_root_cause_table_covers_every_reported_case_once_and_each_has_its_report();
+                Ok(())
+            },
+        ),
+        Trial::test("every_report_is_ready_to_file_as_it_is", || {
+            every_report_is_ready_to_file_as_it_is();
             Ok(())
-        },
-    )];
+        }),
+        Trial::test(
+            "every_regression_test_builds_in_burns_test_form_and_fails_today",
+            || {
+                every_regression_test_builds_in_burns_test_form_and_fails_today();
+                Ok(())
+            },
+        ),
+    ];
     let shown: Vec<(Bug, Case)> = bugs
         .into_iter()
         .map(|b| {

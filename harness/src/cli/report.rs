@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use dispatch_fuzz::regressions::{
-    each_in_suite_order, load_all, load_bugs, load_named, run_pinned, smallest, upstream_dir, Case,
+    each_in_suite_order, load_all, load_bugs, load_named, reportable, run_pinned, smallest,
+    upstream_dir, Case,
 };
 use dispatch_fuzz::report::{upstream_index, upstream_report, IssueParts};
 
@@ -105,6 +106,7 @@ impl Args {
     fn upstream(&self) -> Result<ExitCode> {
         let cases = load_all(&self.regressions)?;
         let bugs = load_bugs(&self.regressions, &cases)?;
+        let cases = reportable(&self.regressions, &cases)?;
         // One per bug, in the table's order.
         let shown: Vec<Case> = bugs
             .iter()
@@ -140,14 +142,8 @@ impl Args {
                     case.name
                 );
             };
-            let covered: Vec<_> = bug
-                .cases
-                .iter()
-                .filter_map(|n| cases.iter().find(|c| &c.name == n))
-                .map(|c| &c.file)
-                .collect();
             let path = dir.join(format!("{}.md", bug.id));
-            std::fs::write(&path, upstream_report(bug, (&case.file, part), &covered))
+            std::fs::write(&path, upstream_report(bug, (&case.file, part)))
                 .with_context(|| format!("cannot write {}", path.display()))?;
             println!("{}", path.display());
         }

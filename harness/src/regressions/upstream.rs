@@ -14,10 +14,27 @@ pub fn upstream_dir(store: &Path) -> PathBuf {
     store.join("upstream")
 }
 
+/// Where a root cause names a known divergence's reproducer instead of a regression case: as
+/// `divergences/<name>`.
+pub const DIVERGENCE_PREFIX: &str = "divergences/";
+
+/// The cases a root cause may name: `cases` (the store's regression cases) and the known
+/// divergences' reproducers of `store`, each named [`DIVERGENCE_PREFIX`]`<name>`.
+pub fn reportable(store: &Path, cases: &[Case]) -> Result<Vec<Case>> {
+    let mut all = cases.to_vec();
+    for mut case in super::load_all(&store.join("divergences"))? {
+        case.name = format!("{DIVERGENCE_PREFIX}{}", case.name);
+        all.push(case);
+    }
+    Ok(all)
+}
+
 /// The root causes of `store`'s table, checked against `cases` (the store's cases): each names
 /// an owning repository and at least one case, each case it names is stored and reported (not a
-/// guard's or a limitation's), and every reported case is in exactly one root cause.
+/// guard's or a limitation's; or a known divergence's reproducer, one Burn's contract says is a
+/// bug), and every reported case is in exactly one root cause.
 pub fn load_bugs(store: &Path, cases: &[Case]) -> Result<Vec<Bug>> {
+    let divergences = reportable(store, &[])?;
     let path = upstream_dir(store).join("bugs.json");
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read {}", path.display()))?;
@@ -36,7 +53,31 @@ pub fn load_bugs(store: &Path, cases: &[Case]) -> Result<Vec<Bug>> {
         if bug.cases.is_empty() {
             bail!("{}: {} covers no case", path.display(), bug.id);
         }
+        if let Some(show) = bug.show.as_ref().filter(|s| !bug.cases.contains(s)) {
+            bail!(
+                "{}: {} shows {show}, not one of its cases",
+                path.display(),
+                bug.id
+            );
+        }
         for name in &bug.cases {
+            if name.starts_with(DIVERGENCE_PREFIX) {
+                if !divergences.iter().any(|c| &c.name == name) {
+                    bail!(
+                        "{}: {} names {name}, which is not stored",
+                        path.display(),
+                        bug.id
+                    );
+                }
+                if let Some(other) = owner_of.insert(name, &bug.id) {
+                    bail!(
+                        "{}: {name} is in both {other} and {}",
+                        path.display(),
+                        bug.id
+                    );
+                }
+                continue;
+            }
             let Some(case) = cases.iter().find(|c| &c.name == name) else {
                 bail!(
                     "{}: {} names {name}, which is not stored",
@@ -84,8 +125,12 @@ pub fn bug_of(store: &Path, name: &str) -> Option<Bug> {
     bugs.into_iter().find(|b| b.cases.iter().any(|c| c == name))
 }
 
-/// The case a root cause's report shows: its fewest steps, then its first in the table.
+/// The case a root cause's report shows: the one it names to show, else its fewest steps, then
+/// its first in the table.
 pub fn smallest<'a>(bug: &Bug, cases: &'a [Case]) -> Option<&'a Case> {
+    if let Some(name) = &bug.show {
+        return cases.iter().find(|c| &c.name == name);
+    }
     bug.cases
         .iter()
         .filter_map(|n| cases.iter().find(|c| &c.name == n))

@@ -16,14 +16,27 @@ pub struct Bug {
     pub repo: String,
     /// The crates (and files) a fix touches.
     pub crates: String,
-    /// Its upstream status in a few words (`not reported`, `class open as tracel-ai/cubecl#68`);
-    /// the shown case's `upstream` note has the evidence.
+    /// Its upstream status in a few words (`not reported`, `class open as tracel-ai/cubecl#68`),
+    /// for the index.
     pub status: String,
+    /// The upstream status with its evidence: the trackers searched, the sources read (the
+    /// pinned release's and the newest reachable, each by commit and date).
+    pub upstream: String,
+    /// The root cause, traced in the pinned sources with file:line.
+    pub cause: String,
     /// What should happen, with where that comes from: IEEE 754, Burn's doc comment, PyTorch's
     /// documented behaviour, another backend's result.
     pub expected: String,
     /// The stored cases it stands for.
     pub cases: Vec<String>,
+    /// What the run shows beyond its own message, where that hides the failure (a shader that
+    /// fails validation surfaces as a bare `ExecutionError`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub happens: Option<String>,
+    /// The case its report shows, where not the smallest (one that shows the bug through the
+    /// public API most directly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub show: Option<String>,
 }
 
 /// The repositories a bug may be owned by: Burn's own, and wgpu's, which holds naga, the shader

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::interpreter::PanicInfo;
 use crate::oracles::catalogue::{catalogue, record_of};
 use crate::oracles::eager_replay::DTYPE_LOST;
 use crate::oracles::reference::{Mismatch, REFERENCE_MISMATCH};
@@ -14,11 +15,9 @@ use crate::program::{Program, ProgramFile};
 use crate::Verdict;
 
 use super::bug::Bug;
+use super::burn_test::{backend_of, regression_body};
 use super::listing::{render, Style};
-use super::rust::{expected_outcome, to_rust};
-
-/// The burn features the harness builds with (the workspace's `burn` dependency).
-const FEATURES: &str = r#"["std", "flex", "capture", "extension", "autodiff", "wgpu"]"#;
+use super::rust::{contract_words, expected_outcome, to_rust};
 
 /// What a maintainer should see instead, from the finding's kind.
 fn expected(finding: &Finding) -> String {
@@ -62,11 +61,9 @@ pub fn reference_value(finding: &Finding) -> Option<String> {
     }
     let m = Mismatch::parse(&finding.message)?;
     let how = if finding.signature.summary.starts_with("backward of") {
-        "Central finite differences in f64 over the ops' definitions (the reference oracle's \
-         gradient, which shares no code with burn-autodiff) give"
+        "Central finite differences in f64 over the ops' definitions give"
     } else {
-        "The op's definition, computed in f64 on host arrays and rounded to the value's dtype \
-         (the reference oracle, which shares no code with Burn), gives"
+        "The op's definition, computed in f64 and rounded to the value's dtype, gives"
     };
     Some(format!(
         "{how} `{}` at element {} of `t{}`; Burn computed `{}`.",
@@ -87,6 +84,11 @@ pub struct IssueParts {
     pub reference: Option<String>,
     /// The Rust reproducer.
     pub reproducer: String,
+    /// The backend a regression test in Burn's backend tests' form fails on today (`Flex`,
+    /// `wgpu`) and its body, where the finding's chain is plain eager steps on one device (see
+    /// `burn_test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regression_test: Option<(String, String)>,
     /// The environment it ran in: Burn, backends, adapter and driver, OS, rustc, profile.
     pub environment: String,
     /// The minimized program and its trace.
@@ -117,6 +119,58 @@ fn operating_system() -> String {
     format!("{} ({})", parts.join(", "), std::env::consts::ARCH)
 }
 
+/// `text` with every path into cargo's registry cut to the crate's own (`burn-flex-0.23.0-pre.1/
+/// src/...`): a report names no machine's folders.
+pub fn crate_relative(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("/registry/src/") {
+        // Back to the path's start: the last blank or quote before it.
+        let start = rest[..at]
+            .rfind(|c: char| c.is_whitespace() || c == '`' || c == '"' || c == '(')
+            .map_or(0, |i| i + 1);
+        out.push_str(&rest[..start]);
+        let after = &rest[at + "/registry/src/".len()..];
+        // Skip the index folder (`index.crates.io-<hash>/`).
+        rest = after.split_once('/').map_or(after, |(_, tail)| tail);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The sentence that introduces what a finding shows, by its kind, and the call it happens at.
+fn lead(finding: &Finding, step: Option<&str>, panic: Option<&PanicInfo>) -> String {
+    let at = step.map_or_else(String::new, |s| format!(" `{s}`"));
+    if let Some(p) = panic {
+        // A location in one of Burn's crates, not in the caller that the panic was raised through.
+        let location = p
+            .location
+            .as_deref()
+            .filter(|l| l.contains("/registry/src/"))
+            .map_or_else(String::new, |l| format!(" at `{}`", crate_relative(l)));
+        return format!("The call{at} panics{location}:");
+    }
+    match finding.class.as_str() {
+        REPLAY_MISMATCH if finding.signature.summary.contains(DTYPE_LOST) => {
+            "Replaying the captured graph hands an output back in another dtype than the graph \
+             records for it:"
+                .into()
+        }
+        REPLAY_MISMATCH => "Replaying the captured graph gives other values than the same \
+                            steps run eagerly:"
+            .into(),
+        DIVERGENCE => format!("Flex and wgpu give different values for{at}:"),
+        DTYPE_CONTRACT => {
+            format!("The tensor{at} hands back is stored in a dtype of another kind:")
+        }
+        MODEL_MISMATCH => {
+            format!("The call{at} gives an outcome the capture API does not document:")
+        }
+        REFERENCE_MISMATCH => format!("The value of{at} differs from the op's definition:"),
+        _ => format!("The call{at} fails:"),
+    }
+}
+
 /// The parts of `file`'s report from its `verdict` (run with its class as a finding) and the
 /// wgpu adapter it ran on, if any; `None` when the run showed no finding.
 pub fn issue_parts(
@@ -125,23 +179,48 @@ pub fn issue_parts(
     adapter: Option<&str>,
 ) -> Option<IssueParts> {
     let finding = verdict.finding.as_ref()?;
-    let first = finding.message.lines().next().unwrap_or_default();
+    let mut first = crate_relative(finding.message.lines().next().unwrap_or_default());
+    if finding.class == MODEL_MISMATCH {
+        first = contract_words(&first);
+    }
     let step = finding
         .step
-        .map_or_else(String::new, |s| format!(" at step {s}"));
-    let what_happens = format!("{}{step}:\n\n```text\n{first}\n```\n", finding.class);
+        .and_then(|s| program.steps.get(s))
+        .map(crate::program::display::step_line);
+    let panic = finding
+        .step
+        .and_then(|s| verdict.trace.steps.get(s))
+        .and_then(|r| match &r.outcome {
+            crate::interpreter::Outcome::Panic(p) => Some(p),
+            _ => None,
+        });
+    let what_happens = format!(
+        "{}\n\n```text\n{first}\n```\n",
+        lead(finding, step.as_deref(), panic)
+    );
+    let reproducer = to_rust(program, &verdict.trace, Some(finding));
     let mut environment = String::new();
+    let features = reproducer
+        .lines()
+        .find_map(|l| l.strip_prefix("// burn = "))
+        .and_then(|l| l.rsplit_once(" features = "))
+        .map_or_else(String::new, |(_, f)| {
+            format!(", features {}", f.trim_end_matches(" }"))
+        });
     let _ = writeln!(
         environment,
-        "- burn `={}`, features {FEATURES}",
+        "- burn `={}` (`default-features = false`{features})",
         env!("DISPATCH_FUZZ_BURN_VERSION")
     );
-    let backends = if adapter.is_some() {
-        "Flex, capture, wgpu"
-    } else {
-        "Flex, capture"
-    };
-    let _ = writeln!(environment, "- backends: {backends}");
+    if adapter.is_some() || reproducer.contains("Device::wgpu(") {
+        let _ = writeln!(
+            environment,
+            "- cubecl `{}`, cubek `{}`, wgpu `{}` (as burn resolves them)",
+            env!("DISPATCH_FUZZ_CUBECL_VERSION"),
+            env!("DISPATCH_FUZZ_CUBEK_VERSION"),
+            env!("DISPATCH_FUZZ_WGPU_VERSION")
+        );
+    }
     if let Some(adapter) = adapter {
         let _ = writeln!(environment, "- wgpu adapter: `{adapter}`");
     }
@@ -149,7 +228,7 @@ pub fn issue_parts(
     let _ = writeln!(environment, "- rustc: `{}`", env!("DISPATCH_FUZZ_RUSTC"));
     let _ = writeln!(
         environment,
-        "- built in debug (debug assertions and overflow checks on)"
+        "- a debug build (debug assertions and overflow checks on)"
     );
     let source = record_of(catalogue(), &finding.class, &finding.message).map(|r| {
         let line = r.line_number.map_or_else(String::new, |l| format!(":{l}"));
@@ -158,11 +237,18 @@ pub fn issue_parts(
             r.file_path, r.slug
         )
     });
+    let regression_test = regression_body(program, &verdict.trace, finding).and_then(|body| {
+        Some((
+            backend_of(program, &verdict.trace, finding)?.to_string(),
+            body,
+        ))
+    });
     Some(IssueParts {
         what_happens,
         expected: expected(finding),
         reference: reference_value(finding),
-        reproducer: to_rust(program, &verdict.trace, Some(finding)),
+        reproducer,
+        regression_test,
         environment,
         program: render(program, verdict, Style::Normalized),
         source,
@@ -219,7 +305,7 @@ pub fn issue_body(
 
 /// The sections a per-case body and a grouped report share, for the case `file` that `parts`
 /// came from: reproducer, environment, program, root cause, upstream status, how it was found.
-pub(super) fn write_common(out: &mut String, file: &ProgramFile, parts: &IssueParts) {
+fn write_common(out: &mut String, file: &ProgramFile, parts: &IssueParts) {
     let _ = writeln!(
         out,
         "## Reproducer\n\nAgainst Burn's public API (the header lists every crate it needs); it \

@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use super::simplify::{literals, Literals};
 use crate::interpreter::{Outcome, Trace, ValueInfo};
 use crate::oracles::catalogue::{catalogue, record_of};
 use crate::oracles::eager_replay::DTYPE_LOST;
@@ -19,9 +20,9 @@ use crate::oracles::{
 };
 use crate::program::display::{creation_options, op_expr};
 use crate::program::{
-    backward_expr, device_call, edge_dtype, exit_statements, fill_data, replace_ident,
-    transaction_expr, AutodiffMode, DeviceRef, Dtype, ExitForm, Fill, Kind, Op, Program, Slot,
-    Step,
+    backward_expr, device_call, edge_dtype, exit_statements, fill_data, mentions_ident,
+    replace_ident, transaction_expr, AutodiffMode, DeviceRef, Dtype, ExitForm, Fill, Kind, Op,
+    Program, Slot, Step,
 };
 
 /// The Burn version the harness builds (from `Cargo.lock`, by `build.rs`).
@@ -66,6 +67,10 @@ fn kind_path(kind: Kind) -> &'static str {
 }
 
 /// The Rust expression a step evaluates (without `let`), or `None` for scope steps.
+pub(super) fn step_expr(step: &Step) -> Option<String> {
+    expr(step)
+}
+
 fn expr(step: &Step) -> Option<String> {
     Some(match step {
         Step::Create {
@@ -107,7 +112,7 @@ fn expr(step: &Step) -> Option<String> {
                 .map(|s| format!("t{s}.clone().into_data()"))
                 .collect();
             format!(
-                "replay_on_flex(graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![{}])",
+                "{FLEX_REPLAY}graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![{}])",
                 feed.join(", ")
             )
         }
@@ -158,8 +163,6 @@ fn exported(program: &Program, start: usize, end: usize, ran: &dyn Fn(usize) -> 
 
 /// The reproducer: a `main` using Burn's public API, plus the replay helper when needed.
 pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> String {
-    let signature = finding.map(|f| f.signature.to_string());
-    let signature = signature.as_deref();
     let at = finding.and_then(|f| f.step);
     let model = finding.filter(|f| f.class == MODEL_MISMATCH);
     // An eager-replay finding: a mismatch, or a replay that fails with a known bug's class.
@@ -174,7 +177,11 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     let reference_on_wgpu = finding
         .filter(|f| f.class == REFERENCE_MISMATCH && f.signature.summary.contains(" on wgpu "));
     let outcome = |i: usize| trace.steps.get(i).map(|r| &r.outcome);
-    let ran = |i: usize| !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None);
+    // The simplifier's literals: a step it leaves out is written as if it never ran.
+    let lits = literals(program, trace, at);
+    let ran = |i: usize| {
+        !lits.dropped.contains(&i) && !matches!(outcome(i), Some(Outcome::Skipped { .. }) | None)
+    };
     let last_run = (0..program.steps.len()).rev().find(|&i| ran(i));
     let ends = program.scope_ends();
     let devices: BTreeSet<DeviceRef> = program.steps.iter().filter_map(Step::device).collect();
@@ -325,7 +332,8 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                 if let Some(f) = model.filter(|_| at == Some(i)) {
                     let expected = expected_outcome(&f.signature);
                     let ok = expected == "ok";
-                    let _ = writeln!(body, "{pad}// {}", f.message);
+                    let expected = outcome_words(&expected).replace('"', "'");
+                    let _ = writeln!(body, "{pad}// {}", contract_words(&f.message));
                     let _ = writeln!(
                         body,
                         "{pad}assert!(graph{graph}.{}(), \"the contract expects {expected} here: {{:?}}\", graph{graph}.as_ref().map(|_| \"a graph\"));",
@@ -334,11 +342,11 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
                 }
                 if let Some(f) = replay.filter(|_| at == Some(i)) {
                     let dtype_lost = f.signature.summary.contains(DTYPE_LOST);
+                    let mismatch = f.class == REPLAY_MISMATCH;
                     body.push_str(&eager_replay_check(
                         program,
-                        i,
-                        graph,
-                        (replayed_on(f), dtype_lost),
+                        (i, graph),
+                        (replayed_on(f), dtype_lost, mismatch),
                         &ran,
                         &pad,
                     ));
@@ -360,7 +368,14 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             Some(Outcome::Ok { outputs, .. }) => outputs.as_slice(),
             _ => &[],
         };
-        let Some(expr) = expr(step) else { continue };
+        let Some(expr) = lits
+            .replaced
+            .get(&i)
+            .map(|r| r.0.clone())
+            .or_else(|| expr(step))
+        else {
+            continue;
+        };
         let panicked = matches!(outcome(i), Some(Outcome::Panic(_)));
         let read_expected_ok = model.is_some_and(|f| expected_outcome(&f.signature) == "ok")
             && at == Some(i)
@@ -440,8 +455,9 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
         }
         if let Some(f) = model.filter(|_| at == Some(i)) {
             let expected = expected_outcome(&f.signature);
-            let _ = writeln!(body, "{pad}// {}", f.message);
+            let _ = writeln!(body, "{pad}// {}", contract_words(&f.message));
             if expected.starts_with("panic") && !panicked {
+                let expected = outcome_words(&expected).replace('"', "'");
                 let _ = writeln!(
                     body,
                     "{pad}let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {{ let _ = {expr}; }}));"
@@ -458,12 +474,8 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
     }
     if let (Some(m), Some(_), Some(at)) = (&reference, reference_on_wgpu, at) {
         let pad = "    ";
-        let _ = writeln!(
-            body,
-            "{pad}// The finding: the same steps run on wgpu (slots renamed `wN`), as the \
-             differential's wgpu run does."
-        );
-        if rerun(program, at, &ran, ("w", "wgpu"), &mut body) {
+        let _ = writeln!(body, "{pad}// The same steps on wgpu:");
+        if rerun(program, (at, &lits), &ran, ("w", "wgpu"), &mut body) {
             if let Some(Outcome::Ok { value: Some(v), .. }) = outcome(at) {
                 body.push_str(&reference_check(m, v.kind, pad, &format!("w{}", m.slot)));
             }
@@ -474,72 +486,89 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             (Step::Replay { .. }, Some(Outcome::Ok { outputs, .. })) => {
                 replay_differential_check(program, at, outputs)
             }
-            _ => differential_check(program, at, &ran),
+            (_, Some(Outcome::Ok { value, .. })) => {
+                differential_check(program, (at, &lits), &ran, value.as_ref().map(|v| v.kind))
+            }
+            _ => differential_check(program, (at, &lits), &ran, None),
         };
         body.push_str(&check);
     }
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "// Reproducer generated by dispatch-fuzz from a {}-step program.",
-        program.steps.len()
-    );
-    if let Some(signature) = signature {
-        let _ = writeln!(out, "// Finding: {signature}");
-    }
-    // Helpers go in only where the body calls them: the replay helper needs burn-router,
+    // Helpers go in only where the body calls them: the replay helpers need burn-router,
     // burn-ir and burn-backend, which a reproducer that replays nothing must not ask for.
-    let replay_helper = body.contains("replay_on_");
-    let compare_helper = body.contains("assert_same_values(");
-    // The replay helper names the wgpu device too, so a replaying reproducer needs it as well.
-    let wgpu = replay_helper || body.contains("Device::wgpu(");
-    for line in dependencies(wgpu, replay_helper, threaded) {
-        let _ = writeln!(out, "// {line}");
-    }
-    out.push_str(
-        "#![allow(unused_imports, unused_variables, unused_mut, dead_code, clippy::all)]\n",
-    );
-    out.push_str("use burn::backend::Capture;\n");
-    let transaction = program
-        .steps
-        .iter()
-        .any(|s| matches!(s, Step::Transaction { .. }));
-    // Edge fills of the half dtypes print `f16::MAX`, `bf16::NAN`.
-    let halves = program.steps.iter().any(|s| {
-        matches!(
-            s,
-            Step::Create {
-                fill: Fill::Edge(_),
-                dtype: Some(Dtype::F16 | Dtype::Bf16),
-                ..
-            }
-        )
-    });
-    let _ = writeln!(
-        out,
-        "use burn::tensor::{{Bool, Device, Float, Int, Tensor, TensorData{}{}{}}};\n",
-        if transaction { ", Transaction" } else { "" },
-        if program.steps.iter().any(|s| s.named_dtype().is_some()) {
-            ", BoolStore, DType, FloatDType, IntDType"
-        } else {
-            ""
-        },
-        if halves { ", bf16, f16" } else { "" }
-    );
-    out.push_str("fn main() {\n");
-    out.push_str(&body);
-    out.push_str("}\n");
+    let mut helpers = String::new();
+    let replay_helper = body.contains("replay::<");
     if replay_helper {
-        out.push_str(REPLAY_HELPER);
+        helpers.push_str(REPLAY_HELPER);
+    }
+    if body.contains(WGPU_REPLAY) {
+        body.insert_str(0, &format!("    {CUBE_DEVICE}\n"));
     }
     if threaded {
-        out.push_str(LANES_HELPER);
+        helpers.push_str(LANES_HELPER);
     }
     if body.contains("assert_recorded_dtype(") {
-        out.push_str(RECORDED_DTYPE_HELPER);
+        helpers.push_str(RECORDED_DTYPE_HELPER);
     }
-    if compare_helper {
-        out.push_str(COMPARE_HELPER);
+    let code = format!("fn main() {{\n{body}}}\n{helpers}");
+    let mut out = String::new();
+    for line in dependencies(&code, replay_helper, threaded) {
+        let _ = writeln!(out, "// {line}");
+    }
+    out.push_str(&imports(&code));
+    out.push('\n');
+    out.push_str(&code);
+    out
+}
+
+/// The `use` lines `code` needs: each name it uses from `burn::tensor` (and `Capture`, where
+/// it takes a capture primitive), and nothing else.
+fn imports(code: &str) -> String {
+    let tensor: Vec<&str> = [
+        "Bool",
+        "BoolStore",
+        "DType",
+        "Device",
+        "Float",
+        "FloatDType",
+        "Int",
+        "IntDType",
+        "Tensor",
+        "TensorData",
+        "Tolerance",
+        "Transaction",
+        "bf16",
+        "f16",
+    ]
+    .into_iter()
+    .filter(|name| {
+        // A name used only as a path's tail (`burn::tensor::DType::F32`) needs no import.
+        let mut rest = code;
+        let mut bare = false;
+        while let Some(at) = rest.find(name) {
+            let before = rest[..at].chars().last();
+            let after = rest[at + name.len()..].chars().next();
+            let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            if !ident(before) && !ident(after) && !rest[..at].ends_with("::") {
+                bare = true;
+                break;
+            }
+            rest = &rest[at + name.len()..];
+        }
+        bare
+    })
+    .collect();
+    let mut out = String::new();
+    if mentions_ident(code, "Capture") {
+        out.push_str("use burn::backend::Capture;\n");
+    }
+    match tensor.as_slice() {
+        [] => {}
+        [one] => {
+            let _ = writeln!(out, "use burn::tensor::{one};");
+        }
+        names => {
+            let _ = writeln!(out, "use burn::tensor::{{{}}};", names.join(", "));
+        }
     }
     out
 }
@@ -548,14 +577,29 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
 pub const DEPENDENCIES_HEADER: &str = "Cargo.toml [dependencies], all the reproducer needs:";
 
 /// A reproducer's header dependency list: the manifest lines, after [`DEPENDENCIES_HEADER`],
-/// that build it as the `main.rs` of a crate of its own (`burn` alone, plus burn-router,
-/// burn-ir and burn-backend where it replays a captured graph).
-fn dependencies(wgpu: bool, replay: bool, threaded: bool) -> Vec<String> {
+/// that build `code` as the `main.rs` of a crate of its own: `burn` with the features the code
+/// uses (Flex with its default `simd` and `rayon`, capture, autodiff, wgpu), plus burn-router,
+/// burn-ir and burn-backend where it replays a captured graph.
+fn dependencies(code: &str, replay: bool, threaded: bool) -> Vec<String> {
+    let mut features = vec!["std"];
+    if code.contains("Device::flex()") || code.contains("backend::Flex") {
+        features.extend(["flex", "simd", "rayon"]);
+    }
+    if code.contains("Device::capture()") {
+        features.push("capture");
+    }
+    if mentions_ident(code, "autodiff") || code.contains(".require_grad()") {
+        features.push("autodiff");
+    }
+    if code.contains("Device::wgpu(") || code.contains("backend::Cube") {
+        features.push("wgpu");
+    }
+    let features: Vec<String> = features.iter().map(|f| format!("\"{f}\"")).collect();
     let mut lines = vec![
         DEPENDENCIES_HEADER.to_string(),
         format!(
-            "burn = {{ version = \"={BURN}\", default-features = false, features = [\"std\", \"flex\", \"capture\", \"extension\", \"autodiff\"{}] }}",
-            if wgpu { ", \"wgpu\"" } else { "" }
+            "burn = {{ version = \"={BURN}\", default-features = false, features = [{}] }}",
+            features.join(", ")
         ),
     ];
     if replay {
@@ -689,6 +733,37 @@ fn dtypes_of(kind: Kind) -> String {
         .join(" | ")
 }
 
+/// A model mismatch's message in the words of the call's contract: `step N `call`: the model
+/// expected X (rule: why), Burn gave Y` becomes `expected X, Burn gave Y` (the rule's name and
+/// the step number are this project's; the call is on the line the comment stands over).
+pub(super) fn contract_words(message: &str) -> String {
+    match message.split_once("expected ") {
+        Some((_, rest)) => {
+            let outcome = rest.split(" (").next().unwrap_or(rest);
+            let gave = rest.rsplit_once("Burn gave ").map_or("", |(_, g)| g);
+            format!(
+                "expected {}, Burn gave {}",
+                outcome_words(outcome),
+                outcome_words(gave)
+            )
+        }
+        None => message.to_string(),
+    }
+}
+
+/// An outcome as the model names it (`ok`, `panic <class>`, `error <Variant>`), with a
+/// catalogued class given as the panic's own words (`panic "capture scope is already
+/// complete"`): the class names are this project's.
+pub(super) fn outcome_words(outcome: &str) -> String {
+    match outcome.strip_prefix("panic ") {
+        Some(class) => match catalogue().iter().find(|r| r.background_tag == class) {
+            Some(record) => format!("a panic \"{}\"", record.message_pattern),
+            None => format!("a panic ({class})"),
+        },
+        None => outcome.to_string(),
+    }
+}
+
 /// What a model-mismatch signature says the contract expects (`ok`, `panic <class>`,
 /// `error <Variant>`).
 pub(super) fn expected_outcome(signature: &Signature) -> String {
@@ -699,26 +774,27 @@ pub(super) fn expected_outcome(signature: &Signature) -> String {
         .map_or_else(|| "another outcome".to_string(), |(e, _)| e.to_string())
 }
 
-/// The helper an eager-replay finding replays its graph with: on wgpu when the finding says so.
+/// The call an eager-replay finding replays its graph with (up to its graph and feed): on wgpu
+/// when the finding says so.
 fn replayed_on(finding: &Finding) -> &'static str {
     let on_wgpu =
         finding.signature.summary.contains("on wgpu") || finding.message.contains("on wgpu");
     if on_wgpu {
-        "replay_on_wgpu"
+        WGPU_REPLAY
     } else {
-        "replay_on_flex"
+        FLEX_REPLAY
     }
 }
 
 /// After the scope that ends at `exit` (graph `graph`): the same steps run eagerly on Flex
-/// (slots renamed `eN`), the graph replayed with `replay` (`replay_on_flex`, `replay_on_wgpu`)
+/// (slots renamed `eN`), the graph replayed with `replay` ([`FLEX_REPLAY`], [`WGPU_REPLAY`])
 /// with the eager inputs, and every output compared with its eager value, printing both;
-/// with `dtype_lost`, each output's dtype with the one the graph recorded first.
+/// with `dtype_lost`, each output's dtype with the one the graph recorded first. Where the
+/// replay itself fails (not a `mismatch`) and takes no inputs, only the replay is written.
 fn eager_replay_check(
     program: &Program,
-    exit: usize,
-    graph: usize,
-    (replay, dtype_lost): (&str, bool),
+    (exit, graph): (usize, usize),
+    (replay, dtype_lost, mismatch): (&str, bool, bool),
     ran: &dyn Fn(usize) -> bool,
     pad: &str,
 ) -> String {
@@ -738,9 +814,16 @@ fn eager_replay_check(
         return String::new();
     };
     let mut out = String::new();
+    if !mismatch && !dtype_lost && inputs.is_empty() {
+        let _ = writeln!(
+            out,
+            "{pad}let replayed = {replay}graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![]);"
+        );
+        return out;
+    }
     let _ = writeln!(
         out,
-        "{pad}// The finding: the captured graph, replayed ({replay}), must equal the same steps run eagerly on Flex."
+        "{pad}// The graph replayed vs the same steps run eagerly on Flex:"
     );
     let mut renamed: BTreeSet<Slot> = BTreeSet::new();
     let rename = |text: String, renamed: &BTreeSet<Slot>| -> String {
@@ -779,7 +862,7 @@ fn eager_replay_check(
     };
     let _ = writeln!(
         out,
-        "{pad}let replayed = {replay}(graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![{}]);",
+        "{pad}let replayed = {replay}graph{graph}.as_ref().expect(\"graph{graph} was captured\"), vec![{}]);",
         eager(inputs).join(", ")
     );
     if dtype_lost {
@@ -793,43 +876,80 @@ fn eager_replay_check(
     for (k, expr) in eager(outputs).iter().enumerate() {
         let _ = writeln!(
             out,
-            "{pad}assert_same_values(\"output {k} (t{}): replayed vs eager\", &replayed[{k}], &{expr});",
-            outputs[k]
+            "{}",
+            assert_same(
+                pad,
+                &format!("output {k} (t{}): replayed vs eager", outputs[k]),
+                (&format!("replayed[{k}]"), expr),
+                None
+            )
+            .trim_end()
         );
     }
     out
 }
 
-/// After the program: every step up to `at` run again with every tensor on Flex (slots renamed
-/// `eN`) and again on wgpu (`wN`), moves between devices becoming clones as in the
-/// differential's two runs, and the value step `at` produced compared, printing both.
-fn differential_check(program: &Program, at: usize, ran: &dyn Fn(usize) -> bool) -> String {
+/// After the program: the value step `at` produced, compared between Flex and wgpu (as Burn's
+/// tests compare). The steps up to `at` run again with every tensor on each backend (slots
+/// renamed `eN` on Flex, `wN` on wgpu), moves between devices becoming clones as in the
+/// differential's two runs, except on a backend the program already ran them all on, whose
+/// values (`tN`) are compared as they are: each chain runs once per backend.
+fn differential_check(
+    program: &Program,
+    (at, lits): (usize, &Literals),
+    ran: &dyn Fn(usize) -> bool,
+    kind: Option<Kind>,
+) -> String {
     let pad = "    ";
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{pad}// The finding: the same steps run on wgpu must give what they give on Flex."
-    );
-    for run in [("e", "flex"), ("w", "wgpu")] {
-        if !rerun(program, at, ran, run, &mut out) {
+    let Some(o) = program.steps[at].writes().first().copied() else {
+        return out;
+    };
+    let all_on = |device: DeviceRef| {
+        (0..=at).filter(|i| ran(*i)).all(|i| {
+            let step = &program.steps[i];
+            let made_on = lits.replaced.get(&i).map(|r| r.1).or(step.device());
+            !matches!(step, Step::EnterScope { .. } | Step::Replay { .. })
+                && made_on.is_none_or(|d| d == device)
+        })
+    };
+    let _ = writeln!(out, "{pad}// The same steps on Flex and on wgpu:");
+    let mut names = Vec::new();
+    for (prefix, device, here) in [
+        ("e", "flex", DeviceRef::Flex),
+        ("w", "wgpu", DeviceRef::Wgpu),
+    ] {
+        if all_on(here) {
+            names.push(format!("t{o}"));
+        } else if rerun(program, (at, lits), ran, (prefix, device), &mut out) {
+            names.push(format!("{prefix}{o}"));
+        } else {
             return out;
         }
     }
-    if let Some(o) = program.steps[at].writes().first() {
-        let _ = writeln!(
-            out,
-            "{pad}assert_same_values(\"t{o}: wgpu vs flex\", &w{o}.clone().into_data(), &e{o}.clone().into_data());"
-        );
-    }
+    let _ = writeln!(
+        out,
+        "{}",
+        assert_same(
+            pad,
+            &format!("t{o}: wgpu vs flex"),
+            (
+                &format!("{}.into_data()", names[1]),
+                &format!("{}.into_data()", names[0])
+            ),
+            kind
+        )
+        .trim_end()
+    );
     out
 }
 
 /// Every step up to `at` that ran, again with every tensor on `device` (slots renamed
-/// `{prefix}N`), moves between devices becoming clones, written to `out`; `false` where a
-/// scope or replay step stops it (said in a comment).
+/// `{prefix}N`), moves between devices becoming clones, a step of `lits` written as its
+/// literal, written to `out`; `false` where a scope or replay step stops it (said in a comment).
 fn rerun(
     program: &Program,
-    at: usize,
+    (at, lits): (usize, &Literals),
     ran: &dyn Fn(usize) -> bool,
     (prefix, device): (&str, &str),
     out: &mut String,
@@ -843,6 +963,16 @@ fn rerun(
             }
             let step = &program.steps[i];
             let line = match step {
+                // A step the simplifier wrote as a literal is made again on this device.
+                _ if lits.replaced.contains_key(&i) => {
+                    let (text, _) = &lits.replaced[&i];
+                    let o = step.writes().first().copied().unwrap_or_default();
+                    let mut text = text.clone();
+                    for d in ["flex", "flex_ad", "wgpu"] {
+                        text = replace_ident(&text, d, device);
+                    }
+                    Some((o, text))
+                }
                 Step::Create { out: o, .. }
                 | Step::Op { out: o, .. }
                 | Step::Autodiff { out: o, .. }
@@ -894,9 +1024,9 @@ fn replay_differential_check(program: &Program, at: usize, outputs: &[ValueInfo]
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{pad}// The finding: the graph replayed on wgpu must give what it gives replayed on Flex."
+        "{pad}// The graph replayed on wgpu vs replayed on Flex:"
     );
-    let on_wgpu = replace_ident(&replay, "replay_on_flex", "replay_on_wgpu");
+    let on_wgpu = replay.replace(FLEX_REPLAY, WGPU_REPLAY);
     let _ = writeln!(out, "{pad}let on_wgpu = {on_wgpu};");
     for (k, (slot, info)) in slots.iter().zip(outputs).enumerate() {
         let _ = writeln!(
@@ -907,45 +1037,36 @@ fn replay_differential_check(program: &Program, at: usize, outputs: &[ValueInfo]
         );
         let _ = writeln!(
             out,
-            "{pad}assert_same_values(\"t{slot}: wgpu vs flex\", &w{slot}.clone().into_data(), &t{slot}.clone().into_data());"
+            "{}",
+            assert_same(
+                pad,
+                &format!("t{slot}: wgpu vs flex"),
+                (
+                    &format!("w{slot}.into_data()"),
+                    &format!("t{slot}.into_data()")
+                ),
+                Some(info.kind)
+            )
+            .trim_end()
         );
     }
     out
 }
 
-const COMPARE_HELPER: &str = r#"
-/// Prints both values and fails unless they agree: exactly for ints and bools, within Burn's
-/// balanced tolerance (0.5% relative, 1e-5 absolute) for floats, on the grid of the coarser
-/// dtype (F16, BF16: one step of it more relative, two steps absolute). Dtypes may differ.
-fn assert_same_values(what: &str, got: &TensorData, want: &TensorData) {
-    let step = |d: burn::tensor::DType| match d {
-        burn::tensor::DType::F16 => 2f64.powi(-10),
-        burn::tensor::DType::BF16 => 2f64.powi(-7),
-        _ => 0.0,
-    };
-    let eps = step(got.dtype()).max(step(want.dtype()));
-    let (rel, abs) = (5e-3f64.max(eps) + eps, 1e-5f64.max(2.0 * eps));
-    let values = |d: &TensorData| -> Vec<f64> {
-        if d.dtype().is_bool() {
-            d.iter::<bool>().map(|b| f64::from(u8::from(b))).collect()
-        } else {
-            d.iter::<f64>().collect()
+/// The line that fails unless `got` equals `want` (two `TensorData` expressions) as Burn's own
+/// tests compare: within `Tolerance::default()` (balanced: 0.5% relative, 1e-5 absolute) for a
+/// float `kind` (or one the trace does not know), exactly for ints and bools; the dtypes may
+/// differ. Its panic, "Tensors are not (approx) eq", lists the positions that differ.
+fn assert_same(pad: &str, what: &str, (got, want): (&str, &str), kind: Option<Kind>) -> String {
+    match kind {
+        Some(Kind::Int | Kind::Bool) => {
+            format!("{pad}{got}.assert_eq(&{want}, false); // {what}\n")
         }
-    };
-    let (g, w) = (values(got), values(want));
-    println!("{what}:
-  got  {:?} {:?}
-  want {:?} {:?}", got.dtype(), g, want.dtype(), w);
-    let float = want.dtype().is_float();
-    let same = g.len() == w.len()
-        && g.iter().zip(&w).all(|(a, b)| {
-            a == b
-                || (a.is_nan() && b.is_nan())
-                || (float && b.is_finite() && (a - b).abs() <= abs + rel * b.abs())
-        });
-    assert!(same, "{what}: the values differ");
+        _ => format!(
+            "{pad}{got}.assert_approx_eq::<f64>(&{want}, Tolerance::default()); // {what}\n"
+        ),
+    }
 }
-"#;
 
 const RECORDED_DTYPE_HELPER: &str = r#"
 /// Fails unless replayed output `k` has the dtype its graph recorded for it.
@@ -966,49 +1087,29 @@ fn count_exits_before(program: &Program, exit: usize) -> usize {
         .count()
 }
 
+/// How a reproducer replays a graph on Flex, up to the graph and the feed.
+const FLEX_REPLAY: &str = "replay::<burn::backend::Flex>(Default::default(), ";
+
+/// How a reproducer replays a graph on wgpu's default device ([`CUBE_DEVICE`]).
+const WGPU_REPLAY: &str = "replay::<burn::backend::Cube>(cube.clone(), ";
+
+/// The CubeCL device under wgpu's default device, which a wgpu replay runs on.
+const CUBE_DEVICE: &str = "let burn::backend::DispatchDevice::Cube(cube) = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice).as_dispatch().clone() else { unreachable!() };";
+
+/// A graph consumer's replay, through burn-router's interpreter: the graph's recorded values and
+/// the fed inputs registered, every operation run, every output read.
 const REPLAY_HELPER: &str = r#"
-/// Replays a captured graph on Flex: recorded values, then fed inputs, then every operation.
-fn replay_on_flex(graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
-    replay::<burn::backend::Flex>(graph, feed, Default::default())
-}
-
-/// Replays a captured graph on the default wgpu device.
-fn replay_on_wgpu(graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
-    let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
-    let burn::backend::DispatchDevice::Cube(device) = wgpu.as_dispatch() else {
-        panic!("the wgpu device is a CubeCL device");
-    };
-    replay::<burn::backend::Cube>(graph, feed, device.clone())
-}
-
-/// What a graph consumer does with a `CapturedGraph`, through burn-router's interpreter.
-fn replay<B: burn_ir::BackendIr>(
-    graph: &burn::tensor::CapturedGraph,
-    feed: Vec<TensorData>,
-    device: B::Device,
-) -> Vec<TensorData> {
-    use burn_ir::{TensorIr, TensorStatus};
+/// Replays a captured graph as a graph consumer does, through burn-router's interpreter.
+fn replay<B: burn_ir::BackendIr>(device: B::Device, graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
     let mut interpreter = burn_router::TensorInterpreter::<B>::new(device);
-    for (id, data) in &graph.values {
-        interpreter.register_tensor_data_id(*id, data.clone());
-    }
-    for (id, data) in graph.graph.inputs.iter().zip(feed) {
-        interpreter.register_tensor_data_id(*id, data);
-    }
-    for operation in &graph.graph.operations {
-        interpreter.register_op(operation.clone());
-    }
-    let find = |id| -> TensorIr {
-        graph.graph.operations.iter().flat_map(|op| op.nodes()).find(|n| n.id == id).cloned()
-            .unwrap_or_else(|| {
-                let data = &graph.values[&id];
-                TensorIr { id, shape: data.shape().clone(), status: TensorStatus::ReadWrite, dtype: data.dtype() }
-            })
-    };
+    let given = graph.values.iter().map(|(id, d)| (*id, d.clone()));
+    given.chain(graph.graph.inputs.iter().copied().zip(feed)).for_each(|(id, data)| interpreter.register_tensor_data_id(id, data));
+    graph.graph.operations.iter().for_each(|op| interpreter.register_op(op.clone()));
+    let nodes: Vec<burn_ir::TensorIr> = graph.graph.operations.iter().flat_map(|op| op.nodes()).cloned().collect();
     graph.graph.outputs.iter().map(|id| {
-        let mut ir = find(*id);
-        ir.status = TensorStatus::ReadWrite;
-        burn_backend::read_sync(interpreter.read_tensor_async(ir)).expect("output reads")
+        let d = graph.values.get(id); // an output no operation computes is a recorded value
+        let ir = nodes.iter().find(|n| n.id == *id).cloned().unwrap_or_else(|| burn_ir::TensorIr { id: *id, shape: d.unwrap().shape().clone(), status: burn_ir::TensorStatus::ReadOnly, dtype: d.unwrap().dtype() });
+        burn_backend::read_sync(interpreter.read_tensor_async(burn_ir::TensorIr { status: burn_ir::TensorStatus::ReadWrite, ..ir })).expect("output reads")
     }).collect()
 }
 "#;
@@ -1031,7 +1132,7 @@ pub fn fails_with(finding: &Finding) -> String {
         REPLAY_MISMATCH if finding.signature.summary.contains(DTYPE_LOST) => {
             "the replayed dtype is not the recorded one".to_string()
         }
-        REPLAY_MISMATCH | DIVERGENCE => "the values differ".to_string(),
+        REPLAY_MISMATCH | DIVERGENCE => "Tensors are not".to_string(),
         MODEL_MISMATCH => "the contract expects".to_string(),
         DTYPE_CONTRACT => "tensor stored as".to_string(),
         REFERENCE_MISMATCH => "the definition gives".to_string(),

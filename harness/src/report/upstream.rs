@@ -5,49 +5,43 @@
 use std::fmt::Write as _;
 
 use super::bug::{Bug, OWNERS};
-use super::issue::{write_common, IssueParts};
+use super::burn_test::regression_test;
+use super::issue::IssueParts;
 use crate::program::ProgramFile;
 
-/// The grouped report of `bug`, shown through its smallest case `shown` (its file and the parts
-/// its run gave), covering `cases` (each stored case's file, in the bug's order).
-pub fn upstream_report(
-    bug: &Bug,
-    shown: (&ProgramFile, &IssueParts),
-    cases: &[&ProgramFile],
-) -> String {
-    let (file, parts) = shown;
+/// The grouped report of `bug`, shown through its case `shown` (its file and the parts its
+/// run gave): what a maintainer of the owning repository files as it is.
+pub fn upstream_report(bug: &Bug, shown: (&ProgramFile, &IssueParts)) -> String {
+    let (_, parts) = shown;
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", bug.title);
-    let _ = writeln!(
-        out,
-        "Owning repository: **{}** ({}).\n",
-        bug.repo, bug.crates
-    );
-    let _ = writeln!(
-        out,
-        "## What happens\n\nThe smallest of the {} stored case(s) below, `{}` ({} steps): {}",
-        cases.len(),
-        file.name.as_deref().unwrap_or("?"),
-        file.steps.len(),
-        parts.what_happens
-    );
+    let _ = writeln!(out, "Repository: {}. Code: {}.\n", bug.repo, bug.crates);
+    let _ = writeln!(out, "## What happens\n\n{}", parts.what_happens);
+    if let Some(happens) = &bug.happens {
+        let _ = writeln!(out, "{happens}\n");
+    }
     let _ = writeln!(out, "## What should happen\n\n{}\n", bug.expected);
     if let Some(reference) = &parts.reference {
         let _ = writeln!(out, "{reference}\n");
     }
-    write_common(&mut out, file, parts);
-    let _ = writeln!(out, "\n## Cases this report covers\n");
-    let _ = writeln!(out, "| case | steps | signature |");
-    let _ = writeln!(out, "| --- | --- | --- |");
-    for case in cases {
+    let _ = writeln!(
+        out,
+        "## Reproducer\n\nThe `main.rs` of a crate whose `[dependencies]` are the lines its \
+         header lists.\n\n```rust\n{}```\n",
+        parts.reproducer
+    );
+    if let Some((backend, body)) = &parts.regression_test {
         let _ = writeln!(
             out,
-            "| `{}` | {} | `{}` |",
-            case.name.as_deref().unwrap_or("?"),
-            case.steps.len(),
-            case.signature.as_deref().unwrap_or("?").replace('|', "\\|")
+            "## Regression test\n\nFor `burn-backend-tests`, on the test backend's default \
+             device: it fails today with {backend} as the test backend and passes once fixed.\n\n\
+             ```rust\n{}```\n",
+            regression_test(&bug.id, body)
         );
     }
+    let _ = writeln!(out, "## Root cause\n\n{}\n", bug.cause);
+    let _ = writeln!(out, "## Upstream status\n\n{}\n", bug.upstream);
+    let _ = write!(out, "## Environment\n\n{}", parts.environment);
     out
 }
 
@@ -67,15 +61,16 @@ pub fn upstream_index(bugs: &[Bug]) -> String {
             continue;
         }
         let _ = writeln!(out, "## {owner} ({} reports)\n", mine.len());
-        let _ = writeln!(out, "| report | cases | upstream status |");
+        let _ = writeln!(out, "| report | stored cases | upstream status |");
         let _ = writeln!(out, "| --- | --- | --- |");
         for bug in mine {
+            let cases: Vec<String> = bug.cases.iter().map(|c| format!("`{c}`")).collect();
             let _ = writeln!(
                 out,
                 "| [{}]({}.md) | {} | {} |",
                 bug.title.replace('|', "\\|"),
                 bug.id,
-                bug.cases.len(),
+                cases.join(", "),
                 bug.status.replace('|', "\\|")
             );
         }

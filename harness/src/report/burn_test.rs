@@ -1,0 +1,194 @@
+//! A report's regression test in the form of Burn's backend tests (`TestTensor`, the default
+//! device, `assert_eq` / `assert_approx_eq` on `TensorData`), ready to paste into Burn's suite:
+//! the chain that reaches the finding's step, and the value its definition gives.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::interpreter::{Outcome, Trace};
+use crate::oracles::reference::host::Data;
+use crate::oracles::reference::REFERENCE_MISMATCH;
+use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT};
+use crate::program::{replace_ident, DeviceRef, Dtype, Program, Slot, Step};
+
+use super::rust::step_expr;
+use super::simplify::{evaluate, literal, literals};
+
+/// The steps up to `at` that step `at` depends on, in order: `None` where one of them is not a
+/// plain eager step (a scope, a move, a read, an autodiff step) or did not run, or the steps
+/// create tensors on more than one device.
+fn chain(program: &Program, trace: &Trace, at: usize) -> Option<(Vec<usize>, DeviceRef)> {
+    let mut needed: BTreeSet<Slot> = program.steps.get(at)?.reads().into_iter().collect();
+    let mut steps = vec![at];
+    for i in (0..at).rev() {
+        let step = &program.steps[i];
+        let writes = step.writes();
+        if !writes.iter().any(|w| needed.contains(w)) {
+            continue;
+        }
+        for w in &writes {
+            needed.remove(w);
+        }
+        needed.extend(step.reads());
+        steps.push(i);
+    }
+    steps.reverse();
+    let mut device = None;
+    for &i in &steps {
+        if matches!(trace.steps.get(i)?.outcome, Outcome::Skipped { .. }) {
+            return None;
+        }
+        match &program.steps[i] {
+            Step::Create { device: d, .. } => {
+                if device.is_some_and(|seen| seen != *d) {
+                    return None;
+                }
+                device = Some(*d);
+            }
+            Step::Op { .. } | Step::Clone { .. } => {}
+            _ => return None,
+        }
+    }
+    let device = device?;
+    matches!(device, DeviceRef::Flex | DeviceRef::Wgpu).then_some((steps, device))
+}
+
+/// The body of the regression test of a finding at step `at` of `program` (as `trace` ran it):
+/// the chain that reaches `at` on Burn's test device, ending in the definition's value
+/// of its result where the host computes all of it (an op whose definition leaves an element
+/// open, an overflow or a NaN's order, asserts only that the call completes, which is what a
+/// panic finding fails). `None` where the chain is not plain eager steps on one device, or a
+/// non-panic finding has no definite value to assert.
+pub fn regression_body(program: &Program, trace: &Trace, finding: &Finding) -> Option<String> {
+    let at = finding.step?;
+    let (steps, device) = chain(program, trace, at)?;
+    let panicked = matches!(trace.steps.get(at)?.outcome, Outcome::Panic(_));
+    let value = match &trace.steps.get(at)?.outcome {
+        Outcome::Ok { value: Some(v), .. } => Some(v.clone()),
+        _ => None,
+    };
+    let dtype = value
+        .as_ref()
+        .and_then(|v| Dtype::from_name(&v.dtype))
+        .or_else(|| match &program.steps[at] {
+            Step::Create { dtype, .. } => *dtype,
+            _ => None,
+        });
+    let expected = evaluate(program, &steps);
+    let check = match (expected.as_ref(), dtype) {
+        (Some(host), Some(dtype)) => literal(host, dtype).map(|data| (host, data)),
+        (Some(host), None) if panicked => {
+            // The op's dtype is the first operand's, as Burn's defaults give it.
+            let dtype = match host.data {
+                Data::Float(_) => Dtype::F32,
+                Data::Int(_) => Dtype::I64,
+                Data::Bool(_) => Dtype::BoolNative,
+            };
+            literal(host, dtype).map(|data| (host, data))
+        }
+        _ => None,
+    };
+    if check.is_none() && !panicked {
+        return None;
+    }
+    let mut body = String::new();
+    let _ = writeln!(body, "    let device = Default::default();");
+    let here = device.to_string();
+    // Written as the reproducer is: the simplifier's literals for the chains they stand for.
+    let lits = literals(program, trace, Some(at));
+    for &i in steps.iter().filter(|i| !lits.dropped.contains(i)) {
+        let step = &program.steps[i];
+        let text = match lits.replaced.get(&i) {
+            Some((literal, _)) => literal.clone(),
+            None => step_expr(step)?,
+        };
+        let mut text = replace_ident(&text, &here, "device");
+        for (kind, alias) in [
+            ("Float", "TestTensor"),
+            ("Int", "TestTensorInt"),
+            ("Bool", "TestTensorBool"),
+        ] {
+            for rank in 1..=6 {
+                text = text.replace(
+                    &format!("Tensor::<{rank}, {kind}>::"),
+                    &format!("{alias}::<{rank}>::"),
+                );
+            }
+        }
+        let name = if i == at {
+            "output".to_string()
+        } else {
+            format!("t{}", step.writes().first()?)
+        };
+        let _ = writeln!(body, "    let {name} = {text};");
+    }
+    // A value of the wrong kind's dtype equals its definition in value: the dtype is the bug.
+    if finding.class == DTYPE_CONTRACT {
+        let _ = writeln!(
+            body,
+            "    assert!(output.dtype().is_bool(), \"a Bool tensor stored as {{:?}}\", output.dtype());"
+        );
+    }
+    match check {
+        Some((host, data)) => {
+            let _ = writeln!(body, "    let expected = {data};");
+            let _ = match host.data {
+                Data::Float(_) => writeln!(
+                    body,
+                    "    output\n        .into_data()\n        .assert_approx_eq::<FloatElem>(&expected, Tolerance::default());"
+                ),
+                _ => writeln!(body, "    output.into_data().assert_eq(&expected, false);"),
+            };
+        }
+        None => {
+            let _ = writeln!(body, "    output.into_data();");
+        }
+    }
+    Some(body)
+}
+
+/// A regression test named after `id` (a report's file stem) with `body`, as a file of Burn's
+/// backend tests holds it: the suite's prelude (`TestTensor`, `FloatElem`) through `super`, and
+/// the `burn_tensor` names the body uses.
+pub fn regression_test(id: &str, body: &str) -> String {
+    let names: Vec<&str> = [
+        "Bool",
+        "BoolStore",
+        "DType",
+        "Float",
+        "FloatDType",
+        "Int",
+        "IntDType",
+        "TensorData",
+        "Tolerance",
+        "bf16",
+        "f16",
+    ]
+    .into_iter()
+    .filter(|n| crate::program::mentions_ident(body, n))
+    .collect();
+    let uses = match names.as_slice() {
+        [] => String::new(),
+        [one] => format!("use burn_tensor::{one};\n"),
+        many => format!("use burn_tensor::{{{}}};\n", many.join(", ")),
+    };
+    // Inside Burn's workspace the tensor crate is `burn_tensor`, not the `burn` facade.
+    let body = body.replace("burn::tensor::", "burn_tensor::");
+    format!(
+        "use super::*;\n{uses}\n#[test]\nfn {}() {{\n{body}}}\n",
+        id.replace('-', "_")
+    )
+}
+
+/// The backend a regression test fails on today, as its report names it: wgpu for a finding
+/// that compares Flex with wgpu (the program ran on Flex; the bug is wgpu's), else the backend
+/// the chain ran on, `Flex` or `wgpu`.
+pub fn backend_of(program: &Program, trace: &Trace, finding: &Finding) -> Option<&'static str> {
+    let on_wgpu = finding.class == DIVERGENCE
+        || (finding.class == REFERENCE_MISMATCH && finding.signature.summary.contains(" on wgpu "));
+    match chain(program, trace, finding.step?)?.1 {
+        _ if on_wgpu => Some("wgpu"),
+        DeviceRef::Wgpu => Some("wgpu"),
+        _ => Some("Flex"),
+    }
+}
