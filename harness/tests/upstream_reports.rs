@@ -470,6 +470,17 @@ mod prelude {
 }
 ";
 
+/// The autodiff suite's device (with burn's `autodiff` feature, which only the tests that use it
+/// are built with).
+const AUTODIFF_DEVICE: &str = "
+pub struct AutodiffDevice;
+impl AutodiffDevice {
+    pub fn new() -> burn::tensor::Device {
+        burn::tensor::Device::default().autodiff()
+    }
+}
+";
+
 /// What a regression test's failure must say: Burn's `assert_eq`/`assert_approx_eq` words for
 /// a wrong value, the dtype assertion's for a wrong dtype, else the finding's own panic.
 fn test_fails_with(finding: &Finding) -> String {
@@ -517,6 +528,15 @@ fn regression_tests_fail_today(
         std::fs::copy(common::repo().join("Cargo.lock"), dir.join("Cargo.lock"))
             .map_err(|e| e.to_string())?;
         let mut lib = TEST_PRELUDE.to_string();
+        if tests
+            .iter()
+            .any(|(_, test, _)| test.contains("AutodiffDevice"))
+        {
+            lib = lib.replace(
+                "pub type FloatElem",
+                &format!("{AUTODIFF_DEVICE}    pub type FloatElem"),
+            );
+        }
         for (id, test, _) in tests {
             let test = test
                 .replace("use super::*;", "use crate::prelude::*;")

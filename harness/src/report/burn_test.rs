@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::interpreter::{Outcome, Trace};
-use crate::oracles::reference::host::Data;
+use crate::oracles::reference::host::{Data, Host};
+use crate::oracles::reference::Mismatch;
 use crate::oracles::reference::REFERENCE_MISMATCH;
 use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT};
 use crate::program::{replace_ident, DeviceRef, Dtype, Program, Slot, Step};
@@ -45,12 +46,18 @@ fn chain(program: &Program, trace: &Trace, at: usize) -> Option<(Vec<usize>, Dev
                 }
                 device = Some(*d);
             }
-            Step::Op { .. } | Step::Clone { .. } => {}
+            Step::Op { .. } | Step::Clone { .. } | Step::Autodiff { .. } => {}
+            // A gradient only as the finding's own step.
+            Step::Backward { .. } if i == at => {}
             _ => return None,
         }
     }
     let device = device?;
-    matches!(device, DeviceRef::Flex | DeviceRef::Wgpu).then_some((steps, device))
+    matches!(
+        device,
+        DeviceRef::Flex | DeviceRef::FlexAutodiff | DeviceRef::Wgpu
+    )
+    .then_some((steps, device))
 }
 
 /// The body of the regression test of a finding at step `at` of `program` (as `trace` ran it):
@@ -74,7 +81,26 @@ pub fn regression_body(program: &Program, trace: &Trace, finding: &Finding) -> O
             Step::Create { dtype, .. } => *dtype,
             _ => None,
         });
-    let expected = evaluate(program, &steps);
+    // A gradient's definition is the finite difference the finding quotes: known in full for
+    // a one-element gradient.
+    let gradient = matches!(program.steps[at], Step::Backward { .. });
+    let expected = if gradient {
+        Mismatch::parse(&finding.message)
+            .filter(|_| {
+                value
+                    .as_ref()
+                    .is_some_and(|v| v.shape.iter().product::<usize>() == 1)
+            })
+            .and_then(|m| m.expected.parse::<f64>().ok())
+            .map(|x| {
+                Host::float(
+                    value.as_ref().map_or(vec![1], |v| v.shape.clone()),
+                    vec![Some(x)],
+                )
+            })
+    } else {
+        evaluate(program, &steps)
+    };
     let check = match (expected.as_ref(), dtype) {
         (Some(host), Some(dtype)) => literal(host, dtype).map(|data| (host, data)),
         (Some(host), None) if panicked => {
@@ -92,7 +118,13 @@ pub fn regression_body(program: &Program, trace: &Trace, finding: &Finding) -> O
         return None;
     }
     let mut body = String::new();
-    let _ = writeln!(body, "    let device = Default::default();");
+    // Burn's autodiff tests make their tensors on the test backend's autodiff device.
+    let make = if device == DeviceRef::FlexAutodiff {
+        "AutodiffDevice::new()"
+    } else {
+        "Default::default()"
+    };
+    let _ = writeln!(body, "    let device = {make};");
     let here = device.to_string();
     // Written as the reproducer is: the simplifier's literals for the chains they stand for.
     let lits = literals(program, trace, Some(at));
@@ -120,7 +152,12 @@ pub fn regression_body(program: &Program, trace: &Trace, finding: &Finding) -> O
         } else {
             format!("t{}", step.writes().first()?)
         };
-        let _ = writeln!(body, "    let {name} = {text};");
+        let unwrap = if matches!(step, Step::Backward { .. }) {
+            ".unwrap()"
+        } else {
+            ""
+        };
+        let _ = writeln!(body, "    let {name} = {text}{unwrap};");
     }
     // A value of the wrong kind's dtype equals its definition in value: the dtype is the bug.
     if finding.class == DTYPE_CONTRACT {
