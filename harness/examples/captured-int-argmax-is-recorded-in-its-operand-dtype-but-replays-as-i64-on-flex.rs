@@ -28,7 +28,7 @@ fn main() {
     replayed[0].assert_approx_eq::<f64>(&e2.clone().into_data(), Tolerance::default()); // output 0 (t2): replayed vs eager
 }
 
-/// Replays a captured graph as a graph consumer does, through burn-router's interpreter.
+/// Burn has no public replay of a CapturedGraph: a graph consumer replays it through burn-router's interpreter, as here.
 #[rustfmt::skip]
 fn replay<B: burn_ir::BackendIr>(device: B::Device, graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
     let mut interpreter = burn_router::TensorInterpreter::<B>::new(device);

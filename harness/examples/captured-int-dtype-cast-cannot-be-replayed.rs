@@ -20,7 +20,7 @@ fn main() {
     let replayed = replay::<burn::backend::Flex>(Default::default(), graph0.as_ref().expect("graph0 was captured"), vec![]);
 }
 
-/// Replays a captured graph as a graph consumer does, through burn-router's interpreter.
+/// Burn has no public replay of a CapturedGraph: a graph consumer replays it through burn-router's interpreter, as here.
 #[rustfmt::skip]
 fn replay<B: burn_ir::BackendIr>(device: B::Device, graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
     let mut interpreter = burn_router::TensorInterpreter::<B>::new(device);

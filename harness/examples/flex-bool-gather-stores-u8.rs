@@ -10,6 +10,6 @@ fn main() {
     let flex = Device::flex();
     let t0 = Tensor::<1, Bool>::from_data(TensorData::new(vec![true], [1]), &flex);
     let t1 = { let dims = t0.clone().dims(); let dev = t0.clone().device(); let idx = Tensor::< 1, Int >::arange(1 .. (t0.clone().shape().num_elements() as i64 + 1), & dev).reshape(dims).remainder_scalar(dims [0] as i64); t0.clone().gather(0, idx) };
-    // step 1 `let t1 = { let dims = t0.clone().dims(); let dev = t0.clone().device(); let idx = Tensor::< 1, Int >::arange(1 .. (t0.clone().shape().num_elements() as i64 + 1), & dev).reshape(dims).remainder_scalar(dims [0] as i64); t0.clone().gather(0, idx) };` gave a Bool tensor stored as U8 on flex: a dtype of another kind
+    // gave a Bool tensor stored as U8 on flex: a dtype of another kind
     assert!(matches!(t1.dtype(), burn::tensor::DType::Bool(_)), "a Bool tensor stored as {:?}", t1.dtype());
 }

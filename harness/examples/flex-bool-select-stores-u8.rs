@@ -10,6 +10,6 @@ fn main() {
     let flex = Device::flex();
     let t0 = Tensor::<1, Bool>::from_data(TensorData::new(vec![false], [1]), &flex);
     let t1 = { let n = t0.clone().dims()[0]; let dev = t0.clone().device(); t0.clone().select(0, Tensor::< 1, Int >::arange(0 .. n as i64, & dev).flip([0])) };
-    // step 1 `let t1 = { let n = t0.clone().dims()[0]; let dev = t0.clone().device(); t0.clone().select(0, Tensor::< 1, Int >::arange(0 .. n as i64, & dev).flip([0])) };` gave a Bool tensor stored as U8 on flex: a dtype of another kind
+    // gave a Bool tensor stored as U8 on flex: a dtype of another kind
     assert!(matches!(t1.dtype(), burn::tensor::DType::Bool(_)), "a Bool tensor stored as {:?}", t1.dtype());
 }

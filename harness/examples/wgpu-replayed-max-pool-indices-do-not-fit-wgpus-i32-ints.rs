@@ -31,7 +31,7 @@ fn main() {
     w2.into_data().assert_eq(&t2.into_data(), false); // t2: wgpu vs flex
 }
 
-/// Replays a captured graph as a graph consumer does, through burn-router's interpreter.
+/// Burn has no public replay of a CapturedGraph: a graph consumer replays it through burn-router's interpreter, as here.
 #[rustfmt::skip]
 fn replay<B: burn_ir::BackendIr>(device: B::Device, graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
     let mut interpreter = burn_router::TensorInterpreter::<B>::new(device);

@@ -17,7 +17,7 @@ use crate::Verdict;
 use super::bug::Bug;
 use super::burn_test::{backend_of, regression_body};
 use super::listing::{render, Style};
-use super::rust::{contract_words, expected_outcome, to_rust};
+use super::rust::{contract_words, expected_outcome, to_rust, without_step};
 
 /// What a maintainer should see instead, from the finding's kind.
 fn expected(finding: &Finding) -> String {
@@ -182,6 +182,8 @@ pub fn issue_parts(
     let mut first = crate_relative(finding.message.lines().next().unwrap_or_default());
     if finding.class == MODEL_MISMATCH {
         first = contract_words(&first);
+    } else {
+        first = without_step(&first).to_string();
     }
     let step = finding
         .step

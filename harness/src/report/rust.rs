@@ -438,7 +438,7 @@ pub fn to_rust(program: &Program, trace: &Trace, finding: Option<&Finding>) -> S
             (dtype.filter(|_| at == Some(i)), outcome(i))
         {
             let out = step.writes().first().copied().unwrap_or_default();
-            let _ = writeln!(body, "{pad}// {}", f.message);
+            let _ = writeln!(body, "{pad}// {}", without_step(&f.message));
             let _ = writeln!(
                 body,
                 "{pad}assert!(matches!(t{out}.dtype(), {}), \"a {:?} tensor stored as {{:?}}\", t{out}.dtype());",
@@ -731,6 +731,15 @@ fn dtypes_of(kind: Kind) -> String {
         .map(|d| format!("burn::tensor::DType::{d}"))
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+/// A message without the `step N `call` ` it opens with (the call is on the line it stands
+/// over, and step numbers are this project's).
+pub(super) fn without_step(message: &str) -> &str {
+    match message.strip_prefix("step ") {
+        Some(rest) => rest.split_once("` ").map_or(message, |(_, tail)| tail),
+        None => message,
+    }
 }
 
 /// A model mismatch's message in the words of the call's contract: `step N `call`: the model
@@ -1099,7 +1108,7 @@ const CUBE_DEVICE: &str = "let burn::backend::DispatchDevice::Cube(cube) = Devic
 /// A graph consumer's replay, through burn-router's interpreter: the graph's recorded values and
 /// the fed inputs registered, every operation run, every output read.
 const REPLAY_HELPER: &str = r#"
-/// Replays a captured graph as a graph consumer does, through burn-router's interpreter.
+/// Burn has no public replay of a CapturedGraph: a graph consumer replays it through burn-router's interpreter, as here.
 fn replay<B: burn_ir::BackendIr>(device: B::Device, graph: &burn::tensor::CapturedGraph, feed: Vec<TensorData>) -> Vec<TensorData> {
     let mut interpreter = burn_router::TensorInterpreter::<B>::new(device);
     let given = graph.values.iter().map(|(id, d)| (*id, d.clone()));
