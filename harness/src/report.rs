@@ -14,5 +14,5 @@ mod upstream;
 pub use bug::{Bug, OWNERS};
 pub use issue::{issue_body, issue_parts, IssueParts};
 pub use listing::{describe, render, Style};
-pub use rust::{fails_with, to_rust, DEPENDENCIES_HEADER};
+pub use rust::{fails_with, to_rust, without_strings, DEPENDENCIES_HEADER};
 pub use upstream::{upstream_index, upstream_report};

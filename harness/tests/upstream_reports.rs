@@ -20,7 +20,7 @@ use dispatch_fuzz::oracles::{
     normalize_message, Finding, DIVERGENCE, DTYPE_CONTRACT, REPLAY_MISMATCH,
 };
 use dispatch_fuzz::regressions::{load_all, load_bugs, reportable, smallest, upstream_dir, Case};
-use dispatch_fuzz::report::{fails_with, Bug, DEPENDENCIES_HEADER};
+use dispatch_fuzz::report::{fails_with, without_strings, Bug, DEPENDENCIES_HEADER};
 
 fn store() -> PathBuf {
     common::repo().join("regressions")
@@ -35,13 +35,18 @@ fn rust_block(report: &str) -> Option<&str> {
 
 /// A report's regression test and the backend it fails on today (`Flex`, `wgpu`), if it has
 /// one.
+/// What [`regression_block`] names as the backend of an integration test, which makes its own
+/// devices.
+const INTEGRATION: &str = "its own devices";
+
 fn regression_block(report: &str) -> Option<(&str, &str)> {
     let section = &report[report.find("\n## Regression test\n")?..];
+    // A backend test names its test backend; an integration test names its devices itself.
     let backend = section
         .split("it fails today with ")
-        .nth(1)?
-        .split(' ')
-        .next()?;
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or(INTEGRATION);
     Some((backend, rust_block(section)?))
 }
 
@@ -351,6 +356,8 @@ fn lint(bug: &Bug, text: &str) -> Vec<String> {
         .cloned()
         .unwrap_or_default();
     let body: String = code.lines().filter(|l| !l.starts_with("//")).collect();
+    // Names are read outside string literals: a message's words are not uses.
+    let names = without_strings(&body);
     for (feature, used) in [
         (
             "\"flex\"",
@@ -397,11 +404,11 @@ fn lint(bug: &Bug, text: &str) -> Vec<String> {
         "Transaction",
         "Tolerance",
     ] {
-        let imported = body
+        let imported = names
             .split(';')
             .filter(|s| s.trim_start().starts_with("use "))
             .any(|s| s.split(|c: char| !c.is_alphanumeric()).any(|w| w == import));
-        let uses = body
+        let uses = names
             .split(';')
             .filter(|s| !s.trim_start().starts_with("use "))
             .any(|s| s.split(|c: char| !c.is_alphanumeric()).any(|w| w == import));
@@ -544,13 +551,19 @@ fn regression_tests_fail_today(
             lib.push_str(&format!("\nmod {} {{\n{test}}}\n", id.replace('-', "_")));
         }
         std::fs::write(src.join("lib.rs"), lib).map_err(|e| e.to_string())?;
-        let device = if backend == "wgpu" { "wgpu" } else { "flex" };
-        let out = Command::new(&cargo)
+        let mut command = Command::new(&cargo);
+        command
             .args(["test", "--lib", "--manifest-path"])
             .arg(dir.join("Cargo.toml"))
             .args(["--", "--test-threads=1"])
-            .env("CARGO_TARGET_DIR", target_dir())
-            .env("BURN_DEVICE", device)
+            .env("CARGO_TARGET_DIR", target_dir());
+        // A backend test runs on the default device the suite's backend gives.
+        match backend.as_str() {
+            "wgpu" => command.env("BURN_DEVICE", "wgpu"),
+            "Flex" => command.env("BURN_DEVICE", "flex"),
+            _ => command.env_remove("BURN_DEVICE"),
+        };
+        let out = command
             .output()
             .map_err(|e| format!("cannot run cargo: {e}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -603,9 +616,15 @@ fn every_regression_test_builds_in_burns_test_form_and_fails_today() {
                 return None;
             }
             let text = std::fs::read_to_string(dir.join(format!("{}.md", b.id))).unwrap();
-            regression_block(&text)?;
+            let (backend, _) = regression_block(&text)?;
             let finding = case.check_for_report().ok()?.finding?;
-            Some((b.id.clone(), text, test_fails_with(&finding)))
+            // The reproducer made a test fails with the reproducer's own words.
+            let want = if backend == INTEGRATION {
+                normalize_message(&fails_with(&finding))
+            } else {
+                test_fails_with(&finding)
+            };
+            Some((b.id.clone(), text, want))
         })
         .collect();
     println!(

@@ -217,6 +217,24 @@ pub fn regression_test(id: &str, body: &str) -> String {
     )
 }
 
+/// The regression test of a finding that has no form in Burn's backend tests (a capture
+/// scope, a replay, a transaction, a gradient of many elements): the reproducer `rust` itself
+/// as a `#[test]` named after `id`, for the `burn` crate's integration tests, its `use` lines
+/// and helpers kept and its dependency header dropped (the report lists the features).
+pub fn integration_test(id: &str, rust: &str) -> String {
+    let mut out = String::new();
+    for line in rust.lines().filter(|l| !l.starts_with("//")) {
+        if line == "fn main() {" {
+            out.push_str("#[test]\n");
+            let _ = writeln!(out, "fn {}() {{", id.replace('-', "_"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The backend a regression test fails on today, as its report names it: wgpu for a finding
 /// that compares Flex with wgpu (the program ran on Flex; the bug is wgpu's), else the backend
 /// the chain ran on, `Flex` or `wgpu`.
@@ -227,5 +245,25 @@ pub fn backend_of(program: &Program, trace: &Trace, finding: &Finding) -> Option
         _ if on_wgpu => Some("wgpu"),
         DeviceRef::Wgpu => Some("wgpu"),
         _ => Some("Flex"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reproducer_becomes_a_test_named_after_its_report_without_its_header() {
+        let rust = "// Cargo.toml [dependencies], all the reproducer needs:\n// burn = \"x\"\n\
+                    use burn::tensor::Device;\n\nfn main() {\n    let flex = Device::flex();\n}\n";
+        let test = integration_test("flex-sum-dim-bug", rust);
+        assert_eq!(
+            test,
+            "use burn::tensor::Device;\n\n#[test]\nfn flex_sum_dim_bug() {\n    let flex = \
+             Device::flex();\n}\n"
+        );
+        let backend = regression_test("x-y", "    let output = 1;\n");
+        assert!(backend.starts_with("use super::*;\n"), "{backend}");
+        assert!(backend.contains("#[test]\nfn x_y() {"), "{backend}");
     }
 }

@@ -361,6 +361,17 @@ mod tests {
     }
 
     #[test]
+    fn a_path_into_cargos_registry_is_cut_to_the_crates_own() {
+        let text = "panicked at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/\
+                    burn-flex-0.23.0-pre.1/src/ops/int.rs:696:40: overflow";
+        assert_eq!(
+            crate_relative(text),
+            "panicked at burn-flex-0.23.0-pre.1/src/ops/int.rs:696:40: overflow"
+        );
+        assert_eq!(crate_relative("no path here"), "no path here");
+    }
+
+    #[test]
     fn a_reference_mismatch_says_what_the_definition_gives_and_what_burn_computed() {
         let value = finding(
             REFERENCE_MISMATCH,

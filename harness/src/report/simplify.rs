@@ -280,3 +280,59 @@ pub(super) fn literal(value: &Host, dtype: Dtype) -> Option<String> {
         value.shape
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::Backends;
+    use crate::program::ProgramFile;
+    use crate::session::Session;
+
+    fn run(steps: &str) -> (Program, Trace) {
+        let file = ProgramFile::parse(&format!("{{\"steps\": [{steps}]}}"), "test").unwrap();
+        let program = file.program();
+        let verdict = crate::check(&Session::new(Backends::FLEX_CAPTURE), &program).unwrap();
+        (program, verdict.trace)
+    }
+
+    #[test]
+    fn an_element_wise_chain_feeding_the_last_step_becomes_a_literal_of_its_value() {
+        // t1 = 0^-110 = inf, read by the remainder alone: written as the literal inf.
+        let (program, trace) = run(
+            r#"{"create":{"out":0,"kind":"float","shape":[1],"fill":"zeros","device":"flex"}},
+               {"op":{"out":1,"op":{"scalar":{"op":"powi","src":0,"value":-110}}}},
+               {"op":{"out":2,"op":{"binary":{"op":"remainder","lhs":0,"rhs":1}}}}"#,
+        );
+        let lits = literals(&program, &trace, Some(2));
+        let (text, device) = &lits.replaced[&1];
+        assert!(text.contains("f32::INFINITY"), "{text}");
+        assert_eq!(*device, DeviceRef::Flex);
+        // The create is read by the remainder too: it stays.
+        assert!(lits.dropped.is_empty(), "{lits:?}");
+    }
+
+    #[test]
+    fn a_chain_through_a_layout_op_is_not_replaced() {
+        // A swap_dims makes a strided view, which a literal (contiguous) would not reproduce.
+        let (program, trace) = run(
+            r#"{"create":{"out":0,"kind":"float","shape":[1,2],"fill":"arange","device":"flex"}},
+               {"op":{"out":1,"op":{"swap_dims":{"src":0,"dim0":0,"dim1":1}}}},
+               {"op":{"out":2,"op":{"unary":{"op":"exp","src":1}}}}"#,
+        );
+        let lits = literals(&program, &trace, Some(2));
+        assert!(lits.replaced.is_empty(), "{lits:?}");
+    }
+
+    #[test]
+    fn a_chain_only_the_replaced_step_reads_is_left_out() {
+        // t1 = -t0 is replaced; t0 has no other reader, so its create goes too.
+        let (program, trace) = run(
+            r#"{"create":{"out":0,"kind":"float","shape":[2],"fill":"arange","device":"flex"}},
+               {"op":{"out":1,"op":{"unary":{"op":"neg","src":0}}}},
+               {"op":{"out":2,"op":{"unary":{"op":"exp","src":1}}}}"#,
+        );
+        let lits = literals(&program, &trace, Some(2));
+        assert!(lits.replaced[&1].0.contains("-1.0f32"), "{lits:?}");
+        assert_eq!(lits.dropped, BTreeSet::from([0]));
+    }
+}

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::bug::{Bug, OWNERS};
-use super::burn_test::regression_test;
+use super::burn_test::{integration_test, regression_test};
 use super::issue::IssueParts;
 use crate::program::ProgramFile;
 
@@ -30,14 +30,25 @@ pub fn upstream_report(bug: &Bug, shown: (&ProgramFile, &IssueParts)) -> String 
          header lists.\n\n```rust\n{}```\n",
         parts.reproducer
     );
-    if let Some((backend, body)) = &parts.regression_test {
-        let _ = writeln!(
-            out,
-            "## Regression test\n\nFor `burn-backend-tests`, on the test backend's default \
-             device: it fails today with {backend} as the test backend and passes once fixed.\n\n\
-             ```rust\n{}```\n",
-            regression_test(&bug.id, body)
-        );
+    match &parts.regression_test {
+        Some((backend, body)) => {
+            let _ = writeln!(
+                out,
+                "## Regression test\n\nFor `burn-backend-tests`, on the test backend's default \
+                 device: it fails today with {backend} as the test backend and passes once \
+                 fixed.\n\n```rust\n{}```\n",
+                regression_test(&bug.id, body)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "## Regression test\n\nFor the `burn` crate's integration tests \
+                 (`crates/burn/tests/`, with the features the reproducer's header lists): the \
+                 reproducer as a test; it fails today and passes once fixed.\n\n```rust\n{}```\n",
+                integration_test(&bug.id, &parts.reproducer)
+            );
+        }
     }
     let _ = writeln!(out, "## Root cause\n\n{}\n", bug.cause);
     let _ = writeln!(out, "## Upstream status\n\n{}\n", bug.upstream);
