@@ -9,14 +9,14 @@ use burn::tensor::{Device, Float, Int, Tensor, TensorData, Tolerance};
 fn main() {
     let flex = Device::flex();
     let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
-    let t0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32], [4, 2, 2, 4]), &flex);
+    let t0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32; 64], [4, 2, 2, 4]), &flex);
     let t1 = t0.clone().autodiff();
     let t1 = t1.clone().require_grad();
     let t2 = t1.clone().reshape([8i64, 2i64, 4i64]);
     let t3 = { let x = t2.clone(); let d = x.device(); let c = x.dims()[1]; let k: usize = 3; let p = (k - 1) / 2; let s = x.dims()[2]; { let [t, n, e] = x.dims(); let labels = Tensor::< 1, Int >::arange(0 .. n as i64, & d).remainder_scalar((e as i64 - 1).max(1)).add_scalar((e > 1) as i64).reshape([n, 1]); let input_lengths = Tensor::< 1, Int >::arange(0 .. n as i64, & d).mul_scalar(0).add_scalar(t as i64); let target_lengths = Tensor::< 1, Int >::arange(0 .. n as i64, & d).mul_scalar(0).add_scalar((e > 1) as i64); burn::tensor::module::ctc_loss(burn::tensor::activation::log_softmax(x, 2), labels, input_lengths, target_lengths, 0).reshape([1, n, 1]).expand([t, n, e]) } };
     let t4 = t1.grad(&t3.clone().sum().backward()).expect("a gradient");
     // The same steps on Flex and on wgpu:
-    let w0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32], [4, 2, 2, 4]), &wgpu);
+    let w0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32; 64], [4, 2, 2, 4]), &wgpu);
     let w1 = w0.clone().autodiff();
     let w1 = w1.clone().require_grad();
     let w2 = w1.clone().reshape([8i64, 2i64, 4i64]);

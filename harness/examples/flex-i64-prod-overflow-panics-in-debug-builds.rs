@@ -8,7 +8,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 #[rustfmt::skip]
 fn main() {
     let flex = Device::flex();
-    let t0 = Tensor::<4, Int>::from_data(TensorData::new(vec![70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64, 70i64], [4, 2, 1, 4]), &flex);
+    let t0 = Tensor::<4, Int>::from_data(TensorData::new(vec![70i64; 32], [4, 2, 1, 4]), &flex);
     let t1 = t0.clone().cast(burn::tensor::IntDType::I64);
     // panics: attempt to multiply with overflow
     let t2 = t1.clone().clone().sub(t1.clone().prod().unsqueeze());

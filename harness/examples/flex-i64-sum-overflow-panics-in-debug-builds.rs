@@ -8,7 +8,7 @@ use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 #[rustfmt::skip]
 fn main() {
     let flex = Device::flex();
-    let t0 = Tensor::<1, Int>::from_data(TensorData::new(vec![i64::MIN, i64::MIN, i64::MIN], [3]), (&flex, DType::I64));
+    let t0 = Tensor::<1, Int>::from_data(TensorData::new(vec![i64::MIN; 3], [3]), (&flex, DType::I64));
     // panics: attempt to add with overflow
     let t1 = t0.clone().clone().sub(t0.clone().mean().unsqueeze());
 }

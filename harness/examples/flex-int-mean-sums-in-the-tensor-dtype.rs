@@ -8,7 +8,7 @@ use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 #[rustfmt::skip]
 fn main() {
     let flex = Device::flex();
-    let t0 = Tensor::<1, Int>::from_data(TensorData::new(vec![78i64, 78i64, 78i64, 78i64], [4]), (&flex, DType::I8));
+    let t0 = Tensor::<1, Int>::from_data(TensorData::new(vec![78i64; 4], [4]), (&flex, DType::I8));
     let t1 = t0.clone().clone().sub(t0.clone().mean().unsqueeze());
     // t1 element 0: the definition gives 0, Burn computed 64
     let got = t1.to_data().iter::<i64>().nth(0).expect("element 0");

@@ -8,7 +8,7 @@ use burn::tensor::{Device, Float, Tensor, TensorData};
 #[rustfmt::skip]
 fn main() {
     let flex = Device::flex();
-    let t0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32, 0.0f32, 0.0f32, 0.0f32], [1, 1, 4, 1]), &flex);
+    let t0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32; 4], [1, 1, 4, 1]), &flex);
     let t1 = t0.clone().swap_dims(3, 0);
     // panics: range end index 5 out of range for slice of length 4
     let t2 = t1.clone().sum_dim(0);

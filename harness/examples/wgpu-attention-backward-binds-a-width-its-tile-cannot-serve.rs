@@ -8,7 +8,7 @@ use burn::tensor::{Device, Float, Tensor, TensorData};
 #[rustfmt::skip]
 fn main() {
     let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
-    let t0 = Tensor::<4, Float>::from_data(TensorData::new(vec![1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32], [4, 4, 1, 1]), &wgpu);
+    let t0 = Tensor::<4, Float>::from_data(TensorData::new(vec![1.0f32; 16], [4, 4, 1, 1]), &wgpu);
     let t1 = t0.clone().autodiff();
     let t1 = t1.clone().require_grad();
     let t2 = { let x = t1.clone(); let d = x.device(); let c = x.dims()[1]; let k: usize = 1; let p = (k - 1) / 2; let s = [x.dims()[2], x.dims()[3]]; burn::tensor::module::attention(x.clone(), x.clone(), x, None, None, burn::tensor::ops::AttentionModuleOptions { is_causal : true, .. Default::default() }) };

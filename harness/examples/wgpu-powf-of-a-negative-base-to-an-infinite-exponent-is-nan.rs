@@ -8,11 +8,11 @@ use burn::tensor::{Device, Float, Tensor, TensorData};
 #[rustfmt::skip]
 fn main() {
     let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
-    let t0 = Tensor::<2, Float>::from_data(TensorData::new(vec![f32::MIN, f32::MIN, f32::MIN, f32::MIN, f32::MIN, f32::MIN, f32::MIN, f32::MIN], [4, 2]), &wgpu);
+    let t0 = Tensor::<2, Float>::from_data(TensorData::new(vec![f32::MIN; 8], [4, 2]), &wgpu);
     let t1 = t0.clone().cumprod(0);
     let t2 = t1.clone().powf(t1.clone());
     // The same steps on wgpu:
-    let w0 = Tensor::<2, Float>::from_data(TensorData::new(vec![f32::MIN, f32::MIN, f32::MIN, f32::MIN, f32::MIN, f32::MIN, f32::MIN, f32::MIN], [4, 2]), &wgpu);
+    let w0 = Tensor::<2, Float>::from_data(TensorData::new(vec![f32::MIN; 8], [4, 2]), &wgpu);
     let w1 = w0.clone().cumprod(0);
     let w2 = w1.clone().powf(w1.clone());
     // t2 element 4: the definition gives 0.0, Burn computed NaN

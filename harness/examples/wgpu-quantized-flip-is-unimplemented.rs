@@ -8,7 +8,7 @@ use burn::tensor::{Device, Float, Tensor, TensorData};
 #[rustfmt::skip]
 fn main() {
     let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
-    let t0 = Tensor::<1, Float>::from_data(TensorData::new(vec![0.0f32, 0.0f32, 0.0f32, 0.0f32], [4]), &wgpu);
+    let t0 = Tensor::<1, Float>::from_data(TensorData::new(vec![0.0f32; 4], [4]), &wgpu);
     // panics: not implemented
     let t1 = t0.clone().quantize_dynamic(& burn::tensor::quantization::QuantScheme::default()).flip([0]).dequantize();
 }

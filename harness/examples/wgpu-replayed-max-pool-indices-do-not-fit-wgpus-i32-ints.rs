@@ -17,7 +17,7 @@ fn main() {
     let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
     let flex = Device::flex();
     let flex = Device::flex();
-    let t1 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32], [1, 3, 1, 4]), &wgpu);
+    let t1 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32; 12], [1, 3, 1, 4]), &wgpu);
     let graph0 = capture0.capture_scope(|scope| {
         let t0 = t1.clone().to_device(&capture0);
         let t1 = { let x = t0.clone(); let d = x.device(); let c = x.dims()[1]; let k: usize = 1; let p = (k - 1) / 2; let s = [x.dims()[2], x.dims()[3]]; burn::tensor::module::max_pool2d_with_indices(x, burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])).1 };

@@ -9,12 +9,12 @@ use burn::tensor::{Device, Float, Int, Tensor, TensorData, Tolerance};
 fn main() {
     let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
     let flex = Device::flex();
-    let t0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32], [2, 3, 2, 1]), &wgpu);
+    let t0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32; 12], [2, 3, 2, 1]), &wgpu);
     let t1 = { let x = t0.clone(); let d = x.device(); let c = x.dims()[1]; let k: usize = 1; let p = (k - 1) / 2; let s = [x.dims()[2], x.dims()[3]]; burn::tensor::module::conv2d(x, Tensor::< 1, Int >::arange(0 .. (c * c * k * k) as i64, & d).float().reshape([c, c, k, k]), Some(Tensor::< 1, Int >::arange(0 .. c as i64, & d).float()), burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], 1)) };
     let t2 = t1.clone().neg();
     let t3 = t2.clone().max_abs_dim(3);
     // The same steps on Flex and on wgpu:
-    let e0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32, 0.0f32], [2, 3, 2, 1]), &flex);
+    let e0 = Tensor::<4, Float>::from_data(TensorData::new(vec![0.0f32; 12], [2, 3, 2, 1]), &flex);
     let e1 = { let x = e0.clone(); let d = x.device(); let c = x.dims()[1]; let k: usize = 1; let p = (k - 1) / 2; let s = [x.dims()[2], x.dims()[3]]; burn::tensor::module::conv2d(x, Tensor::< 1, Int >::arange(0 .. (c * c * k * k) as i64, & d).float().reshape([c, c, k, k]), Some(Tensor::< 1, Int >::arange(0 .. c as i64, & d).float()), burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], 1)) };
     let e2 = e1.clone().neg();
     let e3 = e2.clone().max_abs_dim(3);

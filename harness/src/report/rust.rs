@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::simplify::{literals, Literals};
+use super::simplify::{literals, vec_literal, Literals};
 use crate::interpreter::{Outcome, Trace, ValueInfo};
 use crate::oracles::catalogue::{catalogue, record_of};
 use crate::oracles::eager_replay::DTYPE_LOST;
@@ -38,7 +38,7 @@ fn data_literal(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> S
         let dtype = edge_dtype(kind, dtype);
         let n: usize = shape.iter().map(|d| usize::from(*d)).product();
         let values: Vec<String> = (0..n).map(|i| edge.at(i).literal(dtype)).collect();
-        return format!("TensorData::new(vec![{}], {shape:?})", values.join(", "));
+        return format!("TensorData::new({}, {shape:?})", vec_literal(&values));
     }
     let data = fill_data(kind, None, shape, fill);
     let values: Vec<String> = match kind {
@@ -55,7 +55,7 @@ fn data_literal(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> S
             .map(|v| v.iter().map(|x| x.to_string()).collect())
             .unwrap_or_default(),
     };
-    format!("TensorData::new(vec![{}], {shape:?})", values.join(", "))
+    format!("TensorData::new({}, {shape:?})", vec_literal(&values))
 }
 
 fn kind_path(kind: Kind) -> &'static str {

@@ -10,6 +10,16 @@ use crate::oracles::reference::{host_of, of_op};
 use crate::program::display::creation_options;
 use crate::program::{fill_data, DeviceRef, Dtype, Kind, Op, Program, Step};
 
+/// A `vec!` of `values` (Rust literals): `vec![x; n]` where every element is the same.
+pub(super) fn vec_literal(values: &[String]) -> String {
+    match values {
+        [first, rest @ ..] if !rest.is_empty() && rest.iter().all(|v| v == first) => {
+            format!("vec![{first}; {}]", values.len())
+        }
+        _ => format!("vec![{}]", values.join(", ")),
+    }
+}
+
 /// The most elements a literal may hold: past that a chain is the shorter text.
 const MOST_ELEMENTS: usize = 16;
 
@@ -275,8 +285,8 @@ pub(super) fn literal(value: &Host, dtype: Dtype) -> Option<String> {
         })
         .collect();
     Some(format!(
-        "TensorData::new(vec![{}], {:?})",
-        elements.join(", "),
+        "TensorData::new({}, {:?})",
+        vec_literal(&elements),
         value.shape
     ))
 }
