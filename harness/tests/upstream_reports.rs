@@ -88,6 +88,21 @@ fn profiles() -> String {
     out
 }
 
+/// A scratch crate's manifest in `dir`, named `name`, with `deps` as its `[dependencies]` and
+/// the workspace's profiles and lock file, so it builds against what the harness built.
+fn write_manifest(dir: &std::path::Path, name: &str, deps: &[String]) -> Result<(), String> {
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = \
+         false\n\n[workspace]\n\n{}\n[dependencies]\n{}\n",
+        profiles(),
+        deps.join("\n")
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).map_err(|e| e.to_string())?;
+    std::fs::copy(common::repo().join("Cargo.lock"), dir.join("Cargo.lock"))
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
 /// Writes one scratch crate per distinct dependency list, each report's reproducer a binary of
 /// it: `(report id -> crate manifest)`, or why it could not.
 fn write_crates(reports: &[(String, String)]) -> Result<BTreeMap<String, PathBuf>, String> {
@@ -108,15 +123,7 @@ fn write_crates(reports: &[(String, String)]) -> Result<BTreeMap<String, PathBuf
         let src = dir.join("src").join("bin");
         let _ = std::fs::remove_dir_all(&src);
         std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
-        let manifest = format!(
-            "[package]\nname = \"upstream-reproducers-{k}\"\nversion = \"0.0.0\"\nedition = \
-             \"2021\"\npublish = false\n\n[workspace]\n\n{}\n[dependencies]\n{}\n",
-            profiles(),
-            deps.join("\n")
-        );
-        std::fs::write(dir.join("Cargo.toml"), manifest).map_err(|e| e.to_string())?;
-        std::fs::copy(common::repo().join("Cargo.lock"), dir.join("Cargo.lock"))
-            .map_err(|e| e.to_string())?;
+        write_manifest(&dir, &format!("upstream-reproducers-{k}"), deps)?;
         for (id, code) in members {
             std::fs::write(src.join(format!("{id}.rs")), code).map_err(|e| e.to_string())?;
             manifests.insert(id.to_string(), dir.join("Cargo.toml"));
@@ -525,15 +532,7 @@ fn regression_tests_fail_today(
             .join(format!("upstream-regression-tests-{k}"));
         let src = dir.join("src");
         std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
-        let manifest = format!(
-            "[package]\nname = \"upstream-regression-tests-{k}\"\nversion = \"0.0.0\"\nedition = \
-             \"2021\"\npublish = false\n\n[workspace]\n\n{}\n[dependencies]\n{}\n",
-            profiles(),
-            deps.join("\n")
-        );
-        std::fs::write(dir.join("Cargo.toml"), manifest).map_err(|e| e.to_string())?;
-        std::fs::copy(common::repo().join("Cargo.lock"), dir.join("Cargo.lock"))
-            .map_err(|e| e.to_string())?;
+        write_manifest(&dir, &format!("upstream-regression-tests-{k}"), deps)?;
         let mut lib = TEST_PRELUDE.to_string();
         if tests
             .iter()

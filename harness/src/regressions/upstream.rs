@@ -61,31 +61,18 @@ pub fn load_bugs(store: &Path, cases: &[Case]) -> Result<Vec<Bug>> {
             );
         }
         for name in &bug.cases {
-            if name.starts_with(DIVERGENCE_PREFIX) {
-                if !divergences.iter().any(|c| &c.name == name) {
-                    bail!(
-                        "{}: {} names {name}, which is not stored",
-                        path.display(),
-                        bug.id
-                    );
-                }
-                if let Some(other) = owner_of.insert(name, &bug.id) {
-                    bail!(
-                        "{}: {name} is in both {other} and {}",
-                        path.display(),
-                        bug.id
-                    );
-                }
-                continue;
-            }
-            let Some(case) = cases.iter().find(|c| &c.name == name) else {
+            // A known divergence's reproducer is reported by choice: only regression cases
+            // must each be in a root cause, and pin no guard.
+            let divergence = name.starts_with(DIVERGENCE_PREFIX);
+            let store = if divergence { &divergences[..] } else { cases };
+            let Some(case) = store.iter().find(|c| &c.name == name) else {
                 bail!(
                     "{}: {} names {name}, which is not stored",
                     path.display(),
                     bug.id
                 );
             };
-            if case.pins_guard() || case.pins_limitation() {
+            if !divergence && (case.pins_guard() || case.pins_limitation()) {
                 bail!(
                     "{}: {} names {name}, which pins a guard or a limitation",
                     path.display(),

@@ -8,7 +8,7 @@ use crate::interpreter::{Outcome, Trace};
 use crate::oracles::reference::host::{as_stored, Data, Host};
 use crate::oracles::reference::{host_of, of_op};
 use crate::program::display::creation_options;
-use crate::program::{fill_data, DeviceRef, Dtype, Kind, Op, Program, Step};
+use crate::program::{fill_data, DeviceRef, Dtype, Kind, Op, Program, Reach, Step};
 
 /// A `vec!` of `values` (Rust literals): `vec![x; n]` where every element is the same.
 pub(super) fn vec_literal(values: &[String]) -> String {
@@ -33,21 +33,11 @@ pub struct Literals {
     pub dropped: BTreeSet<usize>,
 }
 
-/// Whether `op` computes each element from the same element of its operands: its result is a
-/// fresh, contiguous tensor whatever its operands' layout, so a literal of its value stands for
-/// it exactly.
+/// Whether `op` computes each element from the same element of its operands (its
+/// [reach](Op::reach)): its result is a fresh, contiguous tensor whatever its operands' layout,
+/// so a literal of its value stands for it exactly.
 fn elementwise(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Unary { .. }
-            | Op::Binary { .. }
-            | Op::Scalar { .. }
-            | Op::Compare { .. }
-            | Op::Cast { .. }
-            | Op::Clamp { .. }
-            | Op::Logic { .. }
-            | Op::Not { .. }
-    )
+    op.reach() == Reach::Elementwise
 }
 
 /// For each step, the steps whose values it reads (the last writer of each slot it reads).
