@@ -13,7 +13,11 @@ pub mod deviation;
 pub mod differential;
 pub mod dtype_contract;
 pub mod eager_replay;
+#[cfg(feature = "test-hooks")]
 pub mod faults;
+#[cfg(not(feature = "test-hooks"))]
+#[path = "oracles/no_faults.rs"]
+mod faults;
 pub mod judgement;
 pub mod known;
 mod lockstep;

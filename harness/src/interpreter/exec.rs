@@ -740,7 +740,7 @@ const RACY_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
 struct Shared<'p, 'h> {
     state: Mutex<Exclusive<Run<'p, 'h>>>,
     /// Threads between the start of a scope and its closure's first line, counted only where a
-    /// test planted a race there ([`super::faults::racy_scope_for_tests`]).
+    /// test planted a race there (`faults::racy_scope_for_tests`, with the `test-hooks` feature).
     entering: AtomicUsize,
 }
 

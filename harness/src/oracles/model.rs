@@ -10,6 +10,7 @@
 //! is every step once the program has left the contract, so the model never guesses.
 
 use std::borrow::Cow;
+#[cfg(feature = "test-hooks")]
 use std::cell::Cell;
 use std::fmt;
 
@@ -103,7 +104,10 @@ fn predict_transaction(reads: &[Val], fallible: bool) -> Option<Prediction> {
 }
 
 fn predict(rule: &'static Rule, expect: Observed<'static>) -> Option<Prediction> {
+    #[cfg(feature = "test-hooks")]
     let inverted = INVERTED.with(Cell::get) == Some(rule.id);
+    #[cfg(not(feature = "test-hooks"))]
+    let inverted = false;
     let expect = match (inverted, expect) {
         (false, e) => e,
         (true, Observed::Ok) => panic("inverted-for-tests"),
@@ -153,12 +157,14 @@ const DATA_GUARDS: &[&str] = &["element-not-representable"];
 /// moved in from wgpu meets it too (fuzz --backends flex,capture,wgpu --seed 43).
 const READ_FAILURES: &[&str] = super::catalogue::DEVICE_FAILURES;
 
+#[cfg(feature = "test-hooks")]
 thread_local! {
     static INVERTED: Cell<Option<&'static str>> = const { Cell::new(None) };
 }
 
 /// Test-only: predicts the opposite of rule `id` on this thread (ok becomes a panic, anything
 /// else becomes ok), so tests can see the oracle fire. Never set it in a fuzz or regression run.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn invert_rule_for_tests(id: Option<&'static str>) {
     INVERTED.with(|c| c.set(id));
