@@ -1,5 +1,5 @@
 //! The rooms of `lib.rs`'s doc, checked on the source: no module imports one that imports it
-//! back (directly or around a circle), at the top level or among siblings, and the ground
+//! back (directly or around a circle), at the top level or among siblings at any depth, and the ground
 //! floors import nothing above them. Imports are read from `crate::` and `super::` paths,
 //! including names a parent re-exports from a sibling.
 
@@ -108,7 +108,7 @@ fn reexports(text: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// Edges between top-level modules and between siblings: (parent, from, to).
+/// Edges between top-level modules and between siblings at every depth: (parent, from, to).
 fn edges() -> BTreeSet<(String, String, String)> {
     let modules = modules();
     let top: BTreeSet<String> = modules
@@ -127,17 +127,18 @@ fn edges() -> BTreeSet<(String, String, String)> {
                 edges.insert((String::new(), path[0].clone(), target));
             }
         }
-        if path.len() == 2 {
-            let parent = &path[0];
+        // Among siblings, at every depth: `super::x` and `crate::<parent>::x` name a sibling
+        // or what the parent re-exports from one.
+        if path.len() >= 2 {
+            let parent_path = &path[..path.len() - 1];
+            let parent = parent_path.join("::");
+            let me = &path[path.len() - 1];
             let siblings: BTreeSet<String> = modules
                 .keys()
-                .filter(|k| k.len() == 2 && &k[0] == parent)
-                .map(|k| k[1].clone())
+                .filter(|k| k.len() == path.len() && k[..k.len() - 1] == *parent_path)
+                .map(|k| k[k.len() - 1].clone())
                 .collect();
-            let parent_text = modules
-                .get(&vec![parent.clone()])
-                .cloned()
-                .unwrap_or_default();
+            let parent_text = modules.get(parent_path).cloned().unwrap_or_default();
             let exported = reexports(&parent_text);
             let mut named = targets(&body, "super::");
             named.extend(targets(&body, &format!("crate::{parent}::")));
@@ -147,8 +148,8 @@ fn edges() -> BTreeSet<(String, String, String)> {
                 } else {
                     exported.get(&name).cloned()
                 };
-                if let Some(to) = to.filter(|t| t != &path[1]) {
-                    edges.insert((parent.clone(), path[1].clone(), to));
+                if let Some(to) = to.filter(|t| t != me) {
+                    edges.insert((parent.clone(), me.clone(), to));
                 }
             }
         }

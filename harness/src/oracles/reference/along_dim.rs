@@ -1,7 +1,7 @@
 //! The references of the along-a-dim table: reductions, scans, sorts, softmaxes and the layout
 //! and indexing entries, each over the lanes of the operand along its dim.
 
-use super::elementwise::{floor_mod_i, int_div};
+use super::host::{floor_mod_i, int_div};
 use super::host::{int_product, lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};
 
 /// How the reference computes one along-dim entry over lane values (floats in f64, ints exact);

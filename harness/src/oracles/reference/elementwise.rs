@@ -3,7 +3,8 @@
 //! it where Burn's own doc comment does not.
 
 use super::host::{
-    broadcast_positions, identity_positions, int_product, prod_fits, sum_fits, Data, Host,
+    broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, prod_fits,
+    sum_fits, Data, Host,
 };
 
 /// How the reference computes one unary entry.
@@ -47,24 +48,6 @@ pub fn floor_mod_f(x: f64, y: f64) -> f64 {
     } else {
         r
     }
-}
-
-/// Int floored modulo; `None` for a zero divisor (excluded by Burn's doc comment).
-pub fn floor_mod_i(x: i128, y: i128) -> Option<i128> {
-    (y != 0).then(|| {
-        let r = x % y;
-        if r != 0 && (r < 0) != (y < 0) {
-            r + y
-        } else {
-            r
-        }
-    })
-}
-
-/// Int division: Burn documents no rounding, so a quotient that truncation and flooring would
-/// round apart is left open; `None` for a zero divisor too.
-pub fn int_div(x: i128, y: i128) -> Option<i128> {
-    (y != 0 && x % y == 0).then(|| x / y)
 }
 
 fn erf(x: f64) -> f64 {

@@ -285,6 +285,24 @@ pub fn quantization_step(x: &Host, scheme: Scheme) -> Option<f64> {
     scheme.spec().step(largest)
 }
 
+/// Int floored modulo; `None` for a zero divisor (excluded by Burn's doc comment).
+pub fn floor_mod_i(x: i128, y: i128) -> Option<i128> {
+    (y != 0).then(|| {
+        let r = x % y;
+        if r != 0 && (r < 0) != (y < 0) {
+            r + y
+        } else {
+            r
+        }
+    })
+}
+
+/// Int division: Burn documents no rounding, so a quotient that truncation and flooring would
+/// round apart is left open; `None` for a zero divisor too.
+pub fn int_div(x: i128, y: i128) -> Option<i128> {
+    (y != 0 && x % y == 0).then(|| x / y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
