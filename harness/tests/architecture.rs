@@ -3,24 +3,15 @@
 //! floors import nothing above them. Imports are read from `crate::` and `super::` paths,
 //! including names a parent re-exports from a sibling.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Module path (`["oracles", "model"]`) -> source text, for every file under `src/`.
 fn modules() -> BTreeMap<Vec<String>, String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    walk(&src, &mut files);
+    let files = common::rust_files(&src);
     files
         .into_iter()
         .filter(|p| {

@@ -2,25 +2,12 @@
 //! feature, which `cargo test` turns on and a user's build never does: checked on the source,
 //! since a test binary is itself built with the feature.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 fn sources() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
-    files
+    common::rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
 }
 
 fn src(rel: &str) -> String {

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use dispatch_fuzz::interpreter::wgpu::{self, Api, Placement};
 use dispatch_fuzz::program::{AdapterClass, Backends, Program, ProgramFile};
@@ -182,4 +182,21 @@ pub fn recorded_panics(verdict: &dispatch_fuzz::Verdict) -> usize {
         .filter(|v| v.location.is_some())
         .count();
     verdict.trace.panics().count() + as_violations
+}
+
+/// Every Rust source file under `dir`, at any depth.
+pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files
 }
