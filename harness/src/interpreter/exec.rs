@@ -15,7 +15,7 @@ use burn_dispatch::backends::Capture;
 use burn_dispatch::DispatchDevice;
 
 use super::catch::{self, at_site, catch, harness_code, Journal};
-use super::faults::Planted;
+use super::faults::ThreadFaults;
 use super::lanes::{self, Lanes};
 use super::lockstep::{CompletedScope, Lockstep, Unobserved, World};
 use super::mirror::{kind_of, read_data};
@@ -152,7 +152,7 @@ fn run_scheduled(
         ends: &ends,
         lanes: None,
         me: 0,
-        planted: Planted::here(),
+        test_faults: ThreadFaults::here(),
         collide,
     };
     if threaded {
@@ -726,7 +726,7 @@ impl<'a, 'p, 'h, F: FnOnce(&Walk<'a, 'p, 'h>) -> Result<()>> Handed<'a, 'p, 'h, 
     /// Runs it on this thread, the thread it was handed to: the planted faults taken on, the
     /// journal it noted handed back with its result.
     fn run(self) -> (Result<()>, Journal) {
-        self.there.planted.plant();
+        self.there.test_faults.plant();
         let result = (self.f)(&self.there);
         (result, catch::journal_take())
     }
@@ -777,7 +777,7 @@ struct Walk<'a, 'p, 'h> {
     /// The program thread this walk runs on.
     me: u8,
     /// The faults tests planted on the thread that runs the program.
-    planted: Planted,
+    test_faults: ThreadFaults,
     /// Collide mode ([`run_colliding`]).
     collide: bool,
 }
@@ -892,7 +892,7 @@ impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
     /// Runs step `i`, which is no scope step, on this thread.
     fn step(&self, i: usize) -> Result<()> {
         catch::set_step(Some(i));
-        if self.planted.racy_scope() && self.run.entering.load(Ordering::SeqCst) > 0 {
+        if self.test_faults.racy_scope() && self.run.entering.load(Ordering::SeqCst) > 0 {
             // The planted race stands where a Burn bug would: in a call, whose panic is Burn's.
             let panic = match catch(super::faults::race) {
                 Err(panic) => panic,
@@ -952,7 +952,7 @@ impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
         let mut inner: Result<()> = Ok(());
         let (mut input_handles, mut output_handles) = (Vec::new(), Vec::new());
         let entering = &self.run.entering;
-        let racy = self.planted.racy_scope();
+        let racy = self.test_faults.racy_scope();
         if racy {
             entering.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(RACY_WINDOW);

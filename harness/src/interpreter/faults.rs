@@ -23,17 +23,17 @@ thread_local! {
 /// The faults planted on a thread, which a threaded program's threads take on from the thread
 /// that runs it, so every step of the program meets them.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Planted {
+pub(super) struct ThreadFaults {
     unary: Option<&'static str>,
     result: Option<WrongResult>,
     gradient: bool,
     racy_scope: bool,
 }
 
-impl Planted {
+impl ThreadFaults {
     /// The faults planted on this thread.
     pub(super) fn here() -> Self {
-        Planted {
+        ThreadFaults {
             unary: WRONG_UNARY.with(Cell::get),
             result: WRONG_RESULT.with(Cell::get),
             gradient: WRONG_GRADIENT.with(Cell::get),

@@ -6,13 +6,13 @@ use crate::program::{Op, Slot};
 
 /// No fault is ever planted.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Planted;
+pub(super) struct ThreadFaults;
 
-impl Planted {
+impl ThreadFaults {
     /// Nothing is planted on any thread.
     #[inline(always)]
     pub(super) fn here() -> Self {
-        Planted
+        ThreadFaults
     }
 
     /// Nothing to plant.
