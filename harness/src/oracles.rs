@@ -105,8 +105,24 @@ pub enum OracleId {
     Reference,
 }
 
-/// One oracle: its name in signatures, the violation classes it reports (always findings) and
-/// what it compares.
+/// The parts of the oracles' shared state ([`Shared`]) one oracle leaves for another within the
+/// same step: what makes the order of [`ORACLES`] matter. Each oracle states what it reads and
+/// writes of them; an oracle that reads a part runs after every oracle that writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedPart {
+    /// The wgpu values the differential read at this step (`Shared::wgpu_read`), which the
+    /// reference judges without reading them again.
+    WgpuRead,
+    /// Whether wgpu met a known bug that fails its stream (`Shared::wgpu_failed`): nothing
+    /// computed on wgpu after it is compared.
+    WgpuFailed,
+    /// Per slot, why its wgpu value is not compared with Flex's (`Shared::poison`, and the
+    /// `inexact` elements beside it).
+    Poison,
+}
+
+/// One oracle: its name in signatures, the violation classes it reports (always findings),
+/// what it compares, and what it reads and writes of the shared state.
 #[derive(Debug)]
 pub struct OracleSpec {
     /// Which one.
@@ -117,6 +133,11 @@ pub struct OracleSpec {
     pub classes: &'static [&'static str],
     /// What it compares, for people.
     pub compares: &'static str,
+    /// The shared state it reads that another oracle may have written in the same step (what
+    /// it reads of earlier steps needs no order).
+    pub reads: &'static [SharedPart],
+    /// The shared state it writes for the oracles after it.
+    pub writes: &'static [SharedPart],
 }
 
 /// Every oracle.
@@ -127,30 +148,45 @@ pub const ORACLES: &[OracleSpec] = &[
         classes: &[REPLAY_MISMATCH, REPLAY_FAILURE],
         compares: "each cleanly captured graph replayed on Flex (and wgpu) vs the same steps run \
                    eagerly on Flex",
+        // The poison it reads is of the slots a scope computed, written at earlier steps.
+        reads: &[],
+        writes: &[SharedPart::WgpuFailed],
     },
     OracleSpec {
         id: OracleId::Model,
         name: "reference-model",
         classes: &[MODEL_MISMATCH],
         compares: "each step's outcome vs the reference model of the capture lifecycle",
+        reads: &[],
+        writes: &[],
     },
     OracleSpec {
         id: OracleId::Differential,
         name: "flex-vs-wgpu",
         classes: &[DIVERGENCE],
         compares: "each value computed on Flex vs the same steps run on wgpu",
+        reads: &[SharedPart::WgpuFailed],
+        writes: &[
+            SharedPart::WgpuRead,
+            SharedPart::WgpuFailed,
+            SharedPart::Poison,
+        ],
     },
     OracleSpec {
         id: OracleId::DtypeContract,
         name: "dtype-contract",
         classes: &[DTYPE_CONTRACT],
         compares: "each tensor a step hands back vs the dtypes of its kind",
+        reads: &[],
+        writes: &[],
     },
     OracleSpec {
         id: OracleId::TransactionReads,
         name: "transaction-reads",
         classes: &[TRANSACTION_MISMATCH],
         compares: "each tensor a transaction reads vs the same tensor's own read",
+        reads: &[],
+        writes: &[],
     },
     OracleSpec {
         id: OracleId::Reference,
@@ -158,6 +194,8 @@ pub const ORACLES: &[OracleSpec] = &[
         classes: &[REFERENCE_MISMATCH],
         compares: "each value a step hands back (its eager Flex value) vs the op's definition \
                    on host arrays, over the operands Burn holds",
+        reads: &[SharedPart::WgpuRead, SharedPart::WgpuFailed],
+        writes: &[],
     },
 ];
 
