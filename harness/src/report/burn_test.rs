@@ -60,13 +60,17 @@ fn chain(program: &Program, trace: &Trace, at: usize) -> Option<(Vec<usize>, Dev
     .then_some((steps, device))
 }
 
-/// The body of the regression test of a finding at step `at` of `program` (as `trace` ran it):
+/// The backend it fails on today and the body of the regression test of a finding at step `at` of `program` (as `trace` ran it):
 /// the chain that reaches `at` on Burn's test device, ending in the definition's value
 /// of its result where the host computes all of it (an op whose definition leaves an element
 /// open, an overflow or a NaN's order, asserts only that the call completes, which is what a
 /// panic finding fails). `None` where the chain is not plain eager steps on one device, or a
 /// non-panic finding has no definite value to assert.
-pub fn regression_body(program: &Program, trace: &Trace, finding: &Finding) -> Option<String> {
+pub fn regression_body(
+    program: &Program,
+    trace: &Trace,
+    finding: &Finding,
+) -> Option<(&'static str, String)> {
     let at = finding.step?;
     let (steps, device) = chain(program, trace, at)?;
     let panicked = matches!(trace.steps.get(at)?.outcome, Outcome::Panic(_));
@@ -181,7 +185,7 @@ pub fn regression_body(program: &Program, trace: &Trace, finding: &Finding) -> O
             let _ = writeln!(body, "    output.into_data();");
         }
     }
-    Some(body)
+    Some((backend_of(finding, device), body))
 }
 
 /// A regression test named after `id` (a report's file stem) with `body`, as a file of Burn's
@@ -237,14 +241,14 @@ pub fn integration_test(id: &str, rust: &str) -> String {
 
 /// The backend a regression test fails on today, as its report names it: wgpu for a finding
 /// that compares Flex with wgpu (the program ran on Flex; the bug is wgpu's), else the backend
-/// the chain ran on, `Flex` or `wgpu`.
-pub fn backend_of(program: &Program, trace: &Trace, finding: &Finding) -> Option<&'static str> {
+/// the chain ran on (`device`), `Flex` or `wgpu`.
+fn backend_of(finding: &Finding, device: DeviceRef) -> &'static str {
     let on_wgpu = finding.class == DIVERGENCE
         || (finding.class == REFERENCE_MISMATCH && finding.signature.summary.contains(" on wgpu "));
-    match chain(program, trace, finding.step?)?.1 {
-        _ if on_wgpu => Some("wgpu"),
-        DeviceRef::Wgpu => Some("wgpu"),
-        _ => Some("Flex"),
+    if on_wgpu || device == DeviceRef::Wgpu {
+        "wgpu"
+    } else {
+        "Flex"
     }
 }
 

@@ -15,9 +15,9 @@ use crate::program::{Program, ProgramFile};
 use crate::Verdict;
 
 use super::bug::Bug;
-use super::burn_test::{backend_of, regression_body};
+use super::burn_test::regression_body;
 use super::listing::{render, Style};
-use super::rust::{contract_words, expected_outcome, to_rust, without_step};
+use super::rust::{burn_features, contract_words, expected_outcome, to_rust, without_step};
 
 /// What a maintainer should see instead, from the finding's kind.
 fn expected(finding: &Finding) -> String {
@@ -202,17 +202,11 @@ pub fn issue_parts(
     );
     let reproducer = to_rust(program, &verdict.trace, Some(finding));
     let mut environment = String::new();
-    let features = reproducer
-        .lines()
-        .find_map(|l| l.strip_prefix("// burn = "))
-        .and_then(|l| l.rsplit_once(" features = "))
-        .map_or_else(String::new, |(_, f)| {
-            format!(", features {}", f.trim_end_matches(" }"))
-        });
     let _ = writeln!(
         environment,
-        "- burn `={}` (`default-features = false`{features})",
-        env!("DISPATCH_FUZZ_BURN_VERSION")
+        "- burn `={}` (`default-features = false`, features {:?})",
+        env!("DISPATCH_FUZZ_BURN_VERSION"),
+        burn_features(&reproducer)
     );
     if adapter.is_some() || reproducer.contains("Device::wgpu(") {
         let _ = writeln!(
@@ -239,12 +233,8 @@ pub fn issue_parts(
             r.file_path, r.slug
         )
     });
-    let regression_test = regression_body(program, &verdict.trace, finding).and_then(|body| {
-        Some((
-            backend_of(program, &verdict.trace, finding)?.to_string(),
-            body,
-        ))
-    });
+    let regression_test = regression_body(program, &verdict.trace, finding)
+        .map(|(backend, body)| (backend.to_string(), body));
     Some(IssueParts {
         what_happens,
         expected: expected(finding),

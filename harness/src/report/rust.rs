@@ -605,11 +605,9 @@ fn imports(code: &str) -> String {
 /// The line that opens a reproducer's dependency list in its header.
 pub const DEPENDENCIES_HEADER: &str = "Cargo.toml [dependencies], all the reproducer needs:";
 
-/// A reproducer's header dependency list: the manifest lines, after [`DEPENDENCIES_HEADER`],
-/// that build `code` as the `main.rs` of a crate of its own: `burn` with the features the code
-/// uses (Flex with its default `simd` and `rayon`, capture, autodiff, wgpu), plus burn-router,
-/// burn-ir and burn-backend where it replays a captured graph.
-fn dependencies(code: &str, replay: bool, threaded: bool) -> Vec<String> {
+/// The `burn` features `code` uses: Flex with its default `simd` and `rayon`, capture,
+/// autodiff, wgpu (and `std` always).
+pub(super) fn burn_features(code: &str) -> Vec<&'static str> {
     let mut features = vec!["std"];
     if code.contains("Device::flex()") || code.contains("backend::Flex") {
         features.extend(["flex", "simd", "rayon"]);
@@ -623,7 +621,18 @@ fn dependencies(code: &str, replay: bool, threaded: bool) -> Vec<String> {
     if code.contains("Device::wgpu(") || code.contains("backend::Cube") {
         features.push("wgpu");
     }
-    let features: Vec<String> = features.iter().map(|f| format!("\"{f}\"")).collect();
+    features
+}
+
+/// A reproducer's header dependency list: the manifest lines, after [`DEPENDENCIES_HEADER`],
+/// that build `code` as the `main.rs` of a crate of its own: `burn` with the features the code
+/// uses (Flex with its default `simd` and `rayon`, capture, autodiff, wgpu), plus burn-router,
+/// burn-ir and burn-backend where it replays a captured graph.
+fn dependencies(code: &str, replay: bool, threaded: bool) -> Vec<String> {
+    let features: Vec<String> = burn_features(code)
+        .iter()
+        .map(|f| format!("\"{f}\""))
+        .collect();
     let mut lines = vec![
         DEPENDENCIES_HEADER.to_string(),
         format!(
