@@ -1,8 +1,8 @@
-//! Every regression case's Rust reproducer (`harness/examples/<case>.rs`, compiled by `cargo
-//! test` against the harness's own Burn build) is up to date with its case and, run as its own
-//! process, fails the way the case says: one trial per case (at most one example process per
-//! test thread), a wgpu case placed as the regression suite places it. One that runs clean is
-//! reported as fixed upstream.
+//! Every regression case's Rust reproducer (`harness/examples/reproducers/<case>.rs`, a module
+//! of the `reproducers` example that `cargo test` compiles against the harness's own Burn build)
+//! is up to date with its case and, run as its own process, fails the way the case says: one
+//! trial per case (at most one reproducer process per test thread), a wgpu case placed as the
+//! regression suite places it. One that runs clean is reported as fixed upstream.
 
 mod common;
 
@@ -14,18 +14,23 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use dispatch_fuzz::interpreter::wgpu::{Api, Placement};
 use dispatch_fuzz::oracles::catalogue::pattern_matches;
 use dispatch_fuzz::oracles::normalize_message;
-use dispatch_fuzz::regressions::{load_all, Case};
+use dispatch_fuzz::regressions::{load_all, reproducers_main, Case};
 use dispatch_fuzz::report::fails_with;
 
-fn example(name: &str) -> PathBuf {
-    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
+fn reproducers() -> PathBuf {
+    common::repo().join("harness/examples/reproducers")
+}
+
+/// The `reproducers` example's binary.
+fn binary() -> PathBuf {
+    // target/<profile>/deps/<this test> -> target/<profile>/examples/reproducers
     let exe = std::env::current_exe().unwrap();
     exe.parent()
         .unwrap()
         .parent()
         .unwrap()
         .join("examples")
-        .join(name)
+        .join("reproducers")
 }
 
 /// Case `case`'s reproducer is what its run generates, and as a process of its own it fails the
@@ -34,7 +39,7 @@ fn reproducer_fails_as_its_case_says(case: &Case) -> Result<(), Failed> {
     let verdict = case.check().map_err(|e| format!("{e:#}"))?;
     let finding = verdict.finding.ok_or("the case shows no finding")?;
     let text = case.reproducer().map_err(|e| format!("{e:#}"))?;
-    let path = common::repo().join(format!("harness/examples/{}.rs", case.name));
+    let path = reproducers().join(format!("{}.rs", case.name));
     if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
         return Err(format!(
             "{} is out of date with its case; run `cargo run -- reproducers`",
@@ -42,8 +47,9 @@ fn reproducer_fails_as_its_case_says(case: &Case) -> Result<(), Failed> {
         )
         .into());
     }
-    let binary = example(&case.name);
+    let binary = binary();
     let mut command = Command::new(&binary);
+    command.arg(&case.name);
     // A reproducer takes wgpu's default adapter, which is Vulkan where a Vulkan driver is
     // installed: in the process pinned to GL, the child sees no Vulkan driver, so wgpu falls
     // back to GL as on a machine without one.
@@ -108,6 +114,13 @@ fn main() -> ExitCode {
             Ok(())
         },
     ));
+    first.push(Trial::test(
+        "the_reproducers_binary_holds_every_case_as_generated",
+        || {
+            the_reproducers_binary_holds_every_case_as_generated();
+            Ok(())
+        },
+    ));
     let first = libtest_mimic::run(&args, first);
     let serial = Arguments {
         test_threads: Some(1),
@@ -165,4 +178,18 @@ fn the_regression_index_lists_every_case_as_generated() {
             case.name
         );
     }
+}
+
+fn the_reproducers_binary_holds_every_case_as_generated() {
+    let cases = load_all(&common::repo().join("regressions")).unwrap();
+    let path = reproducers().join("main.rs");
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        on_disk,
+        reproducers_main(&cases),
+        "{} is stale: run `cargo run -- reproducers`",
+        path.display()
+    );
+    let files = std::fs::read_dir(reproducers()).unwrap().count();
+    assert_eq!(files, cases.len() + 1, "one file per case, and main.rs");
 }

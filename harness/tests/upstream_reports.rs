@@ -152,7 +152,8 @@ fn build(id: &str, manifest: &PathBuf) -> Result<PathBuf, String> {
     Ok(target_dir().join("debug").join(id))
 }
 
-/// Removes reproducer `id`'s binary and its hard-linked copy under `deps/`.
+/// Removes binary `id` (a reproducer, or a scratch crate's test binary) and its hard-linked copy
+/// under `deps/`.
 fn remove_binary(id: &str) {
     let debug = target_dir().join("debug");
     let _ = std::fs::remove_file(debug.join(id));
@@ -562,9 +563,10 @@ fn regression_tests_fail_today(
             "Flex" => command.env("BURN_DEVICE", "flex"),
             _ => command.env_remove("BURN_DEVICE"),
         };
-        let out = command
-            .output()
-            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        let out = command.output();
+        // Each test binary links all of Burn (and wgpu where it runs there): keep one at a time.
+        remove_binary(&format!("upstream-regression-tests-{k}"));
+        let out = out.map_err(|e| format!("cannot run cargo: {e}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !stdout.contains("test result:") {
             return Err(format!(

@@ -9,16 +9,18 @@ use dispatch_fuzz::regressions::{each_in_suite_order, load_all, load_named, run_
 
 use super::seed_corpus::mirror_dir;
 
-/// Writes `<out>/<case>.rs`, the `fmt --rust` reproducer of every regression case, removes
-/// those of cases no longer stored, and writes the store's index, `regressions/README.md`. `cargo test` compiles them as examples of the harness
-/// (against the very Burn build it tests) and runs each, requiring it to fail as its case says.
+/// Writes `<out>/<case>.rs`, the `fmt --rust` reproducer of every regression case, and
+/// `<out>/main.rs`, which makes them one binary; removes those of cases no longer stored; and
+/// writes the store's index, `regressions/README.md`. `cargo test` compiles them as the
+/// harness's `reproducers` example (against the very Burn build it tests) and runs each case's,
+/// requiring it to fail as its case says.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The regression store.
     #[arg(long, default_value = "regressions")]
     regressions: PathBuf,
-    /// Where the reproducers go (the harness's examples folder).
-    #[arg(long, default_value = "harness/examples")]
+    /// Where the reproducers go (the harness's `reproducers` example).
+    #[arg(long, default_value = "harness/examples/reproducers")]
     out: PathBuf,
     /// Print this one case's reproducer instead of writing any file (what a run pinned to a
     /// case's graphics API answers).
@@ -60,13 +62,18 @@ impl Args {
                 ))
             },
         )?;
+        let mut files = files;
+        files.push((
+            "main.rs".to_string(),
+            dispatch_fuzz::regressions::reproducers_main(&cases).into_bytes(),
+        ));
         let index = self.regressions.join("README.md");
         std::fs::write(&index, dispatch_fuzz::regressions::index(&cases))
             .with_context(|| format!("cannot write {}", index.display()))?;
         let (changed, removed) = mirror_dir(&self.out, &files, |n| n.ends_with(".rs"))?;
         println!(
-            "{} reproducers in {} ({changed} written, {removed} removed)",
-            files.len(),
+            "{} reproducers in {} ({changed} files written, {removed} removed)",
+            cases.len(),
             self.out.display()
         );
         Ok(ExitCode::SUCCESS)
