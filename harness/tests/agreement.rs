@@ -2,7 +2,7 @@
 //! finding under the policy, or a harness error) is a finding, or an error, in `check` too,
 //! wherever it was raised (a step, a mirror, an oracle's replay, a read, a cleanup).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

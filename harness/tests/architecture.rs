@@ -3,7 +3,7 @@
 //! floors import nothing above them. Imports are read from `crate::` and `super::` paths,
 //! including names a parent re-exports from a sibling.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The checked-in corpus: every seed input reaches the class its file is named after, through
 //! the same decoding the fuzz target uses.
 
-mod common;
+use crate::common;
 
 use dispatch_fuzz::program::{Backends, Program};
 

@@ -2,7 +2,7 @@
 //! session records, replays and compares entries that blind generation reaches less often in as
 //! many programs, and a session is reproducible from its seed.
 
-mod common;
+use crate::common;
 
 use dispatch_fuzz::guide::{Guide, Key, Origin, Target};
 use dispatch_fuzz::oracles::{Context, OracleId};

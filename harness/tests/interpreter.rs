@@ -1,7 +1,7 @@
 //! The interpreter on the real crates: random programs run without harness failures, the pool
 //! survives more programs than there are capture-device ids, and leaked scope state is caught.
 
-mod common;
+use crate::common;
 
 use dispatch_fuzz::interpreter::{pool, Outcome};
 use dispatch_fuzz::oracles::STATE_LEAK;

@@ -1,7 +1,7 @@
 //! The minimizer on real findings: results keep the exact signature, are 1-minimal, and the
 //! seed classes shrink to their small known forms.
 
-mod common;
+use crate::common;
 
 use dispatch_fuzz::minimize::{minimize_finding, Minimizer, Reproduction};
 use dispatch_fuzz::oracles::Policy;

@@ -2,7 +2,7 @@
 //! programs, firing when one of its rules is inverted, and every known divergence still shown by
 //! its reproducer (an entry Burn has fixed fails here, so it cannot go stale silently).
 
-mod common;
+use crate::common;
 
 use dispatch_fuzz::oracles::model::{
     self, invert_rule_for_tests, known_divergences, MODEL_MISMATCH, RULES,

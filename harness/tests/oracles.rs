@@ -1,7 +1,7 @@
 //! The eager vs capture-replay oracle on the real crates: it fires when a replay is given wrong
 //! input data, and stays quiet on thousands of random programs while judging real graphs.
 
-mod common;
+use crate::common;
 
 use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
 use dispatch_fuzz::oracles::faults::corrupt_replay_feed_for_tests;

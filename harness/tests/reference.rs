@@ -3,7 +3,7 @@
 //! in dispatch or a shared default body does) is a reference mismatch, and no oracle that
 //! compares Burn with Burn sees it.
 
-mod common;
+use crate::common;
 
 use dispatch_fuzz::interpreter::faults::wrong_unary_for_tests;
 use dispatch_fuzz::oracles::{OracleId, Oracles, REFERENCE_MISMATCH};

@@ -1,7 +1,7 @@
 //! The two seed panics and the leaked-tensor panic, reproduced on the real crates and
 //! classified; the seeds' fixed scenarios run clean.
 
-mod common;
+use crate::common;
 
 use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::oracles::catalogue::{catalogue, parse};

@@ -2,7 +2,7 @@
 //! off, a kernel that skips a channel or a term, a divisor that counts the wrong taps. Each is
 //! clean without the fault and a reference mismatch naming the op with it.
 
-mod common;
+use crate::common;
 
 use burn::tensor::{DType, TensorData};
 use dispatch_fuzz::check;

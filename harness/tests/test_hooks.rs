@@ -2,7 +2,7 @@
 //! feature, which `cargo test` turns on and a user's build never does: checked on the source,
 //! since a test binary is itself built with the feature.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -15,7 +15,7 @@ use burn_ir::TensorId;
 use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::program::{Backends, Program, ProgramFile, Step};
 
-mod common;
+use crate::common;
 
 /// A program file's steps, fixed up.
 fn program(steps: &str) -> Program {
