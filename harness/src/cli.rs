@@ -69,16 +69,3 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Ops(args) => args.run(),
     }
 }
-
-/// Resident set size now and at its peak, in KiB, from `/proc/self/status` (Linux only).
-pub fn rss_kib() -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
-}

@@ -4,9 +4,10 @@
 //! The roles, each in its own module: [`program`] generates test cases and imports nothing
 //! above it, [`interpreter`] runs them on the real crates and judges nothing, [`oracles`] decide
 //! what is a bug, [`minimize`] shrinks findings, [`regressions`] stores them, [`report`] prints
-//! everything a person reads, and [`guide`] steers the in-process session toward what the oracles
-//! have judged least. The fuzz target ([`fuzz`]), the CLI and `cargo test` all go
-//! through [`check`], in a [`Session`] they hold, so they can never drift apart.
+//! everything a person reads, [`campaign`] runs the in-process fuzz session, and [`guide`] steers
+//! it toward what the oracles have judged least. The fuzz target
+//! ([`fuzz`]), the CLI and `cargo test` all go through [`check`], in a [`Session`] they hold, so
+//! they can never drift apart.
 
 #![warn(missing_docs)]
 
@@ -15,6 +16,7 @@
 extern crate self as dispatch_fuzz;
 
 pub mod accuracy;
+pub mod campaign;
 pub mod checkout;
 pub mod config;
 pub mod fuzz;

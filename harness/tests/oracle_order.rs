@@ -4,21 +4,19 @@
 
 use dispatch_fuzz::oracles::{OracleId, SharedPart, ORACLES};
 
-/// The source files of an oracle.
+use crate::common;
+
+/// The source of an oracle: its file and every file of its module's folder, test modules aside.
 fn source(id: OracleId) -> String {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/oracles");
-    let files: &[&str] = match id {
-        OracleId::EagerReplay => &["eager_replay.rs"],
-        OracleId::Model => &["model.rs", "model/rules.rs", "model/divergences.rs"],
-        OracleId::Differential => &["differential.rs"],
-        OracleId::DtypeContract => &["dtype_contract.rs"],
-        OracleId::TransactionReads => &["transaction_reads.rs"],
-        OracleId::Reference => &["reference.rs"],
+    let name = match id {
+        OracleId::EagerReplay => "eager_replay",
+        OracleId::Model => "model",
+        OracleId::Differential => "differential",
+        OracleId::DtypeContract => "dtype_contract",
+        OracleId::TransactionReads => "transaction_reads",
+        OracleId::Reference => "reference",
     };
-    files
-        .iter()
-        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
-        .collect()
+    common::module_source(&format!("src/oracles/{name}"))
 }
 
 /// What a source writes of the shared state, by the calls that write each part.

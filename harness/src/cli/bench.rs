@@ -268,7 +268,7 @@ fn main(
     if let (Some(one), Some(many)) = (all, many) {
         println!("{jobs} jobs to 1 job: {:.2}x the execs/s", many / one);
     }
-    if let Some((rss, peak)) = crate::cli::rss_kib() {
+    if let Some((rss, peak)) = dispatch_fuzz::campaign::rss_kib() {
         println!("rss: {} MiB, peak {} MiB", rss / 1024, peak / 1024);
     }
     Ok(ExitCode::SUCCESS)

@@ -200,3 +200,19 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     walk(dir, &mut files);
     files
 }
+
+/// The source of module `path` (`src/oracles/model`, from the harness's folder): its file and
+/// every file under its folder, test modules (`tests.rs`) aside.
+pub fn module_source(path: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join(format!("{path}.rs"))];
+    let dir = root.join(path);
+    if dir.is_dir() {
+        files.extend(rust_files(&dir));
+    }
+    files
+        .iter()
+        .filter(|f| !f.ends_with("tests.rs"))
+        .map(|f| std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display())))
+        .collect()
+}

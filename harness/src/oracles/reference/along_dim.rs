@@ -1,6 +1,13 @@
 //! The references of the along-a-dim table: reductions, scans, sorts, softmaxes and the layout
 //! and indexing entries, each over the lanes of the operand along its dim.
 
+mod lane;
+
+use lane::{
+    arg_by, arg_sort, max_lane, mean_f, min_lane, softmax_lane, sorted_f, sorted_i, var_fits,
+    var_with,
+};
+
 use super::host::{floor_mod_i, int_div};
 use super::host::{int_product, lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};
 
@@ -38,100 +45,6 @@ pub enum Along {
     Quantized(fn(&[usize], usize) -> Vec<usize>),
     /// No reference, and why.
     Missing(&'static str),
-}
-
-fn no_nan(v: &[f64]) -> Option<&[f64]> {
-    (!v.iter().any(|x| x.is_nan())).then_some(v)
-}
-
-fn max_lane(v: &[f64]) -> Option<f64> {
-    no_nan(v).map(|v| v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
-}
-
-fn min_lane(v: &[f64]) -> Option<f64> {
-    no_nan(v).map(|v| v.iter().copied().fold(f64::INFINITY, f64::min))
-}
-
-/// The index of the lane's single extremum by `better`; `None` at a tie or a NaN.
-fn arg_by(v: &[f64], better: fn(f64, f64) -> bool) -> Option<usize> {
-    let v = no_nan(v)?;
-    let mut best = 0;
-    for i in 1..v.len() {
-        if better(v[i], v[best]) {
-            best = i;
-        }
-    }
-    (v.iter().filter(|x| **x == v[best]).count() == 1).then_some(best)
-}
-
-/// The sorting permutation (`descending` or not), each position known where its value is
-/// unique in the lane (equal values may come in any order: Burn documents no stability).
-fn arg_sort(v: &[f64], descending: bool) -> Vec<Option<usize>> {
-    if v.iter().any(|x| x.is_nan()) {
-        return vec![None; v.len()];
-    }
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| {
-        let o = v[a].total_cmp(&v[b]);
-        if descending {
-            o.reverse()
-        } else {
-            o
-        }
-    });
-    order
-        .into_iter()
-        .map(|i| (v.iter().filter(|x| **x == v[i]).count() == 1).then_some(i))
-        .collect()
-}
-
-fn sorted_f(v: &[f64], descending: bool) -> Vec<Option<f64>> {
-    if v.iter().any(|x| x.is_nan()) {
-        return vec![None; v.len()];
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    if descending {
-        s.reverse();
-    }
-    // -0 and 0 sort apart in a total order but are equal: the comparison treats them alike.
-    s.into_iter().map(Some).collect()
-}
-
-fn sorted_i(v: &[i128], descending: bool) -> Vec<Option<i128>> {
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    if descending {
-        s.reverse();
-    }
-    s.into_iter().map(Some).collect()
-}
-
-fn mean_f(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-fn var_with(v: &[f64], correction: f64) -> f64 {
-    let m = mean_f(v);
-    v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() as f64 - correction)
-}
-
-/// Whether a variance's squares and their sum stay within f32's range.
-fn var_fits(v: &[f64]) -> bool {
-    let m = v.iter().map(|x| x.abs()).fold(0.0, f64::max);
-    sum_fits(v) && 4.0 * m * m * v.len() as f64 <= super::host::F32_MAX
-}
-
-fn softmax_lane(v: &[f64], sign: f64, quiet: bool) -> Vec<Option<f64>> {
-    let x: Vec<f64> = v.iter().map(|e| sign * e).collect();
-    let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if !m.is_finite() {
-        return vec![None; v.len()];
-    }
-    // quiet_softmax's 1 in the denominator is exp(0), so shifting by m scales it by exp(-m).
-    let sum: f64 =
-        x.iter().map(|e| (e - m).exp()).sum::<f64>() + if quiet { (-m).exp() } else { 0.0 };
-    x.iter().map(|e| Some((e - m).exp() / sum)).collect()
 }
 
 /// Positions that reverse each lane along `d`.
@@ -675,55 +588,4 @@ pub fn along(reference: Along, x: &Host, dim: usize) -> Result<Host, &'static st
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::oracles::reference::elementwise::row;
-
-    fn floats(shape: Vec<usize>, v: &[f64]) -> Host {
-        Host::float(shape, v.iter().map(|x| Some(*x)).collect())
-    }
-
-    #[test]
-    fn a_tie_leaves_an_index_open_and_a_unique_extremum_pins_it() {
-        let x = floats(vec![2, 3], &[1.0, 5.0, 2.0, 4.0, 4.0, 0.0]);
-        let arg = along(row(ALONG_DIM, "max_dim_indices").unwrap(), &x, 1).unwrap();
-        assert_eq!(arg.ints().unwrap(), [Some(1), None]);
-        let sorted = along(row(ALONG_DIM, "argsort").unwrap(), &x, 1).unwrap();
-        assert_eq!(
-            sorted.ints().unwrap(),
-            [Some(0), Some(2), Some(1), Some(2), None, None]
-        );
-    }
-
-    #[test]
-    fn the_layout_entries_move_what_their_calls_move() {
-        let x = floats(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
-        let at = |name: &str, d: usize| -> Vec<f64> {
-            along(row(ALONG_DIM, name).unwrap(), &x, d)
-                .unwrap()
-                .floats()
-                .unwrap()
-                .iter()
-                .map(|e| e.unwrap())
-                .collect()
-        };
-        assert_eq!(at("flip", 1), [2.0, 1.0, 0.0, 5.0, 4.0, 3.0]);
-        // idx = (p + 1) % 3 for p = 0..6: [1, 2, 0, 1, 2, 0].
-        assert_eq!(at("gather_rotated", 1), [1.0, 2.0, 0.0, 4.0, 5.0, 3.0]);
-        assert_eq!(
-            at("scatter_assign_rotated", 1),
-            [2.0, 0.0, 1.0, 5.0, 3.0, 4.0]
-        );
-        assert_eq!(at("expand_first", 0), [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
-        assert_eq!(at("slice_assign_half", 0), [3.0, 4.0, 5.0, 3.0, 4.0, 5.0]);
-        // scatter_add: x plus each element added at its rotated index.
-        assert_eq!(at("scatter_add", 1), [2.0, 1.0, 3.0, 8.0, 7.0, 9.0]);
-        let median = along(
-            row(ALONG_DIM, "median").unwrap(),
-            &floats(vec![4], &[5.0, 1.0, 3.0, 2.0]),
-            0,
-        )
-        .unwrap();
-        assert_eq!(median.floats().unwrap(), [Some(2.0)]);
-    }
-}
+mod tests;

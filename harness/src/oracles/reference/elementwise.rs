@@ -2,9 +2,14 @@
 //! entry, by name, each the op's definition on f64 or exact ints, with the source that defines
 //! it where Burn's own doc comment does not.
 
+mod scalar;
+
+use scalar::{
+    clamp_f, erf, max_of, min_of, minus_whole, sigmoid, softplus, SELU_ALPHA, SELU_SCALE,
+};
+
 use super::host::{
-    broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, prod_fits,
-    sum_fits, Data, Host,
+    broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, Data, Host,
 };
 
 /// How the reference computes one unary entry.
@@ -47,118 +52,6 @@ pub fn floor_mod_f(x: f64, y: f64) -> f64 {
         r + y
     } else {
         r
-    }
-}
-
-fn erf(x: f64) -> f64 {
-    // Abramowitz-Stegun would be 1e-7; this series and continued fraction reach f64 precision,
-    // far below any float tolerance family.
-    if x.is_nan() {
-        return f64::NAN;
-    }
-    let a = x.abs();
-    let value = if a < 2.5 {
-        // Maclaurin series: 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)).
-        let (mut term, mut sum) = (a, a);
-        // At most 80 terms: at 2.5 the terms fall below 1e-17 of the sum after about 60.
-        for n in 1..80 {
-            let n = f64::from(n);
-            term *= -a * a / n;
-            let add = term / (2.0 * n + 1.0);
-            sum += add;
-            if add.abs() <= 1e-17 * sum.abs() {
-                break;
-            }
-        }
-        sum * 2.0 / std::f64::consts::PI.sqrt()
-    } else if a < 6.0 {
-        // erfc by its continued fraction (Lentz), for the tail where the series cancels.
-        let mut f = a;
-        let (mut c, mut d) = (a, 0.0);
-        for k in 1..200 {
-            let k = f64::from(k) / 2.0;
-            d = a + k * d;
-            d = 1.0 / d;
-            c = a + k / c;
-            let delta = c * d;
-            f *= delta;
-            if (delta - 1.0).abs() < 1e-16 {
-                break;
-            }
-        }
-        1.0 - (-a * a).exp() / (f * std::f64::consts::PI.sqrt())
-    } else {
-        1.0
-    };
-    value.copysign(x)
-}
-
-fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + (-x).exp())
-}
-
-/// `log(1 + e^x)` without overflow.
-fn softplus(x: f64) -> f64 {
-    if x > 30.0 {
-        x + (-x).exp().ln_1p()
-    } else {
-        x.exp().ln_1p()
-    }
-}
-
-fn clamp_f(x: f64, lo: f64, hi: f64) -> f64 {
-    x.max(lo).min(hi)
-}
-
-/// SELU's constants (Klambauer et al., as Burn's `selu` doc comment gives them).
-const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
-const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
-
-/// `x - reduce(x)` for a whole-tensor reduction, int or float; the float reduction in f64.
-fn minus_whole(
-    x: &Host,
-    reduce: fn(&[f64]) -> f64,
-    int: fn(&[i128]) -> Option<i128>,
-) -> Option<Host> {
-    match &x.data {
-        Data::Float(v) => {
-            let known: Vec<f64> = v.iter().copied().collect::<Option<_>>()?;
-            // An accumulation that may overflow f32 on its way: not pinned down.
-            if !(sum_fits(&known) && prod_fits(&known)) {
-                return None;
-            }
-            let r = reduce(&known);
-            Some(Host::float(
-                x.shape.clone(),
-                v.iter().map(|e| e.map(|e| e - r)).collect(),
-            ))
-        }
-        Data::Int(v) => {
-            let known: Option<Vec<i128>> = v.iter().copied().collect();
-            // A reduction outside the dtype: what Burn's overflow leaves is not pinned down.
-            let r = int(&known?).filter(|r| x.range.is_none_or(|(lo, hi)| *r >= lo && *r <= hi));
-            Some(Host::int(
-                x.shape.clone(),
-                v.iter().map(|e| Some((*e)? - r?)).collect(),
-            ))
-        }
-        Data::Bool(_) => None,
-    }
-}
-
-fn max_of(v: &[f64]) -> f64 {
-    if v.iter().any(|x| x.is_nan()) {
-        f64::NAN
-    } else {
-        v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
-    }
-}
-
-fn min_of(v: &[f64]) -> f64 {
-    if v.iter().any(|x| x.is_nan()) {
-        f64::NAN
-    } else {
-        v.iter().copied().fold(f64::INFINITY, f64::min)
     }
 }
 
@@ -609,44 +502,4 @@ pub fn binary(reference: Binary, x: &Host, y: &Host) -> Result<Host, &'static st
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_remainders_follow_their_definitions() {
-        assert_eq!(floor_mod_f(5.5, 2.0), 1.5);
-        assert_eq!(floor_mod_f(-5.5, 2.0), 0.5);
-        assert_eq!(floor_mod_f(5.5, -2.0), -0.5);
-        assert_eq!(floor_mod_f(0.0, f64::INFINITY), 0.0);
-        assert_eq!(floor_mod_i(-7, 3), Some(2));
-        assert_eq!(floor_mod_i(7, -3), Some(-2));
-        assert_eq!(floor_mod_i(-7, -3), Some(-1));
-        assert_eq!(floor_mod_i(6, -3), Some(0));
-        assert_eq!(floor_mod_i(1, 0), None);
-        assert_eq!(int_div(-7, 2), None);
-        assert_eq!(int_div(-8, 2), Some(-4));
-    }
-
-    #[test]
-    fn erf_reaches_double_precision_across_its_range() {
-        // Values from the definition (Wolfram Alpha, 17 digits).
-        for (x, want) in [
-            (0.5, 0.520_499_877_813_046_5),
-            (1.0, 0.842_700_792_949_714_9),
-            (2.0, 0.995_322_265_018_952_7),
-            (3.0, 0.999_977_909_503_001_4),
-            (-1.5, -0.966_105_146_475_310_7),
-        ] {
-            assert!((erf(x) - want).abs() < 1e-14, "erf({x}) = {}", erf(x));
-        }
-    }
-
-    #[test]
-    fn a_nan_lane_of_an_activation_is_left_open_and_of_an_ieee_function_is_nan() {
-        let x = Host::float(vec![2], vec![Some(f64::NAN), Some(-1.0)]);
-        let relu = unary(row(UNARY, "relu").unwrap(), &x).unwrap();
-        assert_eq!(relu.floats().unwrap(), [None, Some(0.0)]);
-        let exp = unary(row(UNARY, "exp").unwrap(), &x).unwrap();
-        assert!(exp.floats().unwrap()[0].unwrap().is_nan());
-    }
-}
+mod tests;

@@ -1,29 +1,35 @@
-//! The session's triage worker: settles each new finding (minimized, run again) beside the fuzzing workers.
+//! The session's triage worker: settles each new finding (minimized, run again) beside the
+//! fuzzing workers.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
-use dispatch_fuzz::minimize::triage::{settle, Settled};
-use dispatch_fuzz::oracles::{Deviation, Facts, Signature};
-use dispatch_fuzz::program::ProgramFile;
-use dispatch_fuzz::Session;
+use super::{Event, Listener};
+use crate::minimize::triage::{settle, Settled};
+use crate::oracles::{Deviation, Facts, Signature};
+use crate::program::ProgramFile;
+use crate::Session;
 
 /// A new finding as a worker saved it.
 pub struct Met {
+    /// Its signature.
     pub signature: Signature,
+    /// Its program file as saved.
     pub file: ProgramFile,
+    /// Where it was saved.
     pub path: PathBuf,
 }
 
 /// A new finding and what triage made of it.
 pub struct Triaged {
+    /// Its signature.
     pub signature: Signature,
+    /// Its program file, minimized where triage settled it.
     pub path: PathBuf,
+    /// What triage made of it.
     pub verdict: Verdict,
 }
 
@@ -32,13 +38,20 @@ pub enum Verdict {
     /// Minimized from `before` to `after` steps in `seconds`; the file now holds the minimized
     /// program.
     New {
+        /// Steps as met.
         before: usize,
+        /// Steps minimized.
         after: usize,
+        /// Time minimizing took.
         seconds: f64,
+        /// The minimized finding's facts (deviation, entry, backend).
         facts: Facts,
     },
     /// Not reproduced alone; the file holds the program as met.
-    Unsettled { why: String },
+    Unsettled {
+        /// Why it did not show again.
+        why: String,
+    },
     /// Triage is off (`--triage-seconds 0`) or stopped on a harness failure; the file holds
     /// the program as met.
     NotTriaged,
@@ -53,6 +66,7 @@ pub fn run(
     receiver: Receiver<Met>,
     budget: Option<Duration>,
     after_workers: bool,
+    listener: Listener,
 ) -> Result<Vec<Triaged>> {
     let queued: Box<dyn Iterator<Item = Met>> = if after_workers {
         Box::new(receiver.iter().collect::<Vec<_>>().into_iter())
@@ -63,7 +77,7 @@ pub fn run(
     let mut failed = None;
     for met in queued {
         let verdict = match (budget, &failed) {
-            (Some(budget), None) => match one(session, &met, budget) {
+            (Some(budget), None) => match one(session, &met, budget, listener) {
                 Ok(verdict) => verdict,
                 Err(error) => {
                     failed = Some(error);
@@ -84,15 +98,15 @@ pub fn run(
     }
 }
 
-fn one(session: &Session, met: &Met, budget: Duration) -> Result<Verdict> {
+fn one(session: &Session, met: &Met, budget: Duration, listener: Listener) -> Result<Verdict> {
     let start = Instant::now();
     let program = met.file.program();
     let before = program.steps.len();
-    eprintln!(
-        "\ntriage: minimizing {} ({before} steps, at most {} s)",
-        met.signature,
-        budget.as_secs()
-    );
+    listener(Event::Minimizing {
+        signature: &met.signature,
+        steps: before,
+        budget,
+    });
     let verdict = match settle(session, program, &met.signature, budget)? {
         Settled::New { minimized, facts } => {
             let seconds = start.elapsed().as_secs_f64();
@@ -116,46 +130,18 @@ fn one(session: &Session, met: &Met, budget: Duration) -> Result<Verdict> {
         }
         Settled::Unsettled { why } => Verdict::Unsettled { why },
     };
-    match &verdict {
-        Verdict::New { after, seconds, .. } => {
-            eprintln!("triage: {before} -> {after} steps in {seconds:.1} s, still new")
-        }
-        Verdict::Unsettled { why } => eprintln!("triage: unsettled: {why}"),
-        Verdict::NotTriaged => {}
-    }
+    listener(Event::Settled {
+        before,
+        verdict: &verdict,
+    });
     Ok(verdict)
-}
-
-impl Triaged {
-    /// Its line in the JSON summary.
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut row = json!({
-            "signature": self.signature.to_string(),
-            "file": self.path.display().to_string(),
-        });
-        let extra = match &self.verdict {
-            Verdict::New {
-                before,
-                after,
-                seconds,
-                facts,
-            } => json!({"triage": "new", "steps_before": before, "steps_after": after,
-                "triage_seconds": seconds, "facts": facts, "root_cause": root_cause(self)}),
-            Verdict::Unsettled { why } => json!({"triage": "unsettled", "why": why}),
-            Verdict::NotTriaged => json!({"triage": "not-triaged"}),
-        };
-        if let (Some(row), serde_json::Value::Object(extra)) = (row.as_object_mut(), extra) {
-            row.extend(extra);
-        }
-        row
-    }
 }
 
 /// The root cause a settled new finding is grouped under: its class and origin, the deviation
 /// and the backend, with the op entry for a wrong value or a panic (a lost dtype is the
 /// recording's or replay's, whatever the op: it keeps the recorded dtype's kind instead). A
 /// finding with no facts is a root cause of its own.
-fn root_cause(triaged: &Triaged) -> Option<String> {
+pub fn root_cause(triaged: &Triaged) -> Option<String> {
     let Verdict::New { facts, .. } = &triaged.verdict else {
         return None;
     };
@@ -190,66 +176,4 @@ pub fn root_causes(triaged: &[Triaged]) -> Vec<(String, Vec<&Triaged>)> {
         }
     }
     groups
-}
-
-/// The summary's findings: new root causes first, then the stored cases met again, then the
-/// findings triage could not settle.
-pub fn print(triaged: &[Triaged], known: &BTreeMap<String, u64>) {
-    let groups = root_causes(triaged);
-    let new: usize = groups.iter().map(|(_, m)| m.len()).sum();
-    println!(
-        "findings: {} ({new} new in {} root cause{}, {} unsettled, {} not triaged)",
-        triaged.len(),
-        groups.len(),
-        if groups.len() == 1 { "" } else { "s" },
-        count(triaged, |v| matches!(v, Verdict::Unsettled { .. })),
-        count(triaged, |v| matches!(v, Verdict::NotTriaged)),
-    );
-    if !groups.is_empty() {
-        println!("new root causes (class, origin, op entry, deviation, backend):");
-    }
-    for (key, members) in &groups {
-        println!("  {key}");
-        for t in members {
-            if let Verdict::New { before, after, .. } = t.verdict {
-                println!(
-                    "    {}  (minimized {before} -> {after} steps)\n      {}",
-                    t.signature,
-                    t.path.display()
-                );
-            }
-        }
-    }
-    if !known.is_empty() {
-        println!("known root causes met (stored cases, not findings):");
-        for (case, n) in known {
-            println!("  {case:<60} {n:>8}");
-        }
-    }
-    for (title, pick) in [
-        (
-            "unsettled (not shown again alone; saved as met):",
-            (|v| matches!(v, Verdict::Unsettled { .. })) as fn(&Verdict) -> bool,
-        ),
-        ("not triaged (saved as met):", |v| {
-            matches!(v, Verdict::NotTriaged)
-        }),
-    ] {
-        let rows: Vec<&Triaged> = triaged.iter().filter(|t| pick(&t.verdict)).collect();
-        if rows.is_empty() {
-            continue;
-        }
-        println!("{title}");
-        for t in rows {
-            let why = match &t.verdict {
-                Verdict::Unsettled { why } => format!(": {why}"),
-                _ => String::new(),
-            };
-            println!("  {}{why}\n    {}", t.signature, t.path.display());
-        }
-    }
-}
-
-fn count(triaged: &[Triaged], pick: impl Fn(&Verdict) -> bool) -> usize {
-    triaged.iter().filter(|t| pick(&t.verdict)).count()
 }

@@ -1,0 +1,226 @@
+//! Values computed off the eager Flex mirror: a replay fed new data (judged against the
+//! reference over the fed data, through the tape) and the wgpu mirror's values (over wgpu's own
+//! operands).
+
+use burn::tensor::DType;
+
+use super::host::Host;
+use super::judge::{Expected, Judged, Value, Why};
+use super::track::judge_value;
+use super::{gradient, regime, Mismatch, Reference, REFERENCE_MISMATCH};
+use crate::interpreter::World;
+use crate::oracles::taint::Elements;
+use crate::oracles::{
+    Backend, Context, Deviation, Facts, Judgement, OracleId, Shared, StepFacts, Violation,
+};
+use crate::program::{Dtype, Step, Tolerance};
+
+/// What judging one step's wgpu values needs from its eager judging.
+pub(super) struct Judging<'a> {
+    pub(super) index: usize,
+    /// Whether the step succeeded.
+    pub(super) ok: bool,
+    /// Whether it draws random values.
+    pub(super) random: bool,
+    pub(super) family: Tolerance,
+    /// The slots whose eager Flex value differed from its definition.
+    pub(super) differed: &'a [u8],
+}
+
+impl Reference {
+    /// Per output of the replay at step `index` of graph `graph` fed from `feed`: the
+    /// reference over the fed data (each input the real run fed takes the fed slot's value as
+    /// Burn held it; one it could not feed keeps its recorded value), and its path's scale.
+    pub(super) fn replayed(
+        &self,
+        tape: &[gradient::Node],
+        world: &World<'_>,
+        index: usize,
+        (graph, feed, outputs): (u8, &[u8], usize),
+    ) -> Vec<Result<(Host, f64), &'static str>> {
+        let Some((inputs, outs)) = self.graphs.get(&usize::from(graph)) else {
+            return vec![Err("a graph the reference did not see complete"); outputs];
+        };
+        let fed = world.fed(index);
+        let mut given: Vec<(usize, &Host)> = Vec::new();
+        for (i, (node, slot)) in inputs.iter().zip(feed).enumerate() {
+            let value = self.flex.held[usize::from(*slot)]
+                .as_deref()
+                .map(Value::host);
+            match (node, value) {
+                (Some(n), Some(v)) if fed.get(i).copied().unwrap_or(false) => given.push((*n, v)),
+                (Some(_), _) if fed.get(i).copied().unwrap_or(false) => {
+                    return vec![Err("a fed value Burn holds no readable value for"); outputs];
+                }
+                _ => {}
+            }
+        }
+        if given.is_empty() {
+            return vec![Err("a replay fed nothing (eager-replay compares it)"); outputs];
+        }
+        let nodes: Option<Vec<usize>> = outs.iter().copied().collect();
+        match nodes {
+            Some(nodes) if nodes.len() == outputs => gradient::evaluate(tape, &nodes, &given),
+            _ => vec![Err("a graph output not on the tape"); outputs],
+        }
+    }
+
+    /// Judges the values the wgpu mirror computed at a step over the wgpu mirror's own
+    /// operands, as the eager Flex ones are judged over Flex's. A value the differential found
+    /// diverging, or whose Flex value already differed from its definition, is that finding's
+    /// and is not judged again; so what this adds is mostly the wgpu values the differential
+    /// could not compare (Flex computed nothing comparable there: a known Flex bug's operand,
+    /// a Flex failure).
+    pub(super) fn judge_on_wgpu(
+        &mut self,
+        shared: &mut Shared,
+        step: &Step,
+        facts: &StepFacts<'_>,
+        on: &Judging<'_>,
+    ) {
+        let mut read = std::mem::take(&mut shared.wgpu_read);
+        // Whatever a step writes, the slot holds what the wgpu mirror holds now.
+        for out in step.writes() {
+            let o = usize::from(out);
+            self.on_wgpu.held[o] = None;
+            self.on_wgpu.unread[o] = true;
+        }
+        if !on.ok || shared.wgpu_failed {
+            return;
+        }
+        if on.random {
+            for _ in facts.on_wgpu {
+                shared.report.reference.count_open_on_wgpu("random draw");
+            }
+            return;
+        }
+        for computed in facts.on_wgpu {
+            let (out, o) = (computed.slot, usize::from(computed.slot));
+            let Ok(tensor) = &computed.value else {
+                continue;
+            };
+            let stashed = read.iter().position(|(s, _)| *s == out);
+            let stashed = stashed.map(|i| read.swap_remove(i).1);
+            let diverged = shared.report.violations.iter().any(|v| {
+                v.step == on.index
+                    && v.class == crate::oracles::DIVERGENCE
+                    && v.message.starts_with(&format!("t{out}:"))
+            });
+            let expected = match step {
+                Step::Backward { .. } => Err(Why::Borrowed(
+                    "a gradient on wgpu (the differential compares it with Flex's)",
+                )),
+                _ if diverged || on.differed.contains(&out) => {
+                    Err(Why::Borrowed("a value another finding is about"))
+                }
+                _ => self.on_wgpu.expected(step),
+            };
+            let counts = &mut shared.report.reference;
+            let expected = match expected {
+                Ok(e) => e,
+                Err(why) => {
+                    counts.count_open_on_wgpu(&why);
+                    if let Some(data) = stashed {
+                        self.on_wgpu.hold(o, tensor.kind(), data);
+                    }
+                    continue;
+                }
+            };
+            let data = stashed.or_else(|| {
+                crate::interpreter::read_copy(tensor)
+                    .map(|d| crate::oracles::faults::wgpu_value(on.index, d))
+            });
+            let Some(data) = data else {
+                counts.count_open_on_wgpu("value not readable");
+                continue;
+            };
+            let actual = Value::of(tensor.kind(), data);
+            let absolute = self.on_wgpu.allowance(step, on.family);
+            let terms = self.on_wgpu.scale(step);
+            // Left open where the definition does not pin the result down on wgpu.
+            let unpinned = self.unpinned_on_wgpu.as_ref().and_then(|u| {
+                let shape = actual.data.shape().to_vec();
+                let reach = match step {
+                    Step::Op { op, .. } => op.reach(),
+                    _ => crate::program::Reach::Whole,
+                };
+                let at = (u.operands.iter().flatten())
+                    .map(|at| at.reach(reach, &shape))
+                    .reduce(Elements::union)?;
+                Some((u.why, at.skips(&shape).map(<[bool]>::to_vec)))
+            });
+            let expected = match unpinned {
+                None => expected,
+                Some((why, None)) => {
+                    counts.count_open_on_wgpu(why.name());
+                    self.on_wgpu.held[o] = Some(std::rc::Rc::new(actual));
+                    self.on_wgpu.unread[o] = false;
+                    continue;
+                }
+                Some((_, Some(skip))) => Expected::Host(expected.host().without(&skip)),
+            };
+            let judged = (step, Backend::Wgpu, &mut counts.bounds);
+            let allow = (absolute, terms, &self.on_wgpu);
+            match judge_value(&expected, &actual, on.family, allow, judged) {
+                Judged::Agree(known) if known == 0 && expected.host().numel() > 0 => {
+                    counts.count_open_on_wgpu("every element open")
+                }
+                Judged::Agree(_) => {
+                    counts.on_wgpu += 1;
+                    shared.report.judgements.push(Judgement {
+                        step: on.index,
+                        oracle: OracleId::Reference,
+                        context: Context::Wgpu,
+                    });
+                }
+                Judged::Differ(at, want, got) => {
+                    shared.report.judgements.push(Judgement {
+                        step: on.index,
+                        oracle: OracleId::Reference,
+                        context: Context::Wgpu,
+                    });
+                    let operands: Vec<DType> = (step.reads().iter())
+                        .filter_map(|s| self.on_wgpu.held[usize::from(*s)].as_ref())
+                        .map(|v| v.data.dtype())
+                        .collect();
+                    let dtypes = (operands.iter())
+                        .map(|d| format!("{d:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let what = match step {
+                        Step::Op { op, .. } => op.name(),
+                        other => other.name().to_string(),
+                    };
+                    shared.report.violations.push(Violation {
+                        step: on.index,
+                        class: REFERENCE_MISMATCH.to_string(),
+                        summary: format!(
+                            "{what} over ({dtypes}){} on wgpu differs from its definition",
+                            regime(
+                                step.reads().iter().filter_map(|s| {
+                                    self.on_wgpu.held[usize::from(*s)].as_deref()
+                                })
+                            )
+                        ),
+                        facts: Facts {
+                            deviation: Deviation::between(&want, &got, Some(actual.data.dtype())),
+                            entry: Some(what.clone()),
+                            dtype: operands.first().copied().and_then(Dtype::from_burn),
+                            backend: Some(Backend::Wgpu),
+                        },
+                        message: Mismatch {
+                            slot: out,
+                            element: at,
+                            expected: want,
+                            actual: got,
+                        }
+                        .to_string(),
+                        ..Violation::default()
+                    });
+                }
+            }
+            self.on_wgpu.held[o] = Some(std::rc::Rc::new(actual));
+            self.on_wgpu.unread[o] = false;
+        }
+    }
+}
