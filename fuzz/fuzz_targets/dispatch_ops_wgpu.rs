@@ -3,6 +3,6 @@
 #![no_main]
 
 // Typed: the input is the decoded program, so `cargo fuzz fmt` prints its listing.
-libfuzzer_sys::fuzz_target!(init: dispatch_fuzz::fuzz::init_wgpu(), |input: dispatch_fuzz::fuzz::FuzzInput| {
-    dispatch_fuzz::fuzz::run(&input.0);
+libfuzzer_sys::fuzz_target!(init: dispatch_fuzz::libfuzzer::init_wgpu(), |input: dispatch_fuzz::libfuzzer::FuzzInput| {
+    dispatch_fuzz::libfuzzer::run(&input.0);
 });

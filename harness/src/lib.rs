@@ -5,9 +5,9 @@
 //! above it, [`interpreter`] runs them on the real crates and judges nothing, [`oracles`] decide
 //! what is a bug, [`minimize`] shrinks findings, [`regressions`] stores them, [`report`] prints
 //! everything a person reads, [`campaign`] runs the in-process fuzz session, and [`guide`] steers
-//! it toward what the oracles have judged least. The fuzz target
-//! ([`fuzz`]), the CLI and `cargo test` all go through [`check`], in a [`Session`] they hold, so
-//! they can never drift apart.
+//! it toward what the oracles have judged least. The libFuzzer targets ([`libfuzzer`]), the CLI
+//! and `cargo test` all go through [`check`], in a [`Session`] they hold, so they can never drift
+//! apart.
 
 #![warn(missing_docs)]
 
@@ -19,10 +19,10 @@ pub mod accuracy;
 pub mod campaign;
 pub mod checkout;
 pub mod config;
-pub mod fuzz;
 pub mod guide;
 pub mod hash;
 pub mod interpreter;
+pub mod libfuzzer;
 pub mod minimize;
 #[cfg(feature = "cli")]
 pub mod nightly;

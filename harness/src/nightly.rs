@@ -309,14 +309,14 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         anyhow::bail!("{}: no such artifact folder", options.artifacts.display());
     }
     // Each artifact is decoded and run as its own target ran it.
-    let target = crate::fuzz::target(&options.target)?;
+    let target = crate::libfuzzer::target(&options.target)?;
     target
         .start()
         .map_err(|why| anyhow::anyhow!("the {} artifacts need wgpu: {why}", target.name))?;
     let options_file = options.options.clone().unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../fuzz/{}.options", target.name))
     });
-    let limits = crate::fuzz::LibFuzzerOptions::load(&options_file)?.limits;
+    let limits = crate::libfuzzer::LibFuzzerOptions::load(&options_file)?.limits;
     let session = Session::from_config().on(target.backends);
     let mut paths = Vec::new();
     files_under(&options.artifacts, &mut paths);

@@ -7,8 +7,8 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use dispatch_fuzz::check;
-use dispatch_fuzz::fuzz::HookDecision;
 use dispatch_fuzz::interpreter::install_panic_hook;
+use dispatch_fuzz::libfuzzer::HookDecision;
 use dispatch_fuzz::oracles::Policy;
 use dispatch_fuzz::program::{Backends, Program};
 use dispatch_fuzz::rng::SplitMix64;
@@ -217,7 +217,7 @@ fn a_known_finding_is_a_finding_again_under_the_known_switch() {
 #[test]
 fn the_typed_fuzz_input_decodes_exactly_what_the_byte_path_decodes_and_prints_its_listing() {
     use arbitrary::{Arbitrary, Unstructured};
-    use dispatch_fuzz::fuzz::FuzzInput;
+    use dispatch_fuzz::libfuzzer::FuzzInput;
     let mut rng = SplitMix64::new(99);
     let mut steps = 0;
     for _ in 0..500 {

@@ -463,7 +463,7 @@ fn with_wgpu_the_fuzz_target_and_check_decide_alike() {
         assert_eq!(hook.len(), common::recorded_panics(&verdict), "{program}");
         if hook
             .iter()
-            .any(|d| *d != dispatch_fuzz::fuzz::HookDecision::Go)
+            .any(|d| *d != dispatch_fuzz::libfuzzer::HookDecision::Go)
         {
             assert!(verdict.finding.is_some(), "{program}");
         }

@@ -52,7 +52,7 @@ pub fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
                     md.push_str("No crash, timeout or OOM artifacts.\n");
                 } else {
                     // How to replay an artifact as its own target ran it.
-                    let env = dispatch_fuzz::fuzz::target(&r.target)
+                    let env = dispatch_fuzz::libfuzzer::target(&r.target)
                         .map(|t| t.repro_env())
                         .unwrap_or_default();
                     let _ = writeln!(

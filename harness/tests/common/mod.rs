@@ -133,11 +133,15 @@ pub fn program(json: &str) -> Program {
 
 /// What [`record`] saw, with the thread that ran the program (a threaded program's steps panic
 /// on its program threads).
-static SEEN: std::sync::Mutex<Vec<(std::thread::ThreadId, dispatch_fuzz::fuzz::HookDecision)>> =
-    std::sync::Mutex::new(Vec::new());
+static SEEN: std::sync::Mutex<
+    Vec<(
+        std::thread::ThreadId,
+        dispatch_fuzz::libfuzzer::HookDecision,
+    )>,
+> = std::sync::Mutex::new(Vec::new());
 
 /// [`SEEN`]'s decisions for programs `runner` ran, taken out.
-fn take_seen(runner: std::thread::ThreadId) -> Vec<dispatch_fuzz::fuzz::HookDecision> {
+fn take_seen(runner: std::thread::ThreadId) -> Vec<dispatch_fuzz::libfuzzer::HookDecision> {
     let mut seen = SEEN
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -152,7 +156,7 @@ fn take_seen(runner: std::thread::ThreadId) -> Vec<dispatch_fuzz::fuzz::HookDeci
 /// (install it with `interpreter::install_panic_hook(Some(record))`).
 pub fn record(panic: &dispatch_fuzz::interpreter::PanicInfo) {
     let policy = dispatch_fuzz::oracles::Policy::default();
-    let decision = dispatch_fuzz::fuzz::hook_decision(panic, &policy);
+    let decision = dispatch_fuzz::libfuzzer::hook_decision(panic, &policy);
     let runner = dispatch_fuzz::interpreter::program_runner();
     SEEN.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -163,7 +167,7 @@ pub fn record(panic: &dispatch_fuzz::interpreter::PanicInfo) {
 pub fn both(
     program: &Program,
 ) -> (
-    Vec<dispatch_fuzz::fuzz::HookDecision>,
+    Vec<dispatch_fuzz::libfuzzer::HookDecision>,
     anyhow::Result<dispatch_fuzz::Verdict>,
 ) {
     let me = std::thread::current().id();
