@@ -143,19 +143,23 @@ pub fn summary_json(outcome: &Outcome, options: &Options) -> serde_json::Value {
 /// The session's summary as text: counts, the reference's judging and bounds, what the
 /// differential compared, what each oracle judged, the findings by root cause, collide.
 pub fn summary_text(outcome: &Outcome, options: &Options) -> String {
-    let Outcome {
-        stats,
-        triaged,
-        tally,
-        seconds,
-        jobs,
-    } = outcome;
-    let (seconds, jobs) = (*seconds, *jobs);
-    let rate = stats.execs as f64 / seconds.max(1e-9);
-    let rss = rss_kib();
-    let views = views(tally, options.backends.wgpu);
     let mut out = String::new();
     let out = &mut out;
+    write_counts(out, outcome);
+    write_reference(out, &outcome.stats);
+    write_compared(out, &outcome.stats);
+    write_views(out, &views(&outcome.tally, options.backends.wgpu));
+    write_dtype_views(out, &outcome.tally.dtype_views());
+    write_findings(out, &outcome.triaged, &outcome.stats.known);
+    write_collide(out, &outcome.stats);
+    std::mem::take(out)
+}
+
+/// Programs, their steps and graphs, the panic classes met, memory.
+fn write_counts(out: &mut String, outcome: &Outcome) {
+    let (stats, seconds, jobs) = (&outcome.stats, outcome.seconds, outcome.jobs);
+    let rate = stats.execs as f64 / seconds.max(1e-9);
+    let rss = rss_kib();
     let _ = writeln!(
         out,
         "execs: {} in {seconds:.1} s ({rate:.0} execs/s)",
@@ -201,6 +205,10 @@ pub fn summary_text(outcome: &Outcome, options: &Options) -> String {
             peak / 1024
         );
     }
+}
+
+/// What the reference oracle judged, the bounds it held the F32 elements to, what it left open.
+fn write_reference(out: &mut String, stats: &Stats) {
     let open: u64 = stats.reference_open.values().sum();
     if stats.reference_judged + open > 0 {
         let _ = writeln!(
@@ -252,6 +260,10 @@ pub fn summary_text(outcome: &Outcome, options: &Options) -> String {
             let _ = writeln!(out, "  open ({why}): {n}");
         }
     }
+}
+
+/// What the differential and eager-replay compared, and what they left uncompared, and why.
+fn write_compared(out: &mut String, stats: &Stats) {
     if stats.compared > 0 || stats.replay_compared > 0 || !stats.poisoned.is_empty() {
         let _ = writeln!(
             out,
@@ -279,9 +291,10 @@ pub fn summary_text(outcome: &Outcome, options: &Options) -> String {
             );
         }
     }
-    write_views(out, &views);
-    write_dtype_views(out, &tally.dtype_views());
-    write_findings(out, triaged, &stats.known);
+}
+
+/// The threaded programs run under collide and the flaky findings met there.
+fn write_collide(out: &mut String, stats: &Stats) {
     let _ =
         writeln!(out,
         "collide: {} threaded programs run again with their threads at once; flaky findings: {}",
@@ -297,7 +310,6 @@ pub fn summary_text(outcome: &Outcome, options: &Options) -> String {
             path.display()
         );
     }
-    std::mem::take(out)
 }
 
 /// A triaged finding's line in the JSON summary.
