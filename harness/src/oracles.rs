@@ -202,14 +202,16 @@ pub const ORACLES: &[OracleSpec] = &[
 impl OracleId {
     /// A fresh instance for one run, or `None` when it cannot run in this one (the
     /// differential without wgpu).
-    fn build(self, shared: &Shared) -> Option<Box<dyn Oracle>> {
+    fn build(self, shared: &Shared, oracles: Oracles) -> Option<Box<dyn Oracle>> {
         match self {
             OracleId::EagerReplay => Some(Box::<eager_replay::EagerReplay>::default()),
             OracleId::Differential => shared
                 .wgpu
                 .is_some()
                 .then(|| Box::<differential::Differential>::default() as Box<dyn Oracle>),
-            OracleId::Model => Some(Box::new(model::Model)),
+            OracleId::Model => Some(Box::new(model::Model {
+                acknowledged: oracles.acknowledged(),
+            })),
             OracleId::DtypeContract => Some(Box::new(dtype_contract::DtypeContract)),
             OracleId::TransactionReads => Some(Box::new(transaction_reads::TransactionReads)),
             OracleId::Reference => shared
@@ -233,15 +235,26 @@ pub fn oracle_of(class: &str) -> Option<&'static OracleSpec> {
     ORACLES.iter().find(|s| s.classes.contains(&class))
 }
 
-/// A set of oracles to run.
+/// A set of oracles to run, and whether the model acknowledges the known divergences.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Oracles(u8);
+pub struct Oracles {
+    set: u8,
+    /// Whether the model takes a known divergence as known (the default) or reports it as the
+    /// mismatch it is, as `report --divergences` shows one to Burn.
+    acknowledged: bool,
+}
 
 impl Oracles {
     /// Every oracle.
-    pub const ALL: Oracles = Oracles(u8::MAX);
+    pub const ALL: Oracles = Oracles {
+        set: u8::MAX,
+        acknowledged: true,
+    };
     /// None: the run is only classified.
-    pub const NONE: Oracles = Oracles(0);
+    pub const NONE: Oracles = Oracles {
+        set: 0,
+        acknowledged: true,
+    };
 
     fn bit(id: OracleId) -> u8 {
         1 << ORACLES.iter().position(|s| s.id == id).unwrap_or(0)
@@ -249,17 +262,37 @@ impl Oracles {
 
     /// `id` alone.
     pub fn only(id: OracleId) -> Oracles {
-        Oracles(Self::bit(id))
+        Oracles {
+            set: Self::bit(id),
+            ..Oracles::ALL
+        }
     }
 
     /// This set without `id`.
     pub fn without(self, id: OracleId) -> Oracles {
-        Oracles(self.0 & !Self::bit(id))
+        Oracles {
+            set: self.set & !Self::bit(id),
+            ..self
+        }
     }
 
     /// Whether `id` is in the set.
     pub fn has(self, id: OracleId) -> bool {
-        self.0 & Self::bit(id) != 0
+        self.set & Self::bit(id) != 0
+    }
+
+    /// This set with the model acknowledging no known divergence: each is reported as the
+    /// mismatch it is.
+    pub fn unacknowledged(self) -> Oracles {
+        Oracles {
+            acknowledged: false,
+            ..self
+        }
+    }
+
+    /// Whether the model acknowledges the known divergences (see [`Oracles::unacknowledged`]).
+    pub fn acknowledged(self) -> bool {
+        self.acknowledged
     }
 }
 

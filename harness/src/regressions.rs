@@ -167,7 +167,7 @@ impl Case {
     }
 
     /// Whether it is a known divergence's reproducer (`regressions/divergences/`), which shows
-    /// the model's mismatch only when run [unacknowledged](crate::oracles::model::unacknowledged).
+    /// the model's mismatch only when run [unacknowledged](crate::oracles::Oracles::unacknowledged).
     pub fn is_divergence(&self) -> bool {
         self.path
             .parent()
@@ -179,10 +179,17 @@ impl Case {
     /// known divergence's reproducer.
     pub fn check_for_report(&self) -> Result<Verdict> {
         if self.is_divergence() {
-            crate::oracles::model::unacknowledged(|| self.check())
+            self.check_unacknowledged()
         } else {
             self.check()
         }
+    }
+
+    /// [`check`](Case::check) with the model acknowledging no known divergence.
+    fn check_unacknowledged(&self) -> Result<Verdict> {
+        let session = self.session();
+        let session = session.with_oracles(session.oracles.unacknowledged());
+        check(&session, &self.file.program()).with_context(|| format!("case {}", self.name))
     }
 
     /// The run a report shows, with this process's adapter for a wgpu case; `None` for a
@@ -222,7 +229,7 @@ impl Case {
     /// The issue body of a known divergence's reproducer (`regressions/divergences/`): run with
     /// no divergence acknowledged, so the model's mismatch is the finding the report shows.
     pub fn divergence_issue(&self) -> Result<String> {
-        let verdict = crate::oracles::model::unacknowledged(|| self.check())?;
+        let verdict = self.check_unacknowledged()?;
         if verdict.finding.is_none() {
             bail!(
                 "divergence reproducer {} shows no model mismatch: has Burn closed the gap?",

@@ -338,7 +338,7 @@ pub fn run(program: &Program, backends: Backends, oracles: Oracles) -> Result<Ju
     let chosen: Vec<(&'static str, Box<dyn Oracle>)> = ORACLES
         .iter()
         .filter(|spec| oracles.has(spec.id))
-        .filter_map(|spec| Some((spec.name, spec.id.build(&shared)?)))
+        .filter_map(|spec| Some((spec.name, spec.id.build(&shared, oracles)?)))
         .collect();
     let mut hook = OracleRun {
         shared,

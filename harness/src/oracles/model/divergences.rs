@@ -1,7 +1,6 @@
 //! Known divergences: where Burn departs from a rule of the model, kept as data
 //! (`harness/known-divergences.json`) so fuzzing goes on past them.
 
-use std::cell::Cell;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -61,28 +60,6 @@ pub enum Consequence {
     /// The step produced a value the contract has no state for (an autodiff capture tensor):
     /// steps reading it, and scope exits naming it, are not judged.
     UnknownOutput,
-}
-
-thread_local! {
-    static WAIVED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` with no known divergence acknowledged on this thread, so the model reports each one
-/// as the mismatch it is: how `dispatch-fuzz report --divergences` shows a divergence to Burn.
-pub fn unacknowledged<T>(f: impl FnOnce() -> T) -> T {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            WAIVED.with(|w| w.set(self.0));
-        }
-    }
-    let _restore = Restore(WAIVED.with(|w| w.replace(true)));
-    f()
-}
-
-/// Whether known divergences are acknowledged on this thread (see [`unacknowledged`]).
-pub fn acknowledged() -> bool {
-    !WAIVED.with(Cell::get)
 }
 
 /// The known divergences, from `harness/known-divergences.json` (embedded at build time).
