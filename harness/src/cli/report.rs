@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
+use dispatch_fuzz::config;
 use dispatch_fuzz::regressions::{
     each_in_suite_order, load_all, load_bugs, load_named, reportable, run_pinned, smallest,
     upstream_dir, Case,
@@ -75,7 +76,7 @@ impl Args {
                 if self.divergences {
                     args.push("--divergences");
                 }
-                let body = run_pinned(api, &args)?;
+                let body = run_pinned(api, config::get().wgpu_required, &args)?;
                 Ok((case.name.clone(), (!body.is_empty()).then_some(body)))
             },
         )?;
@@ -122,7 +123,11 @@ impl Args {
             |case| Ok((case.name.clone(), case.issue_parts()?)),
             |case, api| {
                 let args = ["report", case.name.as_str(), "--regressions", &regressions];
-                let line = run_pinned(api, &[&args[..], &["--parts-json"]].concat())?;
+                let line = run_pinned(
+                    api,
+                    config::get().wgpu_required,
+                    &[&args[..], &["--parts-json"]].concat(),
+                )?;
                 let parts: Option<IssueParts> = serde_json::from_str(line.trim())
                     .with_context(|| format!("{}: the pinned run's parts", case.name))?;
                 Ok((case.name.clone(), parts))

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
+use dispatch_fuzz::config;
 use dispatch_fuzz::regressions::{each_in_suite_order, load_all, load_named, run_pinned, Case};
 
 use super::seed_corpus::mirror_dir;
@@ -58,7 +59,7 @@ impl Args {
                 ];
                 Ok((
                     format!("{}.rs", case.name),
-                    run_pinned(api, &args)?.into_bytes(),
+                    run_pinned(api, config::get().wgpu_required, &args)?.into_bytes(),
                 ))
             },
         )?;

@@ -43,11 +43,15 @@ fn differs_alone(path: &Path, signature: &str, session: &Session) -> Result<Opti
 }
 
 /// Runs this `dispatch-fuzz` binary with `args` in a process whose wgpu is pinned to `api` (a
-/// case of an adapter class this process's adapter is not): its standard output, or an error
-/// with its standard error when it fails.
-pub fn run_pinned(api: crate::interpreter::wgpu::Api, args: &[&str]) -> Result<String> {
+/// case of an adapter class this process's adapter is not), failing there where it cannot run
+/// a wgpu case when `required`: its standard output, or an error with its standard error when
+/// it fails.
+pub fn run_pinned(
+    api: crate::interpreter::wgpu::Api,
+    required: bool,
+    args: &[&str],
+) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find the dispatch-fuzz binary")?;
-    let required = crate::config::get().wgpu_required;
     let output = crate::interpreter::wgpu::pinned_command(&exe, api, required)
         .args(args)
         .output()
