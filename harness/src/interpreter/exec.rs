@@ -395,12 +395,6 @@ impl Run<'_, '_> {
             outputs: Vec::new(),
         }
     }
-
-    fn step(&mut self, step: &Step) -> Result<Outcome> {
-        Ok(match self.step_inner(step)? {
-            Ok(outcome) | Err(outcome) => outcome,
-        })
-    }
 }
 
 /// The outcome of a step whose operand slot `s` holds no tensor.

@@ -17,8 +17,15 @@ use crate::program::{
 };
 
 impl Run<'_, '_> {
+    /// Runs `step` (not a scope's): its outcome; `Err` only for the harness's own failures.
+    pub(super) fn step(&mut self, step: &Step) -> Result<Outcome> {
+        Ok(match self.step_inner(step)? {
+            Ok(outcome) | Err(outcome) => outcome,
+        })
+    }
+
     /// `Ok(Err(outcome))` ends a step early with a non-`Ok` outcome.
-    pub(super) fn step_inner(&mut self, step: &Step) -> Result<Result<Outcome, Outcome>> {
+    fn step_inner(&mut self, step: &Step) -> Result<Result<Outcome, Outcome>> {
         macro_rules! caught {
             ($e:expr) => {
                 match catch(|| $e) {
