@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::coverage::FileCoverage;
 use super::results::TargetReport;
-use super::Sample;
+use super::{Sample, Triage};
 
 /// `report.md`: per target, its progress, triage, coverage and guards; then the timings.
 pub fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
@@ -46,102 +46,113 @@ pub fn markdown(reports: &[TargetReport], timings: &[(String, f64)]) -> String {
     for r in reports {
         let _ = writeln!(md, "\n## {}\n", r.target);
         match &r.triage {
-            Some(t) => {
-                let _ = writeln!(md, "### Buckets ({} artifacts)\n", t.artifacts.len());
-                if t.buckets.is_empty() {
-                    md.push_str("No crash, timeout or OOM artifacts.\n");
-                } else {
-                    // How to replay an artifact as its own target ran it.
-                    let env = dispatch_fuzz::libfuzzer::target(&r.target)
-                        .map(|t| t.repro_env())
-                        .unwrap_or_default();
-                    let _ = writeln!(
-                        md,
-                        "Replay an example as this target runs it: `{env}cargo run -p dispatch-fuzz -- \
-                         fmt <example>` (then `fmt --json` and `run --progress` on the program file; \
-                         a timeout or out-of-memory example hangs or grows in-process).\n"
-                    );
-                    md.push_str("| status | count | signature | case / example |\n| --- | ---: | --- | --- |\n");
-                    for b in &t.buckets {
-                        let case = b.case.clone().unwrap_or_else(|| b.example.clone());
-                        let error = b
-                            .promote_error
-                            .as_ref()
-                            .map(|e| format!(" (not promoted: {})", e.lines().next().unwrap_or("")))
-                            .unwrap_or_default();
-                        let _ = writeln!(
-                            md,
-                            "| {} | {} | {} | {case}{error} |",
-                            b.status,
-                            b.count,
-                            cell(&b.signature)
-                        );
-                    }
-                }
-                let _ = writeln!(
-                    md,
-                    "\n### Panic classes over the corpus ({} inputs; an input counts each class once)\n",
-                    t.corpus_inputs
-                );
-                md.push_str("| class | inputs |\n| --- | ---: |\n");
-                for (class, n) in &t.classes {
-                    let _ = writeln!(md, "| {class} | {n} |");
-                }
-                if !t.judged.is_empty() {
-                    let _ = writeln!(
-                        md,
-                        "\n### What the oracles judged over the corpus, per (entry, kind) pair\n"
-                    );
-                    md.push_str(
-                        "| oracle | pairs | judged >= 10 times | at least once | least judged |\n\
-                         | --- | ---: | ---: | ---: | --- |\n",
-                    );
-                    for v in &t.judged {
-                        let _ = writeln!(
-                            md,
-                            "| {} | {} | {} | {} | {} |",
-                            v.name,
-                            v.pairs,
-                            v.judged_enough,
-                            v.judged_once,
-                            cell(&v.least.join(", "))
-                        );
-                    }
-                }
-            }
+            Some(t) => write_triage(&mut md, &r.target, t),
             None => md.push_str("No triage ran (the job stopped before it).\n"),
         }
-        md.push_str("\n### Coverage reached by the corpus\n\n");
-        if r.coverage.is_empty() {
-            md.push_str(
-                "Not measured (run with coverage: `cargo fuzz coverage` and `llvm-cov export`).\n",
-            );
-        } else {
-            md.push_str(
-                "| area | lines | lines run | functions | functions run |\n| --- | ---: | ---: | ---: | ---: |\n",
-            );
-            for c in &r.areas {
-                let _ = writeln!(md, "{}", coverage_row(c));
-            }
-            md.push_str(
-                "\n<details><summary>Per file</summary>\n\n| file | lines | lines run | functions | functions run |\n| --- | ---: | ---: | ---: | ---: |\n",
-            );
-            for c in &r.coverage {
-                let _ = writeln!(md, "{}", coverage_row(c));
-            }
-            md.push_str("\n</details>\n");
-            md.push_str("\n| catalogued guard | location | hits |\n| --- | --- | ---: |\n");
-            for g in &r.guards {
-                let (location, hits) = match (g.line, g.hits) {
-                    (Some(line), Some(hits)) => (format!("{}:{line}", g.file), hits.to_string()),
-                    (Some(line), None) => (format!("{}:{line}", g.file), "not code".into()),
-                    (None, _) => (g.file.clone(), "message not found in the source".into()),
-                };
-                let _ = writeln!(md, "| {} | {location} | {hits} |", g.class);
-            }
-        }
+        write_coverage(&mut md, r);
     }
     md
+}
+
+/// A target's triage: its buckets of artifacts, the panic classes over its corpus, and what the
+/// oracles judged there.
+fn write_triage(md: &mut String, target: &str, t: &Triage) {
+    let _ = writeln!(md, "### Buckets ({} artifacts)\n", t.artifacts.len());
+    if t.buckets.is_empty() {
+        md.push_str("No crash, timeout or OOM artifacts.\n");
+    } else {
+        // How to replay an artifact as its own target ran it.
+        let env = crate::libfuzzer::target(target)
+            .map(|t| t.repro_env())
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "Replay an example as this target runs it: `{env}cargo run -p dispatch-fuzz -- \
+             fmt <example>` (then `fmt --json` and `run --progress` on the program file; \
+             a timeout or out-of-memory example hangs or grows in-process).\n"
+        );
+        md.push_str(
+            "| status | count | signature | case / example |\n| --- | ---: | --- | --- |\n",
+        );
+        for b in &t.buckets {
+            let case = b.case.clone().unwrap_or_else(|| b.example.clone());
+            let error = b
+                .promote_error
+                .as_ref()
+                .map(|e| format!(" (not promoted: {})", e.lines().next().unwrap_or("")))
+                .unwrap_or_default();
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {case}{error} |",
+                b.status,
+                b.count,
+                cell(&b.signature)
+            );
+        }
+    }
+    let _ = writeln!(
+        md,
+        "\n### Panic classes over the corpus ({} inputs; an input counts each class once)\n",
+        t.corpus_inputs
+    );
+    md.push_str("| class | inputs |\n| --- | ---: |\n");
+    for (class, n) in &t.classes {
+        let _ = writeln!(md, "| {class} | {n} |");
+    }
+    if !t.judged.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n### What the oracles judged over the corpus, per (entry, kind) pair\n"
+        );
+        md.push_str(
+            "| oracle | pairs | judged >= 10 times | at least once | least judged |\n\
+             | --- | ---: | ---: | ---: | --- |\n",
+        );
+        for v in &t.judged {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                v.name,
+                v.pairs,
+                v.judged_enough,
+                v.judged_once,
+                cell(&v.least.join(", "))
+            );
+        }
+    }
+}
+
+/// A target's coverage: per area, per file, and each catalogued guard's hits.
+fn write_coverage(md: &mut String, r: &TargetReport) {
+    md.push_str("\n### Coverage reached by the corpus\n\n");
+    if r.coverage.is_empty() {
+        md.push_str(
+            "Not measured (run with coverage: `cargo fuzz coverage` and `llvm-cov export`).\n",
+        );
+    } else {
+        md.push_str(
+            "| area | lines | lines run | functions | functions run |\n| --- | ---: | ---: | ---: | ---: |\n",
+        );
+        for c in &r.areas {
+            let _ = writeln!(md, "{}", coverage_row(c));
+        }
+        md.push_str(
+            "\n<details><summary>Per file</summary>\n\n| file | lines | lines run | functions | functions run |\n| --- | ---: | ---: | ---: | ---: |\n",
+        );
+        for c in &r.coverage {
+            let _ = writeln!(md, "{}", coverage_row(c));
+        }
+        md.push_str("\n</details>\n");
+        md.push_str("\n| catalogued guard | location | hits |\n| --- | --- | ---: |\n");
+        for g in &r.guards {
+            let (location, hits) = match (g.line, g.hits) {
+                (Some(line), Some(hits)) => (format!("{}:{line}", g.file), hits.to_string()),
+                (Some(line), None) => (format!("{}:{line}", g.file), "not code".into()),
+                (None, _) => (g.file.clone(), "message not found in the source".into()),
+            };
+            let _ = writeln!(md, "| {} | {location} | {hits} |", g.class);
+        }
+    }
 }
 
 /// One coverage table row: lines and functions, each with its percentage run.
