@@ -117,7 +117,11 @@ fn edges() -> BTreeSet<(String, String, String)> {
             continue;
         }
         let body = code(text);
-        for target in targets(&body, "crate::") {
+        // The crate names itself `dispatch_fuzz` too (`extern crate self`), and an import
+        // written that way is as much an edge.
+        let mut named = targets(&body, "crate::");
+        named.extend(targets(&body, "dispatch_fuzz::"));
+        for target in named {
             if top.contains(&target) && target != path[0] {
                 edges.insert((String::new(), path[0].clone(), target));
             }
