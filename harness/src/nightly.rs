@@ -389,47 +389,9 @@ pub fn triage(options: Options) -> Result<ExitCode> {
         triage.artifacts.extend(judged);
         triage.artifacts.sort_by(|a, b| a.path.cmp(&b.path));
     }
-    let reviewed = case_signatures(&options.regressions);
     let pending_dir = options.regressions.join("pending");
-    let pending = case_signatures(&pending_dir);
-    let mut by_signature: BTreeMap<String, Vec<&Artifact>> = BTreeMap::new();
-    for artifact in &triage.artifacts {
-        by_signature
-            .entry(artifact.signature.clone())
-            .or_default()
-            .push(artifact);
-    }
-    for (signature, artifacts) in by_signature {
-        let class = signature
-            .parse::<Signature>()
-            .map_or_else(|_| signature.clone(), |s| s.class);
-        let find = |cases: &[(String, String)]| {
-            cases
-                .iter()
-                .find(|(s, _)| *s == signature)
-                .map(|c| c.1.clone())
-        };
-        // An artifact the harness no longer reproduces (a fixed harness bug, a flaky crash)
-        // is listed, kept on disk, and neither promoted nor counted as new.
-        let (status, case) = match (find(&reviewed), find(&pending)) {
-            _ if signature.contains(NOT_REPRODUCED) => ("unreproduced", None),
-            _ if class == UNREADABLE => (UNREADABLE, None),
-            // Not Burn's: reported for the harness's own fix, never promoted as a Burn case.
-            _ if class == HARNESS_ERROR => ("harness-error", None),
-            (Some(case), _) => ("covered", Some(case)),
-            (None, Some(case)) => ("known", Some(case)),
-            (None, None) => ("new", None),
-        };
-        triage.buckets.push(Bucket {
-            signature,
-            class,
-            status: status.to_string(),
-            count: artifacts.len(),
-            example: artifacts[0].path.clone(),
-            case,
-            promote_error: None,
-        });
-    }
+    let buckets = buckets(&triage.artifacts, &options.regressions);
+    triage.buckets.extend(buckets);
     if options.promote {
         for bucket in triage.buckets.iter_mut().filter(|b| b.status == "new") {
             let limited = [TIMEOUT, OUT_OF_MEMORY].contains(&bucket.class.as_str());
@@ -470,6 +432,53 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The night's artifacts bucketed by signature, each bucket's status read against the store's
+/// reviewed and pending cases (`regressions` and its `pending/`).
+fn buckets(artifacts: &[Artifact], regressions: &Path) -> Vec<Bucket> {
+    let reviewed = case_signatures(regressions);
+    let pending = case_signatures(&regressions.join("pending"));
+    let mut by_signature: BTreeMap<String, Vec<&Artifact>> = BTreeMap::new();
+    for artifact in artifacts {
+        by_signature
+            .entry(artifact.signature.clone())
+            .or_default()
+            .push(artifact);
+    }
+    let mut buckets = Vec::new();
+    for (signature, artifacts) in by_signature {
+        let class = signature
+            .parse::<Signature>()
+            .map_or_else(|_| signature.clone(), |s| s.class);
+        let find = |cases: &[(String, String)]| {
+            cases
+                .iter()
+                .find(|(s, _)| *s == signature)
+                .map(|c| c.1.clone())
+        };
+        // An artifact the harness no longer reproduces (a fixed harness bug, a flaky crash)
+        // is listed, kept on disk, and neither promoted nor counted as new.
+        let (status, case) = match (find(&reviewed), find(&pending)) {
+            _ if signature.contains(NOT_REPRODUCED) => ("unreproduced", None),
+            _ if class == UNREADABLE => (UNREADABLE, None),
+            // Not Burn's: reported for the harness's own fix, never promoted as a Burn case.
+            _ if class == HARNESS_ERROR => ("harness-error", None),
+            (Some(case), _) => ("covered", Some(case)),
+            (None, Some(case)) => ("known", Some(case)),
+            (None, None) => ("new", None),
+        };
+        buckets.push(Bucket {
+            signature,
+            class,
+            status: status.to_string(),
+            count: artifacts.len(),
+            example: artifacts[0].path.clone(),
+            case,
+            promote_error: None,
+        });
+    }
+    buckets
 }
 
 /// The corpus `inputs` run in `session` (in parallel on the current rayon pool): what the
