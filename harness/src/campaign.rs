@@ -126,7 +126,7 @@ pub struct Outcome {
 
 /// The workers a session runs: `--jobs`, or every core (one with wgpu, whose one device stream
 /// the workers would share: a launch failed in one would fail another's reads).
-pub fn jobs(options: &Options) -> Result<usize> {
+fn jobs(options: &Options) -> Result<usize> {
     Ok(match (options.jobs, options.backends.wgpu) {
         (Some(0), _) => anyhow::bail!("--jobs must be at least 1"),
         (Some(n), true) if n > 1 => anyhow::bail!(
@@ -231,7 +231,7 @@ pub fn run(options: &Options, session: &Session, listener: Listener) -> Result<O
 }
 
 /// Worker `k`'s seed: worker 0 has the session's, so one worker is the session `--seed` names.
-pub fn worker_seed(seed: u64, k: usize) -> u64 {
+fn worker_seed(seed: u64, k: usize) -> u64 {
     if k == 0 {
         seed
     } else {

@@ -88,7 +88,12 @@ impl Case {
 
     /// Runs the case.
     pub fn check(&self) -> Result<Verdict> {
-        check(&self.session(), &self.file.program()).with_context(|| format!("case {}", self.name))
+        self.check_in(&self.session())
+    }
+
+    /// Runs the case in `session`.
+    fn check_in(&self, session: &Session) -> Result<Verdict> {
+        check(session, &self.file.program()).with_context(|| format!("case {}", self.name))
     }
 
     /// Its Rust reproducer (`fmt --rust`), which must fail the way the case says: the file
@@ -188,8 +193,7 @@ impl Case {
     /// [`check`](Case::check) with the model acknowledging no known divergence.
     fn check_unacknowledged(&self) -> Result<Verdict> {
         let session = self.session();
-        let session = session.with_oracles(session.oracles.unacknowledged());
-        check(&session, &self.file.program()).with_context(|| format!("case {}", self.name))
+        self.check_in(&session.with_oracles(session.oracles.unacknowledged()))
     }
 
     /// The run a report shows, with this process's adapter for a wgpu case; `None` for a

@@ -24,16 +24,7 @@ fn kebab_literals(text: &str) -> Vec<&str> {
 #[test]
 fn every_class_the_model_names_is_in_the_catalogue() {
     // Its rules' and known divergences' tables hold rule ids, which are kebab-case too.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/oracles");
-    let text: String = std::iter::once(root.join("model.rs"))
-        .chain(common::rust_files(&root.join("model")))
-        .filter(|f| {
-            !["rules.rs", "divergences.rs", "tests.rs"]
-                .iter()
-                .any(|n| f.ends_with(n))
-        })
-        .map(|f| std::fs::read_to_string(f).unwrap())
-        .collect();
+    let text = common::module_source("src/oracles/model", &["rules.rs", "divergences.rs"]);
     let tags: Vec<&str> = catalogue()
         .iter()
         .map(|r| r.background_tag.as_str())

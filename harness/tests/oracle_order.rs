@@ -16,7 +16,7 @@ fn source(id: OracleId) -> String {
         OracleId::TransactionReads => "transaction_reads",
         OracleId::Reference => "reference",
     };
-    common::module_source(&format!("src/oracles/{name}"))
+    common::module_source(&format!("src/oracles/{name}"), &[])
 }
 
 /// What a source writes of the shared state, by the calls that write each part.

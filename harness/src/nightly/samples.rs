@@ -48,7 +48,7 @@ pub fn parse_log(text: &str) -> Vec<Sample> {
     samples
 }
 
-pub(super) fn status_line(line: &str) -> Option<Sample> {
+fn status_line(line: &str) -> Option<Sample> {
     let rest = line.strip_prefix('#')?;
     let mut words = rest.split_whitespace();
     let runs = words.next()?.trim_end_matches(':').parse().ok()?;

@@ -206,8 +206,8 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The source of module `path` (`src/oracles/model`, from the harness's folder): its file and
-/// every file under its folder, test modules (`tests.rs`) aside.
-pub fn module_source(path: &str) -> String {
+/// every file under its folder, test modules (`tests.rs`) and the files named in `except` aside.
+pub fn module_source(path: &str, except: &[&str]) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join(format!("{path}.rs"))];
     let dir = root.join(path);
@@ -216,7 +216,7 @@ pub fn module_source(path: &str) -> String {
     }
     files
         .iter()
-        .filter(|f| !f.ends_with("tests.rs"))
+        .filter(|f| !f.ends_with("tests.rs") && !except.iter().any(|e| f.ends_with(e)))
         .map(|f| std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display())))
         .collect()
 }

@@ -16,15 +16,15 @@ use crate::interpreter::trace::Outcome;
 use crate::program::{DeviceRef, ExitForm, Program, Slot, Step};
 
 /// A closure handed to another program thread, with the walk it runs in there.
-pub(super) struct Handed<'a, 'p, 'h, F> {
-    pub(super) there: Walk<'a, 'p, 'h>,
-    pub(super) f: F,
+struct Handed<'a, 'p, 'h, F> {
+    there: Walk<'a, 'p, 'h>,
+    f: F,
 }
 
 impl<'a, 'p, 'h, F: FnOnce(&Walk<'a, 'p, 'h>) -> Result<()>> Handed<'a, 'p, 'h, F> {
     /// Runs it on this thread, the thread it was handed to: the planted faults taken on, the
     /// journal it noted handed back with its result.
-    pub(super) fn run(self) -> (Result<()>, Journal) {
+    fn run(self) -> (Result<()>, Journal) {
         self.there.test_faults.plant();
         let result = (self.f)(&self.there);
         (result, catch::journal_take())
@@ -32,7 +32,7 @@ impl<'a, 'p, 'h, F: FnOnce(&Walk<'a, 'p, 'h>) -> Result<()>> Handed<'a, 'p, 'h, 
 }
 
 /// How long a planted racy scope waits between its start and its registration.
-pub(super) const RACY_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
+const RACY_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The run's state, which the program's threads hand to one another: a step runs with the lock
 /// held; in the serial schedule only one thread works at a time, the one the schedule names.
@@ -55,7 +55,7 @@ pub(super) struct Exclusive<T>(pub(super) T);
 unsafe impl<T> Send for Exclusive<T> {}
 
 impl<'p, 'h> Shared<'p, 'h> {
-    pub(super) fn with<T>(&self, f: impl FnOnce(&mut Run<'p, 'h>) -> T) -> T {
+    fn with<T>(&self, f: impl FnOnce(&mut Run<'p, 'h>) -> T) -> T {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         f(&mut guard.0)
     }
@@ -84,7 +84,7 @@ pub(super) struct Walk<'a, 'p, 'h> {
 impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
     /// This walk as program thread `thread` runs it, with `f` wrapped for that thread: the
     /// planted faults taken on, and the journal it noted handed back with `f`'s result.
-    pub(super) fn handed<F: FnOnce(&Self) -> Result<()> + Send>(
+    fn handed<F: FnOnce(&Self) -> Result<()> + Send>(
         &self,
         thread: u8,
         f: F,
@@ -98,7 +98,7 @@ impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
 
     /// Runs `f` on program thread `thread`: here, or on that thread's lane, this thread serving
     /// its own lane meanwhile. What the other thread's journal noted comes back to this one's.
-    pub(super) fn on(&self, thread: u8, f: impl FnOnce(&Self) -> Result<()> + Send) -> Result<()> {
+    fn on(&self, thread: u8, f: impl FnOnce(&Self) -> Result<()> + Send) -> Result<()> {
         let lanes = match self.lanes {
             Some(lanes) if thread != self.me => lanes,
             _ => return f(self),
@@ -110,7 +110,7 @@ impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
     }
 
     /// The step after step `i`, or after its whole scope where it opens one.
-    pub(super) fn next(&self, i: usize) -> Result<usize> {
+    fn next(&self, i: usize) -> Result<usize> {
         match self.program.steps[i] {
             Step::EnterScope { .. } => self.ends[i]
                 .map(|exit| exit + 1)
@@ -120,7 +120,7 @@ impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
     }
 
     /// The end of the run of steps and whole scopes from `i` (before `end`) on step `i`'s thread.
-    pub(super) fn segment_end(&self, i: usize, end: usize) -> Result<usize> {
+    fn segment_end(&self, i: usize, end: usize) -> Result<usize> {
         let thread = self.threads[i];
         let mut j = i;
         while j < end && self.threads[j] == thread {
@@ -167,7 +167,7 @@ impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
     }
 
     /// Runs steps `start..end` one run of a thread after another, each on its thread.
-    pub(super) fn in_order(&self, start: usize, end: usize) -> Result<()> {
+    fn in_order(&self, start: usize, end: usize) -> Result<()> {
         let program = self.program;
         let mut i = start;
         while i < end {
@@ -189,7 +189,7 @@ impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
     }
 
     /// Runs step `i`, which is no scope step, on this thread.
-    pub(super) fn step(&self, i: usize) -> Result<()> {
+    fn step(&self, i: usize) -> Result<()> {
         catch::set_step(Some(i));
         if self.test_faults.racy_scope() && self.run.entering.load(Ordering::SeqCst) > 0 {
             // The planted race stands where a Burn bug would: in a call, whose panic is Burn's.
@@ -224,7 +224,7 @@ impl<'a, 'p, 'h> Walk<'a, 'p, 'h> {
     }
 
     /// Runs the scope of steps `enter..=exit` on this thread, the steps inside it each on its own.
-    pub(super) fn scope(&self, enter: usize, exit: usize, device: DeviceRef) -> Result<()> {
+    fn scope(&self, enter: usize, exit: usize, device: DeviceRef) -> Result<()> {
         let program = self.program;
         let backends = self.run.with(|run| run.backends);
         let Step::ExitScope {

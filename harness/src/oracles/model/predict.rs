@@ -42,7 +42,7 @@ pub(super) type Also = smallvec::SmallVec<[&'static str; 6]>;
 
 /// `predict(rule, ok())` for a step that reads a value's data, which may meet one of the
 /// [`READ_FAILURES`] first.
-pub(super) fn predict_reading(rule: &'static Rule) -> Option<Prediction> {
+fn predict_reading(rule: &'static Rule) -> Option<Prediction> {
     let mut p = predict(rule, ok())?;
     p.also.extend_from_slice(READ_FAILURES);
     Some(p)
@@ -52,7 +52,7 @@ pub(super) fn predict_reading(rule: &'static Rule) -> Option<Prediction> {
 /// tensors. burn-dispatch runs a transaction on the backend of its first tensor, so one over
 /// capture and other tensors (or Flex and wgpu ones) is dispatch's question, not the
 /// lifecycle's, and an empty one never reaches a backend.
-pub(super) fn predict_transaction(reads: &[Val], fallible: bool) -> Option<Prediction> {
+fn predict_transaction(reads: &[Val], fallible: bool) -> Option<Prediction> {
     let mut placeholder = false;
     for v in reads {
         match v.place {
@@ -89,7 +89,7 @@ pub(super) fn predict(rule: &'static Rule, expect: Observed<'static>) -> Option<
 
 /// Ops checked by the Tensor API panic with `device-mismatch`; ops that reach dispatch unchecked
 /// hit dispatch's own guard.
-pub(super) const WRONG_BACKEND: &[&str] = &["mixed-backend-operands"];
+const WRONG_BACKEND: &[&str] = &["mixed-backend-operands"];
 
 /// Whether the Tensor API checks that `op`'s operands share a device before dispatch (burn-tensor
 /// `api/check.rs`: binary arithmetic in `api/numeric.rs`, comparisons in `api/base.rs`), as the
@@ -107,19 +107,18 @@ pub(super) fn api_checks_devices(op: &Op) -> bool {
 /// storages can panic while recording (`int-dtype-mismatch`, a catalogued known bug, which
 /// covers the bool form too), or, where the program named the dtypes that differ, refuse them
 /// as Burn allows (`mixed-dtype-operands`).
-pub(super) const DTYPE_MIX: &[&str] =
-    &["int-dtype-mismatch", MIXED_DTYPES, "tensor-dtype-mismatch"];
+const DTYPE_MIX: &[&str] = &["int-dtype-mismatch", MIXED_DTYPES, "tensor-dtype-mismatch"];
 
 /// Guards a step meets for its data, not its place in the lifecycle: a value the dtype the
 /// program named cannot hold (a negative fill of a U8 tensor, a scalar outside the dtype).
-pub(super) const DATA_GUARDS: &[&str] = &["element-not-representable"];
+const DATA_GUARDS: &[&str] = &["element-not-representable"];
 
 /// Catalogued known bugs that make a computed value unreadable: a move onto a capture device
 /// reads its source's data, so it panics with one of them before the lifecycle has a say
 /// (found on the H200: a wgpu `fmod` result moved onto a capture device). cubecl reports a
 /// failed launch at the next read on the device's stream, so a scope completing with a value
 /// moved in from wgpu meets it too (fuzz --backends flex,capture,wgpu --seed 43).
-pub(super) const READ_FAILURES: &[&str] = DEVICE_FAILURES;
+const READ_FAILURES: &[&str] = DEVICE_FAILURES;
 
 impl State {
     /// The model's prediction for `step`, or `None` where the contract says nothing definite.
@@ -142,7 +141,7 @@ impl State {
     }
 
     /// [`State::predict`] before the data guards any create or op may meet.
-    pub(super) fn predict_lifecycle(
+    fn predict_lifecycle(
         &self,
         step: &Step,
         reads: &[Option<Val>],
@@ -244,7 +243,7 @@ impl State {
         }
     }
 
-    pub(super) fn predict_move(&self, src: Val, to: DeviceRef) -> Option<Prediction> {
+    fn predict_move(&self, src: Val, to: DeviceRef) -> Option<Prediction> {
         match (src.place, to) {
             (Place::Plain, DeviceRef::Capture(_)) if src.autodiff => predict(
                 &MOVE_AUTODIFF_ONTO_CAPTURE,
@@ -293,7 +292,7 @@ impl State {
         }
     }
 
-    pub(super) fn predict_op(&self, op: &Op, operands: &[Val]) -> Option<Prediction> {
+    fn predict_op(&self, op: &Op, operands: &[Val]) -> Option<Prediction> {
         let caps: smallvec::SmallVec<[_; 6]> = captures(operands).collect();
         if caps.is_empty() {
             return None;
@@ -372,7 +371,7 @@ impl State {
     }
 
     /// `CaptureScopeGuard::complete`'s checks, in its order, over the slots' capture handles.
-    pub(super) fn predict_exit(
+    fn predict_exit(
         &self,
         inputs: &[Slot],
         outputs: &[Slot],

@@ -302,12 +302,12 @@ impl State {
 
     /// A fresh initialized value in the session open on capture device `d` (the step succeeded,
     /// so one is open unless the model already disagrees with Burn).
-    pub(super) fn new_value(&mut self, d: u8) -> Place {
+    fn new_value(&mut self, d: u8) -> Place {
         self.value(d, false)
     }
 
     /// A value bridged from another capture device into the session open on `d`.
-    pub(super) fn bridged_value(&mut self, d: u8) -> Place {
+    fn bridged_value(&mut self, d: u8) -> Place {
         self.value(d, true)
     }
 

@@ -135,7 +135,7 @@ impl Track {
     /// Per element of step `step`'s float result, the absolute error its arithmetic may make
     /// on `backend`, where the op's bound is derived ([`bound::per_element`]), and its model:
     /// `expected` is the reference's value.
-    pub(super) fn element_bounds(
+    fn element_bounds(
         &self,
         step: &Step,
         backend: Backend,

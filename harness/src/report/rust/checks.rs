@@ -397,12 +397,7 @@ pub(super) fn replay_differential_check(
 /// tests compare: within `Tolerance::default()` (balanced: 0.5% relative, 1e-5 absolute) for a
 /// float `kind` (or one the trace does not know), exactly for ints and bools; the dtypes may
 /// differ. Its panic, "Tensors are not (approx) eq", lists the positions that differ.
-pub(super) fn assert_same(
-    pad: &str,
-    what: &str,
-    (got, want): (&str, &str),
-    kind: Option<Kind>,
-) -> String {
+fn assert_same(pad: &str, what: &str, (got, want): (&str, &str), kind: Option<Kind>) -> String {
     match kind {
         Some(Kind::Int | Kind::Bool) => {
             format!("{pad}{got}.assert_eq(&{want}, false); // {what}\n")

@@ -12,7 +12,7 @@ pub(super) fn device(d: DeviceRef) -> String {
     d.to_string()
 }
 
-pub(super) fn data_literal(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> String {
+fn data_literal(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> String {
     // An edge fill names each value by its constant (`f16::MAX`, `f32::NAN`), in its dtype.
     if let Fill::Edge(edge) = fill {
         let dtype = edge_dtype(kind, dtype);
@@ -104,7 +104,7 @@ pub(super) fn expr(step: &Step) -> Option<String> {
 
 /// `op_expr` with the two forms that need real Rust here: a transposed matmul operand and
 /// integer literals whose type the compiler must be told.
-pub(super) fn rust_op(op: &Op) -> String {
+fn rust_op(op: &Op) -> String {
     match op {
         Op::Matmul {
             lhs,
