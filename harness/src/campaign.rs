@@ -146,23 +146,24 @@ fn start_backends(backends: Backends) -> Result<String> {
         return Ok("flex + capture".into());
     }
     // wgpu costs ~1 ms per op on a CPU adapter: opt-in only, and it must come up before fuzzing.
-    match wgpu::adapter() {
+    match wgpu::adapter(backends.adapter) {
         Ok(adapter) => Ok(format!("flex + capture + wgpu (adapter {adapter})")),
         Err(reason) => anyhow::bail!("{reason}"),
     }
 }
 
-/// Runs a session in `session` (its backends replaced by `options`'), telling `listener` what
-/// happens. `Err`: the harness failed (a program it failed on is saved and named), never Burn.
+/// Runs a session in `session` (on `options`' backends, wgpu on the session's adapter), telling
+/// `listener` what happens. `Err`: the harness failed (a program it failed on is saved and
+/// named), never Burn.
 pub fn run(options: &Options, session: &Session, listener: Listener) -> Result<Outcome> {
-    let chosen = options.backends;
+    let checked_in = session.on(options.backends);
     let jobs = jobs(options)?;
-    let backends = start_backends(chosen)?;
+    let backends = start_backends(checked_in.backends)?;
     let start = Instant::now();
     let (sender, receiver) = mpsc::channel();
     let mut workers = Workers {
         options,
-        checked_in: session.clone().on(chosen),
+        checked_in,
         start,
         deadline: start + Duration::from_secs(options.seconds),
         stats: Mutex::new(Stats::default()),
@@ -191,7 +192,13 @@ pub fn run(options: &Options, session: &Session, listener: Listener) -> Result<O
         let triager = std::thread::Builder::new()
             .name("fuzz-triage".into())
             .spawn_scoped(scope, move || {
-                triage::run(&triage_session, receiver, budget, chosen.wgpu, listener)
+                triage::run(
+                    &triage_session,
+                    receiver,
+                    budget,
+                    options.backends.wgpu,
+                    listener,
+                )
             })
             .context("cannot start the triage worker")?;
         let results: Vec<Result<Guide>> = pool.install(|| {

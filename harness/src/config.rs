@@ -5,12 +5,13 @@ use std::sync::OnceLock;
 
 use thiserror::Error;
 
-use crate::interpreter::wgpu::{self, Adapter, Api};
+use crate::interpreter::wgpu;
 use crate::oracles::{
     catalogue::catalogue, Oracles, Policy, KNOWN, MIXED_DTYPES, ORACLES, STATE_LEAK,
     UNSUPPORTED_DTYPE,
 };
 use crate::program::Backends;
+use crate::program::{Adapter, AdapterChoice, Api};
 
 /// Backends a session fuzzes (`flex,capture` or `flex,capture,wgpu`).
 pub const BACKENDS_VAR: &str = "DISPATCH_FUZZ_BACKENDS";
@@ -117,12 +118,8 @@ pub enum ConfigError {
 /// The process's switches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// Backends the session fuzzes.
+    /// Backends the session fuzzes, with the adapter wgpu comes up on.
     pub backends: Backends,
-    /// The wgpu adapter.
-    pub adapter: Adapter,
-    /// The graphics API wgpu is pinned to (`None`: wgpu's choice).
-    pub api: Option<Api>,
     /// A wgpu case or test this machine cannot run fails instead of being ignored.
     pub wgpu_required: bool,
     /// Which catalogued classes are findings.
@@ -175,8 +172,10 @@ impl Config {
                 return Err(ConfigError::Adapter(word.to_string()));
             }
         }
-        let adapter = adapter.unwrap_or_default();
-        let api = api.flatten();
+        let backends = backends.with_adapter(AdapterChoice {
+            kind: adapter.unwrap_or_default(),
+            api: api.flatten(),
+        });
         let policy = Policy::parse(&get(CRASH_ON_VAR).unwrap_or_default());
         let known = known_classes();
         if let Some(class) = policy.crash_on.iter().find(|c| !known.contains(c)) {
@@ -220,8 +219,6 @@ impl Config {
         }
         Ok(Config {
             backends,
-            adapter,
-            api,
             wgpu_required,
             policy,
             no_abort,
@@ -248,17 +245,12 @@ pub fn known_classes() -> Vec<String> {
     classes
 }
 
-/// The switches of this process, read from the environment once (the adapter and API choices
-/// go to the wgpu device, which Burn holds once per process).
+/// The switches of this process, read from the environment once. Reading them writes nothing:
+/// the adapter choice is a value of the sessions built from them.
 pub fn try_get() -> Result<&'static Config, &'static ConfigError> {
     static CONFIG: OnceLock<Result<Config, ConfigError>> = OnceLock::new();
     CONFIG
-        .get_or_init(|| {
-            let config = Config::parse(|var| std::env::var(var).ok())?;
-            wgpu::set_adapter(config.adapter);
-            wgpu::set_api(config.api);
-            Ok(config)
-        })
+        .get_or_init(|| Config::parse(|var| std::env::var(var).ok()))
         .as_ref()
 }
 
@@ -285,7 +277,7 @@ mod tests {
     fn no_switch_set_means_flex_and_capture_with_the_default_policy() {
         let config = parse(&[]).unwrap();
         assert_eq!(config.backends, Backends::FLEX_CAPTURE);
-        assert_eq!(config.adapter, Adapter::Auto);
+        assert_eq!(config.backends.adapter.kind, Adapter::Auto);
         assert!(!config.wgpu_required);
         assert!(config.policy().crash_on.is_empty());
         assert!(!config.no_abort);
@@ -317,7 +309,7 @@ mod tests {
         ])
         .unwrap();
         assert!(config.backends.wgpu);
-        assert_eq!(config.adapter, Adapter::Cpu);
+        assert_eq!(config.backends.adapter.kind, Adapter::Cpu);
         assert_eq!(config.policy().crash_on.len(), 2);
         assert!(config.no_abort);
     }
@@ -349,18 +341,24 @@ mod tests {
     fn required_and_a_pinned_api_are_words_beside_the_adapter_choice() {
         let config = parse(&[(ADAPTER_VAR, "required")]).unwrap();
         assert_eq!(
-            (config.adapter, config.wgpu_required),
+            (config.backends.adapter.kind, config.wgpu_required),
             (Adapter::Auto, true)
         );
         let config = parse(&[(ADAPTER_VAR, "cpu, required")]).unwrap();
-        assert_eq!((config.adapter, config.wgpu_required), (Adapter::Cpu, true));
+        assert_eq!(
+            (config.backends.adapter.kind, config.wgpu_required),
+            (Adapter::Cpu, true)
+        );
         let config = parse(&[(ADAPTER_VAR, "gpu")]).unwrap();
         assert_eq!(
-            (config.adapter, config.wgpu_required),
+            (config.backends.adapter.kind, config.wgpu_required),
             (Adapter::Gpu, false)
         );
         let config = parse(&[(ADAPTER_VAR, "gl,cpu")]).unwrap();
-        assert_eq!((config.adapter, config.api), (Adapter::Cpu, Some(Api::Gl)));
+        assert_eq!(
+            (config.backends.adapter.kind, config.backends.adapter.api),
+            (Adapter::Cpu, Some(Api::Gl))
+        );
         assert!(parse(&[(ADAPTER_VAR, "gl,vulkan")]).is_err());
     }
 

@@ -57,11 +57,11 @@ impl Target {
         }
     }
 
-    /// Turns on what the target's inputs run on in this process (wgpu for the wgpu target):
-    /// `Err` says why it cannot be had here.
-    pub fn start(&self) -> Result<(), String> {
+    /// Turns on what the target's inputs run on in this process (wgpu for the wgpu target, on
+    /// `session`'s adapter): `Err` says why it cannot be had here.
+    pub fn start(&self, session: &Session) -> Result<(), String> {
         if self.backends.wgpu {
-            interpreter::wgpu::adapter()?;
+            interpreter::wgpu::adapter(session.backends.adapter)?;
         }
         Ok(())
     }

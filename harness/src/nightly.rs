@@ -310,14 +310,14 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     }
     // Each artifact is decoded and run as its own target ran it.
     let target = crate::libfuzzer::target(&options.target)?;
+    let session = Session::from_config().on(target.backends);
     target
-        .start()
+        .start(&session)
         .map_err(|why| anyhow::anyhow!("the {} artifacts need wgpu: {why}", target.name))?;
     let options_file = options.options.clone().unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../fuzz/{}.options", target.name))
     });
     let limits = crate::libfuzzer::LibFuzzerOptions::load(&options_file)?.limits;
-    let session = Session::from_config().on(target.backends);
     let mut paths = Vec::new();
     files_under(&options.artifacts, &mut paths);
     paths.sort();

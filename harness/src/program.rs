@@ -31,7 +31,7 @@ mod unary;
 
 use serde::{Deserialize, Serialize};
 
-pub use adapter::{list_classes, AdapterClass};
+pub use adapter::{list_classes, Adapter, AdapterChoice, AdapterClass, Api};
 pub(crate) use along_dim::along_dim_ops;
 pub use along_dim::{AlongDimSpec, DimShape, ALONG_DIM};
 pub(crate) use binary::{binary_ops, compare_ops, scalar_ops};

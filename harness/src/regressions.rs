@@ -81,9 +81,9 @@ impl Case {
         if !self.uses_wgpu() {
             return Placement::Here;
         }
-        // The switches pin the API the placement answers for (a run the suite pinned).
-        let _ = crate::config::try_get();
-        crate::interpreter::wgpu::placement(&self.file.adapters)
+        // The session's adapter choice pins the API the placement answers for (a run the suite
+        // pinned).
+        crate::interpreter::wgpu::placement(self.session().backends.adapter, &self.file.adapters)
     }
 
     /// Runs the case.
@@ -205,7 +205,7 @@ impl Case {
         let verdict = self.check_for_report()?;
         let adapter = self
             .uses_wgpu()
-            .then(crate::interpreter::wgpu::adapter)
+            .then(|| crate::interpreter::wgpu::adapter(self.session().backends.adapter))
             .and_then(Result::ok)
             .map(|a| a.to_string());
         Ok(Some((verdict, adapter)))

@@ -10,11 +10,13 @@ use crate::program::Backends;
 /// side in one process (the regression suite runs its Flex cases and its wgpu cases in any
 /// order), as wasmtime's fuzzing oracles take an explicit `Config`. What stays process-wide is
 /// what Burn itself holds: its device tables, capture's client registry, and the one wgpu device
-/// (with the adapter the switches chose before it was first used).
+/// (on the adapter of the first session that brought it up: a session choosing another is told
+/// so on every wgpu step).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Session {
-    /// The backends programs run on: a wgpu step runs only where `backends.wgpu`, and the
-    /// differential oracle mirrors every value on wgpu only then.
+    /// The backends programs run on: a wgpu step runs only where `backends.wgpu`, on the
+    /// adapter `backends.adapter` chooses, and the differential oracle mirrors every value on
+    /// wgpu only then.
     pub backends: Backends,
     /// Which catalogued classes are findings.
     pub policy: Policy,
@@ -33,8 +35,8 @@ impl Session {
         }
     }
 
-    /// The session this process's `DISPATCH_FUZZ_*` switches name (backends, crash-on classes,
-    /// oracles off).
+    /// The session this process's `DISPATCH_FUZZ_*` switches name (backends and wgpu adapter,
+    /// crash-on classes, oracles off).
     pub fn from_config() -> Session {
         let config = config::get();
         Session {
@@ -60,10 +62,11 @@ impl Session {
         }
     }
 
-    /// This session on other backends.
+    /// This session on other backends, wgpu still on this session's adapter choice (a process
+    /// holds one wgpu device: the backends name which devices run, not where wgpu comes up).
     pub fn on(&self, backends: Backends) -> Session {
         Session {
-            backends,
+            backends: backends.with_adapter(self.backends.adapter),
             ..self.clone()
         }
     }

@@ -19,7 +19,7 @@ fn a_panic_on_a_cubecl_thread_during_a_burn_call_never_reaches_the_hook_before_t
     let case = common::repo()
         .join("regressions/wgpu-attention-backward-binds-a-width-its-tile-cannot-serve.json");
     let file = dispatch_fuzz::program::ProgramFile::load(&case).unwrap();
-    dispatch_fuzz::interpreter::wgpu::adapter().expect("a wgpu adapter");
+    common::adapter().expect("a wgpu adapter");
     let verdict = dispatch_fuzz::check(&common::on_wgpu(), &file.program()).unwrap();
     // The stored bug is met (its panic raised on the device thread, recorded at the caller)...
     let classes: Vec<String> = verdict

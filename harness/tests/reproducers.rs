@@ -53,7 +53,7 @@ fn reproducer_fails_as_its_case_says(case: &Case) -> Result<(), Failed> {
     // A reproducer takes wgpu's default adapter, which is Vulkan where a Vulkan driver is
     // installed: in the process pinned to GL, the child sees no Vulkan driver, so wgpu falls
     // back to GL as on a machine without one.
-    if dispatch_fuzz::interpreter::wgpu::pinned_api() == Some(Api::Gl) {
+    if common::adapter_choice().api == Some(Api::Gl) {
         command.env("VK_ICD_FILENAMES", "/nonexistent/vulkan-icd.json");
     }
     let out = command.output().map_err(|_| {

@@ -32,7 +32,7 @@ fn panic_classes(verdict: &dispatch_fuzz::Verdict) -> Vec<&str> {
 }
 
 fn a_program_on_wgpu_computes_what_flex_computes() {
-    let adapter = wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let adapter = common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     eprintln!("wgpu adapter: {adapter}");
     let on = |device: &str| {
         common::program(&format!(
@@ -53,8 +53,46 @@ fn a_program_on_wgpu_computes_what_flex_computes() {
     assert_eq!(digest(&wgpu, 5), digest(&flex, 5));
 }
 
+fn a_session_choosing_another_adapter_than_the_one_wgpu_came_up_on_is_refused() {
+    use dispatch_fuzz::program::{Adapter, Api};
+    let here = common::adapter_choice();
+    common::adapter().expect("a wgpu adapter");
+    let mut other = here.pinned_to(if here.api == Some(Api::Gl) {
+        Api::Vulkan
+    } else {
+        Api::Gl
+    });
+    other.kind = if here.kind == Adapter::Gpu {
+        Adapter::Cpu
+    } else {
+        Adapter::Gpu
+    };
+    let refused = wgpu::adapter(other).expect_err("one wgpu device per process");
+    assert!(refused.contains("cannot be had here"), "{refused}");
+    // A wgpu step of a session on that choice meets the refusal as its reason, not the device
+    // another session brought up.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "ones", "device": "wgpu"}}]"#,
+    );
+    let session = common::on_wgpu().on(Backends::WITH_WGPU);
+    assert_eq!(
+        session.backends.adapter, here,
+        "on() keeps the session's adapter"
+    );
+    let mut elsewhere = session.clone();
+    elsewhere.backends.adapter = other;
+    let verdict = dispatch_fuzz::check(&elsewhere, &program).unwrap();
+    assert!(
+        matches!(&verdict.trace.steps[0].outcome, Outcome::Skipped { reason } if reason.contains("cannot be had here")),
+        "{:?}",
+        verdict.trace.steps[0]
+    );
+    // Its own choice still gets the device.
+    assert!(wgpu::adapter(here).is_ok());
+}
+
 fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
-    wgpu::adapter().expect("a wgpu adapter");
+    common::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "int", "shape": [4], "fill": "arange", "device": "wgpu"}},
             {"enter_scope": {"device": {"capture": 0}}},
@@ -75,7 +113,7 @@ fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
 fn a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug() {
     // Found by a wgpu fuzz session (seed 21) once the catalogue's Bool(U32) patterns were
     // narrowed: the same storage bug, met at two more Flex sites. Each has its own record.
-    wgpu::adapter().expect("a wgpu adapter");
+    common::adapter().expect("a wgpu adapter");
     let cases = [
         (
             r#"[{"create": {"out": 0, "kind": "bool", "shape": [1], "fill": "ones", "device": "wgpu"}},
@@ -106,7 +144,6 @@ mod differential {
     //! a poisoned one, and on random programs that run on both backends.
 
     use super::common;
-    use dispatch_fuzz::interpreter::wgpu;
     use dispatch_fuzz::oracles::differential::DIVERGENCE;
     use dispatch_fuzz::oracles::eager_replay::{REPLAY_FAILURE, REPLAY_MISMATCH};
     use dispatch_fuzz::oracles::faults::{
@@ -138,7 +175,7 @@ mod differential {
     }
 
     pub(super) fn a_perturbed_wgpu_value_is_a_flex_wgpu_divergence() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         let program = argmax_of(r#""arange""#);
         assert!(dispatch_fuzz::check(&common::on_wgpu(), &program)
             .unwrap()
@@ -178,7 +215,7 @@ mod differential {
     }
 
     pub(super) fn a_floor_over_an_operand_the_backends_computed_slightly_differently_is_poisoned() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         let program = common::program(
             r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex"}},
                 {"op": {"out": 1, "op": {"scalar": {"op": "mul", "src": 0, "value": 1}}}},
@@ -197,7 +234,7 @@ mod differential {
     pub(super) fn a_wrong_result_every_backend_shares_is_no_divergence_but_a_reference_mismatch() {
         use dispatch_fuzz::interpreter::faults::wrong_unary_for_tests;
         use dispatch_fuzz::oracles::{OracleId, Oracles, REFERENCE_MISMATCH};
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         // exp one too large on Flex and on wgpu alike, as a wrong forwarding in dispatch would
         // make it: the differential compares the two and they agree.
         let program = unary_of_arange("exp");
@@ -222,7 +259,7 @@ mod differential {
 
     pub(super) fn a_wrong_wgpu_value_where_flex_computed_nothing_is_a_reference_mismatch_on_wgpu() {
         use dispatch_fuzz::oracles::REFERENCE_MISMATCH;
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         // Flex panics on this sum_dim (flex-sum-dim-on-permuted-tensor-reads-out-of-range), so
         // the eager mirror holds nothing to compare wgpu's value with: the differential cannot
         // judge it, and only the reference oracle, over wgpu's own operands, does.
@@ -266,7 +303,7 @@ mod differential {
 
     pub(super) fn a_wgpu_value_moved_to_flex_is_the_differentials_not_judged_against_flexs_own() {
         use dispatch_fuzz::oracles::{OracleId, Oracles};
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         // Found by a guided wgpu session (seed 1): llvmpipe's sinh(42) is 14 ulps from Flex's,
         // within the transcendental tolerance; moved to Flex, it was judged as an exact move of
         // Flex's eager value and reported as a reference mismatch.
@@ -289,7 +326,7 @@ mod differential {
     }
 
     pub(super) fn a_bicubic_backward_wgpu_refuses_is_the_catalogued_limitation() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         // Found by a guided wgpu session (seed 1): cubek-interpolate has no bicubic backward,
         // and wgpu panics where Flex computed the gradient.
         let program = common::program(
@@ -310,7 +347,7 @@ mod differential {
 
     pub(super) fn a_wrong_gradient_of_another_op_is_no_stored_sqrt_gradients_case() {
         use dispatch_fuzz::oracles::faults::perturb_wgpu_values_for_tests;
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         // The stored wgpu-sqrt-gradient-at-zero-is-zero signs a wrong gradient; a wrong
         // gradient of exp (planted on wgpu) is another bug and must be a new finding, not that
         // case met again: a backward was signed `backward` alone, whatever its loss.
@@ -342,7 +379,7 @@ mod differential {
     }
 
     pub(super) fn an_exact_op_over_identical_operands_must_agree_bit_for_bit() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         // A relative 1e-6 passes the balanced tolerance, but neg adds no error of its own.
         assert_eq!(with_step_nudged(&unary_of_arange("neg"), 1).0, vec![1]);
         // exp is a transcendental: the same nudge is within its tolerance.
@@ -350,7 +387,7 @@ mod differential {
     }
 
     pub(super) fn a_wgpu_bool_moved_to_flex_is_poisoned_where_flex_misreads_it() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         // Found by a wgpu session (seed 41): [true, false] from wgpu casts to [1, 0] on wgpu
         // and to garbage on Flex, the catalogued bool-storage-transfer bug, not a new one.
         let program = common::program(
@@ -364,7 +401,7 @@ mod differential {
     }
 
     pub(super) fn an_argmax_over_ties_is_poisoned_not_compared() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         assert!(divergences_with_step_perturbed(&argmax_of(r#""ones""#), 1).is_empty());
     }
 
@@ -381,7 +418,7 @@ mod differential {
     }
 
     pub(super) fn a_tie_poisons_only_its_lane_and_what_that_lane_reaches() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         let program = argmax_tied_in_one_lane();
         let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
@@ -400,7 +437,7 @@ mod differential {
     }
 
     pub(super) fn a_replay_fed_a_bool_is_fed_the_same_on_the_wgpu_mirror() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         // The real run feeds capture1's Bool(U8) zeros to a graph that recorded Bool(U8); the
         // wgpu mirror holds the same zeros as Bool(U32), and must feed them too rather than
         // let the replay fall back to the recorded ones.
@@ -421,7 +458,7 @@ mod differential {
     }
 
     pub(super) fn flex_and_wgpu_agree_on_random_programs() {
-        wgpu::adapter().expect("a wgpu adapter");
+        common::adapter().expect("a wgpu adapter");
         let mut rng = SplitMix64::new(77);
         let mut compared = 0;
         for _ in 0..150 {
@@ -446,8 +483,7 @@ mod differential {
 
 fn with_wgpu_the_fuzz_target_and_check_decide_alike() {
     dispatch_fuzz::interpreter::install_panic_hook(Some(common::record));
-    dispatch_fuzz::interpreter::wgpu::adapter()
-        .expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let mut rng = dispatch_fuzz::rng::SplitMix64::new(77);
     let mut side = std::collections::BTreeMap::<String, usize>::new();
     for _ in 0..300 {
@@ -503,7 +539,7 @@ impl dispatch_fuzz::interpreter::Lockstep for EagerOnly {
 }
 
 fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses_backends() {
-    wgpu::adapter().expect("a wgpu adapter");
+    common::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "wgpu"}},
             {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
@@ -517,8 +553,13 @@ fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses
         held: 0,
     };
     let mode = dispatch_fuzz::interpreter::Mode::Full;
-    dispatch_fuzz::interpreter::run_in_lockstep(&program, Backends::WITH_WGPU, mode, &mut hook)
-        .unwrap();
+    dispatch_fuzz::interpreter::run_in_lockstep(
+        &program,
+        common::on_wgpu().backends,
+        mode,
+        &mut hook,
+    )
+    .unwrap();
     assert_eq!(hook.held, 5);
     assert!(
         hook.off_flex.is_empty(),
@@ -536,7 +577,7 @@ fn the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses
 }
 
 fn a_gradient_on_flex_is_compared_with_the_same_gradient_computed_on_wgpu() {
-    wgpu::adapter().expect("a wgpu adapter");
+    common::adapter().expect("a wgpu adapter");
     let forward = r#"{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex_autodiff"}},
         {"autodiff": {"out": 1, "src": 0, "mode": "require_grad"}},
         {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
@@ -568,7 +609,7 @@ fn a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed() {
     // The wgpu mirror once cleared a replay's output slots before reading its feed, so a graph
     // replayed into its own feed slot ran on wgpu with the recorded value instead (a harness
     // fault the fuzzer reported as a Flex/wgpu divergence: 1 on wgpu, 0 on Flex).
-    wgpu::adapter().expect("a wgpu adapter");
+    common::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": {"capture": 0}}},
@@ -586,7 +627,7 @@ fn a_replay_feed_the_real_run_could_not_read_takes_the_recorded_value_on_wgpu_to
     // The real run cannot read a computed capture tensor, so the replay takes the input's
     // recorded value (-4); the wgpu mirror computed that slot (4) and once fed it instead (a
     // harness fault the fuzzer reported as a divergence: 4 on wgpu, -4 on Flex).
-    wgpu::adapter().expect("a wgpu adapter");
+    common::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [1], "fill": {"value": -4}, "device": {"capture": 0}}},
@@ -601,7 +642,7 @@ fn a_replay_feed_the_real_run_could_not_read_takes_the_recorded_value_on_wgpu_to
 
 /// Checks a program (a JSON step list) with wgpu on and asserts that it has no finding.
 fn quiet_on_wgpu(steps: &str) -> dispatch_fuzz::Verdict {
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(steps)).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
     verdict
@@ -770,7 +811,7 @@ fn a_known_wgpu_bug_met_again_through_a_replay_keeps_its_signature() {
     // wgpu's 0^0 is 0 (a stored case); the replayed graph's output is named after the powf
     // that computed it inside the scope, not after the replay, so it is the same known
     // finding (before: a new finding "the result of replay differs", fuzz --seed 104).
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": {"capture": 0}}},
@@ -854,7 +895,7 @@ fn a_remainder_over_operands_the_backends_computed_differently_is_left_open() {
 
 fn a_remainder_over_identical_operands_is_still_compared() {
     // Both backends hold the same 0 and inf: wgpu's NaN is the stored case, met again.
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "zeros", "device": "wgpu"}},
             {"op": {"out": 1, "op": {"scalar": {"op": "powi", "src": 0, "value": -110}}}},
@@ -868,7 +909,7 @@ fn a_remainder_over_identical_operands_is_still_compared() {
 }
 
 fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex"}},
             {"op": {"out": 1, "op": {"along_dim": {"op": "random_normal_like", "src": 0, "dim": 1}}}},
@@ -894,7 +935,7 @@ fn random_draws_and_replays_of_a_graph_that_draws_are_not_compared_with_wgpu() {
 }
 
 fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_does() {
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105, minimized: fmod's shader does not compile
     // on wgpu (catalogued), and the bridge then reads t1's data from the same device.
     let program = common::program(
@@ -917,7 +958,7 @@ fn a_bridge_of_a_value_moved_from_wgpu_meets_a_failed_launch_there_as_a_read_doe
 }
 
 fn an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_result_open() {
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105: log_sigmoid(73) is -2e-32 on Flex and 0 on
     // wgpu, so x / x is 1 and NaN; mish(-56) is -2.7e-23 and -0, so sqrt is NaN and -0.
     for (op, fill) in [("log_sigmoid", 73), ("mish", -56)] {
@@ -942,7 +983,7 @@ fn an_operand_near_a_pole_that_the_backends_computed_differently_leaves_the_resu
 }
 
 fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it() {
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105: Flex misreads the recorded Bool(U32) bytes
     // (the catalogued bool-storage-transfer bug), so its replay gives [1, 0] for [true, true].
     let program = common::program(
@@ -975,7 +1016,7 @@ fn a_graph_holding_a_wgpu_bools_u32_bytes_is_not_compared_where_flex_replays_it(
 
 fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_quotient_are_left_open(
 ) {
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 105: acosh(cosh(-83)) is 83 on Flex and inf on
     // llvmpipe; remainder(2^33, 53) is 31 on Flex and 0 on llvmpipe. WGSL's formulas allow both.
     let cases = [
@@ -1009,7 +1050,7 @@ fn an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_qu
 }
 
 fn a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_replay_judged() {
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     // fuzz --backends flex,capture,wgpu --seed 107, minimized: wgpu's powf(0, 0) is 0 (the
     // stored wgpu-powf-zero-to-the-zero-is-zero-unlike-flex), moved into a scope it replays as
     // 0, and eager Flex computes 1: the known wgpu bug, not a replay bug.
@@ -1032,7 +1073,7 @@ fn a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max
     // The indices of a captured max_pool2d_with_indices replay on wgpu as packed i32 pairs (a
     // stored case); a scalar mul over them inside the scope is wrong on wgpu only. Signed with
     // the mul, every consumer was a new finding (fuzz --backends flex,capture,wgpu --seed 114).
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(
         r#"[{"enter_scope": {"device": {"capture": 0}}},
             {"create": {"out": 0, "kind": "float", "shape": [4, 3, 1, 3], "fill": "arange", "device": {"capture": 0}}},
@@ -1062,8 +1103,8 @@ fn an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation
     // Mesa's GL adapter has no SHADER_INT64: Burn says I64 is unsupported there, yet a cast to
     // I64 launches a shader naga rejects, reported at the read (harness/signatures.json,
     // wgpu-i64-without-shader-int64, which names the Burn and cubecl lines).
-    wgpu::adapter().expect("a wgpu adapter");
-    let device = wgpu::device().unwrap();
+    common::adapter().expect("a wgpu adapter");
+    let device = wgpu::device(common::adapter_choice()).unwrap();
     assert!(!device.supports_dtype(burn::tensor::DType::I64));
     let class = "wgpu-i64-without-shader-int64";
     let program = common::program(
@@ -1091,8 +1132,8 @@ fn a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and
 ) {
     // Mesa's llvmpipe says it supports neither BF16 nor I8 (Vulkan and GL alike); Burn's doc of
     // supports_dtype promises nothing for them there.
-    wgpu::adapter().expect("a wgpu adapter");
-    let device = wgpu::device().unwrap();
+    common::adapter().expect("a wgpu adapter");
+    let device = wgpu::device(common::adapter_choice()).unwrap();
     for dtype in [burn::tensor::DType::BF16, burn::tensor::DType::I8] {
         assert!(!device.supports_dtype(dtype), "{dtype:?}");
     }
@@ -1296,7 +1337,7 @@ fn in_own_process(program: &Program, backends: &str) -> String {
 }
 
 fn two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do() {
-    wgpu::adapter().expect("a wgpu adapter");
+    common::adapter().expect("a wgpu adapter");
     let program = common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": {"value": 3}, "device": "flex"}},
             {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}},
@@ -1363,7 +1404,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 56] = [
+    let tests: [(common::Classes, &str, fn()); 57] = [
         row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
@@ -1377,6 +1418,7 @@ fn main() -> ExitCode {
         row!(any, differential::a_replay_fed_a_bool_is_fed_the_same_on_the_wgpu_mirror),
         row!(llvmpipe, differential::flex_and_wgpu_agree_on_random_programs),
         row!(any, with_wgpu_the_fuzz_target_and_check_decide_alike),
+        row!(any, a_session_choosing_another_adapter_than_the_one_wgpu_came_up_on_is_refused),
         row!(any, the_eager_mirror_holds_flex_values_for_wgpu_slots_so_every_comparison_crosses_backends),
         row!(any, a_gradient_on_flex_is_compared_with_the_same_gradient_computed_on_wgpu),
         row!(any, a_replay_into_the_slot_that_fed_it_is_mirrored_on_wgpu_with_the_same_feed),

@@ -7,7 +7,7 @@ mod common;
 
 use std::process::ExitCode;
 
-use dispatch_fuzz::interpreter::{wgpu, Outcome};
+use dispatch_fuzz::interpreter::Outcome;
 use dispatch_fuzz::program::ProgramFile;
 
 fn main() -> ExitCode {
@@ -23,7 +23,7 @@ fn main() -> ExitCode {
 }
 
 fn an_int_compare_of_i64_and_i32_poisons_the_wgpu_device_and_the_read_shows_it() {
-    wgpu::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let path = common::repo()
         .join("regressions/pending/wgpu-int-compare-of-i64-and-i32-poisons-the-device.json");
     let file = ProgramFile::load(&path).unwrap();

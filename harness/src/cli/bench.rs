@@ -293,8 +293,9 @@ fn op_chain(device: &str, n: usize) -> Result<Program> {
 /// wgpu's start-up (device init, once per process) and the cost of one small op plus its read
 /// on wgpu and on Flex, through the bare interpreter.
 fn wgpu_costs() -> Result<()> {
+    let backends = Backends::WITH_WGPU.with_adapter(config::get().backends.adapter);
     let start = Instant::now();
-    let adapter = dispatch_fuzz::interpreter::wgpu::adapter();
+    let adapter = dispatch_fuzz::interpreter::wgpu::adapter(backends.adapter);
     let init = start.elapsed().as_secs_f64();
     println!(
         "wgpu start-up: {init:.2} s ({})",
@@ -305,12 +306,12 @@ fn wgpu_costs() -> Result<()> {
         let chain = op_chain(device, OPS)?;
         // The first run compiles each kernel: not the steady state.
         let first = Instant::now();
-        run(&chain, Backends::WITH_WGPU, Mode::Bare)?;
+        run(&chain, backends, Mode::Bare)?;
         let first = first.elapsed().as_secs_f64();
         let rounds = if device == "wgpu" { 5 } else { 200 };
         let start = Instant::now();
         for _ in 0..rounds {
-            run(&chain, Backends::WITH_WGPU, Mode::Bare)?;
+            run(&chain, backends, Mode::Bare)?;
         }
         let per_op = start.elapsed().as_secs_f64() / (rounds * OPS) as f64;
         println!(

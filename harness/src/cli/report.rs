@@ -76,7 +76,11 @@ impl Args {
                 if self.divergences {
                     args.push("--divergences");
                 }
-                let body = run_pinned(api, config::get().wgpu_required, &args)?;
+                let body = run_pinned(
+                    config::get().backends.adapter.pinned_to(api),
+                    config::get().wgpu_required,
+                    &args,
+                )?;
                 Ok((case.name.clone(), (!body.is_empty()).then_some(body)))
             },
         )?;
@@ -124,7 +128,7 @@ impl Args {
             |case, api| {
                 let args = ["report", case.name.as_str(), "--regressions", &regressions];
                 let line = run_pinned(
-                    api,
+                    config::get().backends.adapter.pinned_to(api),
                     config::get().wgpu_required,
                     &[&args[..], &["--parts-json"]].concat(),
                 )?;

@@ -59,7 +59,12 @@ impl Args {
                 ];
                 Ok((
                     format!("{}.rs", case.name),
-                    run_pinned(api, config::get().wgpu_required, &args)?.into_bytes(),
+                    run_pinned(
+                        config::get().backends.adapter.pinned_to(api),
+                        config::get().wgpu_required,
+                        &args,
+                    )?
+                    .into_bytes(),
                 ))
             },
         )?;

@@ -46,7 +46,7 @@ pub fn device(device: DeviceRef, backends: Backends) -> Result<Device, String> {
         DeviceRef::Flex => Device::flex(),
         DeviceRef::FlexAutodiff => Device::flex().autodiff(),
         DeviceRef::Capture(k) => capture(usize::from(k)),
-        DeviceRef::Wgpu if backends.wgpu => super::wgpu::device()?,
+        DeviceRef::Wgpu if backends.wgpu => super::wgpu::device(backends.adapter)?,
         DeviceRef::Wgpu => {
             return Err(
                 "wgpu is not enabled in this session (DISPATCH_FUZZ_BACKENDS=flex,capture,wgpu)"

@@ -1,15 +1,15 @@
-//! The wgpu device: off unless the session turns it on (`config` does, from
-//! `DISPATCH_FUZZ_BACKENDS`, or `--backends`), initialized once with Burn's fallible
+//! The wgpu device: off unless the session turns it on (`DISPATCH_FUZZ_BACKENDS` or
+//! `--backends`), initialized once, on the adapter the session chooses, with Burn's fallible
 //! `Device::wgpu_options().init()`, so a machine without an adapter gets a clear reason on every
 //! wgpu step instead of a panic on a device thread. A build without the `wgpu` feature links no
 //! wgpu: its device is that reason, and the session switch naming wgpu is refused.
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use burn::tensor::Device;
 
 use crate::program::{list_classes, AdapterClass, Dtype};
+pub use crate::program::{Adapter, AdapterChoice, Api};
 
 /// The switch that chooses the adapter (read and validated by `config`): named here so that a
 /// command pinned to an API can set it.
@@ -20,59 +20,6 @@ pub const BUILT: bool = cfg!(feature = "wgpu");
 
 /// Why a build without the `wgpu` feature has no wgpu device (and refuses the switch naming it).
 pub const NOT_BUILT: &str = "this build has no wgpu (build with the `wgpu` feature)";
-
-/// Which adapter wgpu is initialized on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Adapter {
-    /// wgpu's own choice: a GPU where one exists.
-    #[default]
-    Auto,
-    /// The first discrete GPU.
-    Gpu,
-    /// The CPU adapter (e.g. Mesa's llvmpipe Vulkan driver).
-    Cpu,
-}
-
-/// A graphics API the wgpu device may be pinned to (`DISPATCH_FUZZ_WGPU=gl`, ...): where a case
-/// holds on an adapter class of another API than wgpu's own choice, the suite runs it in a
-/// process pinned to that API (Mesa serves both Vulkan and GL on one machine).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Api {
-    /// Vulkan.
-    Vulkan,
-    /// OpenGL (ES), through EGL.
-    Gl,
-    /// Metal.
-    Metal,
-    /// DirectX 12.
-    Dx12,
-}
-
-impl Api {
-    /// Every API, with the name an [`AdapterClass`]'s `backend` and the switch use.
-    pub const NAMES: [(&'static str, Api); 4] = [
-        ("vulkan", Api::Vulkan),
-        ("gl", Api::Gl),
-        ("metal", Api::Metal),
-        ("dx12", Api::Dx12),
-    ];
-
-    /// The API named `name` (an adapter class's `backend`).
-    pub fn named(name: &str) -> Option<Api> {
-        Self::NAMES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, a)| *a)
-    }
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        Self::NAMES
-            .iter()
-            .find(|(_, a)| *a == self)
-            .map_or("?", |(n, _)| n)
-    }
-}
 
 /// What wgpu reports about the adapter the device came up on (`wgpu::AdapterInfo`), as the
 /// session's start line, the reports and the adapter-class check of the suite show it.
@@ -112,37 +59,19 @@ impl std::fmt::Display for AdapterInfo {
     }
 }
 
-static ADAPTER: AtomicU8 = AtomicU8::new(0);
-/// The pinned API plus one; 0: wgpu's own choice.
-static API: AtomicU8 = AtomicU8::new(0);
-static DEVICE: OnceLock<Result<(Device, AdapterInfo), String>> = OnceLock::new();
+/// The wgpu device, or why there is none, with the choice that brought it up.
+type Started = (AdapterChoice, Result<(Device, AdapterInfo), String>);
+
+static DEVICE: OnceLock<Started> = OnceLock::new();
 /// The dtypes the device said it does not support, asked when it came up.
 static UNSUPPORTED: OnceLock<Vec<Dtype>> = OnceLock::new();
-
-/// Chooses the adapter; only the choice made before the device is first used counts.
-pub fn set_adapter(adapter: Adapter) {
-    ADAPTER.store(adapter as u8, Ordering::Relaxed);
-}
-
-/// Pins the graphics API (`None`: wgpu's choice); only the choice made before the device is
-/// first used counts.
-pub fn set_api(api: Option<Api>) {
-    API.store(api.map_or(0, |a| a as u8 + 1), Ordering::Relaxed);
-}
-
-/// The pinned graphics API, if any.
-pub fn pinned_api() -> Option<Api> {
-    match API.load(Ordering::Relaxed) {
-        0 => None,
-        n => Api::NAMES.get(usize::from(n - 1)).map(|(_, a)| *a),
-    }
-}
 
 /// The class of the adapter the wgpu device runs on, if it has come up in this process, without
 /// initializing it.
 pub fn started_adapter() -> Option<AdapterClass> {
     DEVICE
         .get()?
+        .1
         .as_ref()
         .ok()
         .map(|(_, info)| info.class.clone())
@@ -152,30 +81,45 @@ pub fn started_adapter() -> Option<AdapterClass> {
 pub fn started() -> Option<Device> {
     DEVICE
         .get()?
+        .1
         .as_ref()
         .ok()
         .map(|(device, _)| device.clone())
 }
 
 #[cfg(feature = "wgpu")]
-fn device_kind() -> burn::tensor::DeviceKind {
+fn device_kind(adapter: Adapter) -> burn::tensor::DeviceKind {
     use burn::tensor::DeviceKind;
-    match ADAPTER.load(Ordering::Relaxed) {
-        x if x == Adapter::Cpu as u8 => DeviceKind::Cpu,
-        x if x == Adapter::Gpu as u8 => DeviceKind::DiscreteGpu(0),
-        _ => DeviceKind::DefaultDevice,
+    match adapter {
+        Adapter::Cpu => DeviceKind::Cpu,
+        Adapter::Gpu => DeviceKind::DiscreteGpu(0),
+        Adapter::Auto => DeviceKind::DefaultDevice,
     }
 }
 
-/// The initialized wgpu device, or why there is none. Initialized on first use.
-pub fn device() -> Result<Device, String> {
-    DEVICE.get_or_init(init).clone().map(|(device, _)| device)
+/// The device and adapter brought up on `choice` (once per process: Burn holds one), or why
+/// there are none: no adapter, or the device came up on another choice earlier in this
+/// process, which is refused rather than silently served by the first one.
+fn start(choice: AdapterChoice) -> Result<(Device, AdapterInfo), String> {
+    let (first, started) = DEVICE.get_or_init(|| (choice, init(choice)));
+    if *first != choice {
+        return Err(format!(
+            "wgpu came up on adapter `{first}` in this process, and Burn holds one wgpu device \
+             per process: adapter `{choice}` cannot be had here"
+        ));
+    }
+    started.clone()
 }
 
-/// The adapter the wgpu device runs on, or why there is none: initializes the device (once per
-/// process: Burn holds one). Whether a program runs on it is its session's choice.
-pub fn adapter() -> Result<AdapterInfo, String> {
-    DEVICE.get_or_init(init).clone().map(|(_, info)| info)
+/// The wgpu device on `choice`, or why there is none. Initialized on first use.
+pub fn device(choice: AdapterChoice) -> Result<Device, String> {
+    start(choice).map(|(device, _)| device)
+}
+
+/// The adapter the wgpu device runs on when brought up on `choice`, or why there is none:
+/// initializes the device. Whether a program runs on it is its session's choice.
+pub fn adapter(choice: AdapterChoice) -> Result<AdapterInfo, String> {
+    start(choice).map(|(_, info)| info)
 }
 
 /// The dtypes the wgpu device says it does not support (`Device::supports_dtype` false), asked
@@ -202,11 +146,11 @@ pub fn unsupported_named(name: &str) -> bool {
     unsupported().iter().any(|d| d.spec().name == name)
 }
 
-/// Whether this machine's adapter is of one of `classes` (any adapter will do when `classes` is
-/// empty): the adapter, or why a case or test that holds on those classes cannot be judged
-/// here. Initializes the device.
-pub fn fits(classes: &[AdapterClass]) -> Result<AdapterInfo, String> {
-    let info = adapter().map_err(|reason| format!("no wgpu adapter here: {reason}"))?;
+/// Whether this machine's adapter on `choice` is of one of `classes` (any adapter will do when
+/// `classes` is empty): the adapter, or why a case or test that holds on those classes cannot
+/// be judged here. Initializes the device.
+pub fn fits(choice: AdapterChoice, classes: &[AdapterClass]) -> Result<AdapterInfo, String> {
+    let info = adapter(choice).map_err(|reason| format!("no wgpu adapter here: {reason}"))?;
     match place(Ok(&info.class), classes, true) {
         Placement::Nowhere(reason) => Err(reason),
         _ => Ok(info),
@@ -226,15 +170,15 @@ pub enum Placement {
     Nowhere(String),
 }
 
-/// Where a case or test that holds on `classes` runs ([`Placement`]). A process already pinned
-/// to an API (one the suite started for a case) sends nothing further. Read the switches
-/// (`config`) first: they pin the API this answers for.
-pub fn placement(classes: &[AdapterClass]) -> Placement {
-    let here = adapter();
+/// Where a case or test that holds on `classes` runs ([`Placement`]) in a process whose wgpu
+/// comes up on `choice`. A choice already pinned to an API (a process the suite started for a
+/// case) sends nothing further.
+pub fn placement(choice: AdapterChoice, classes: &[AdapterClass]) -> Placement {
+    let here = adapter(choice);
     place(
         here.as_ref().map(|a| &a.class).map_err(String::as_str),
         classes,
-        pinned_api().is_some(),
+        choice.api.is_some(),
     )
 }
 
@@ -263,40 +207,38 @@ fn place(here: Result<&AdapterClass, &str>, classes: &[AdapterClass], pinned: bo
         )
 }
 
-/// `exe` as a command whose wgpu is pinned to `api` (through [`ADAPTER_VAR`]), keeping this
-/// process's adapter kind, and failing where it cannot run a wgpu case when `required`.
-pub fn pinned_command(exe: &std::path::Path, api: Api, required: bool) -> std::process::Command {
-    let mut words = vec![api.name()];
-    match ADAPTER.load(Ordering::Relaxed) {
-        x if x == Adapter::Cpu as u8 => words.push("cpu"),
-        x if x == Adapter::Gpu as u8 => words.push("gpu"),
-        _ => {}
-    }
+/// `exe` as a command whose wgpu comes up on `choice` (through [`ADAPTER_VAR`]), and fails
+/// where it cannot run a wgpu case when `required`.
+pub fn pinned_command(
+    exe: &std::path::Path,
+    choice: AdapterChoice,
+    required: bool,
+) -> std::process::Command {
+    let mut words = choice.to_string();
     if required {
-        words.push("required");
+        words.push_str(",required");
     }
     let mut command = std::process::Command::new(exe);
-    command.env(ADAPTER_VAR, words.join(","));
+    command.env(ADAPTER_VAR, words);
     command
 }
 
 #[cfg(feature = "wgpu")]
-fn graphics_api() -> burn::tensor::wgpu::WgpuBackend {
+fn graphics_api(api: Api) -> burn::tensor::wgpu::WgpuBackend {
     use burn::tensor::wgpu::WgpuBackend;
-    match pinned_api() {
-        None => WgpuBackend::Auto,
-        Some(Api::Vulkan) => WgpuBackend::Vulkan,
-        Some(Api::Gl) => WgpuBackend::Gl,
-        Some(Api::Metal) => WgpuBackend::Metal,
-        Some(Api::Dx12) => WgpuBackend::Dx12,
+    match api {
+        Api::Vulkan => WgpuBackend::Vulkan,
+        Api::Gl => WgpuBackend::Gl,
+        Api::Metal => WgpuBackend::Metal,
+        Api::Dx12 => WgpuBackend::Dx12,
     }
 }
 
 #[cfg(feature = "wgpu")]
-fn init() -> Result<(Device, AdapterInfo), String> {
-    let mut options = Device::wgpu_options().device_kind(device_kind());
-    if pinned_api().is_some() {
-        options = options.graphics_api(graphics_api());
+fn init(choice: AdapterChoice) -> Result<(Device, AdapterInfo), String> {
+    let mut options = Device::wgpu_options().device_kind(device_kind(choice.kind));
+    if let Some(api) = choice.api {
+        options = options.graphics_api(graphics_api(api));
     }
     let (device, setup) = options
         .init_with_setup()
@@ -340,7 +282,7 @@ fn kebab(camel: &str) -> String {
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn init() -> Result<(Device, AdapterInfo), String> {
+fn init(_: AdapterChoice) -> Result<(Device, AdapterInfo), String> {
     Err(NOT_BUILT.to_string())
 }
 

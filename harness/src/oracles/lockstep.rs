@@ -320,7 +320,7 @@ impl Lockstep for OracleRun {
 /// failures.
 pub fn run(program: &Program, backends: Backends, oracles: Oracles) -> Result<Judged> {
     let wgpu = (oracles.has(OracleId::Differential) && backends.wgpu)
-        .then(wgpu::device)
+        .then(|| wgpu::device(backends.adapter))
         .and_then(Result::ok)
         .map(Mirror::on);
     let flex =

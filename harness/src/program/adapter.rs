@@ -1,6 +1,7 @@
-//! The class of wgpu adapter a stored case or a test holds on: graphics API, driver and device
-//! type, as wgpu's `AdapterInfo` reports them, so a case found on one class is not judged on
-//! another (Mesa's GL adapter rejects the i64 shaders Vulkan's llvmpipe runs).
+//! wgpu adapters as values: the class a stored case or a test holds on (graphics API, driver and
+//! device type, as wgpu's `AdapterInfo` reports them, so a case found on one class is not judged
+//! on another: Mesa's GL adapter rejects the i64 shaders Vulkan's llvmpipe runs), and the choice
+//! of adapter a session brings the device up with.
 
 use std::fmt;
 
@@ -83,6 +84,102 @@ impl fmt::Display for AdapterClass {
 pub fn list_classes(classes: &[AdapterClass]) -> String {
     let names: Vec<String> = classes.iter().map(ToString::to_string).collect();
     names.join(" or ")
+}
+
+/// Which adapter wgpu is initialized on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Adapter {
+    /// wgpu's own choice: a GPU where one exists.
+    #[default]
+    Auto,
+    /// The first discrete GPU.
+    Gpu,
+    /// The CPU adapter (e.g. Mesa's llvmpipe Vulkan driver).
+    Cpu,
+}
+
+/// A graphics API the wgpu device may be pinned to (`DISPATCH_FUZZ_WGPU=gl`, ...): where a case
+/// holds on an adapter class of another API than wgpu's own choice, the suite runs it in a
+/// process pinned to that API (Mesa serves both Vulkan and GL on one machine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// Vulkan.
+    Vulkan,
+    /// OpenGL (ES), through EGL.
+    Gl,
+    /// Metal.
+    Metal,
+    /// DirectX 12.
+    Dx12,
+}
+
+impl Api {
+    /// Every API, with the name an [`AdapterClass`]'s `backend` and the switch use.
+    pub const NAMES: [(&'static str, Api); 4] = [
+        ("vulkan", Api::Vulkan),
+        ("gl", Api::Gl),
+        ("metal", Api::Metal),
+        ("dx12", Api::Dx12),
+    ];
+
+    /// The API named `name` (an adapter class's `backend`).
+    pub fn named(name: &str) -> Option<Api> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, a)| *a)
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map_or("?", |(n, _)| n)
+    }
+}
+
+/// How the wgpu device is to come up: the adapter kind and the graphics API pinned, if any. A
+/// value of the session (its [`Backends`](crate::program::Backends)), read from the switches by
+/// whoever builds the session: Burn holds one wgpu device per process, so the first choice to
+/// bring it up is the process's, and another is refused, not silently ignored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdapterChoice {
+    /// Which adapter.
+    pub kind: Adapter,
+    /// The graphics API wgpu is pinned to (`None`: wgpu's choice).
+    pub api: Option<Api>,
+}
+
+impl AdapterChoice {
+    /// wgpu's own choice of adapter and API.
+    pub const AUTO: AdapterChoice = AdapterChoice {
+        kind: Adapter::Auto,
+        api: None,
+    };
+
+    /// This choice of adapter kind, pinned to `api` (a case whose class has another API).
+    pub fn pinned_to(self, api: Api) -> AdapterChoice {
+        AdapterChoice {
+            api: Some(api),
+            ..self
+        }
+    }
+}
+
+impl fmt::Display for AdapterChoice {
+    /// `auto`, `cpu`, `cpu,gl`: the words of the switch that names it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            Adapter::Auto => "auto",
+            Adapter::Gpu => "gpu",
+            Adapter::Cpu => "cpu",
+        };
+        match self.api {
+            Some(api) => write!(f, "{kind},{}", api.name()),
+            None => f.write_str(kind),
+        }
+    }
 }
 
 #[cfg(test)]

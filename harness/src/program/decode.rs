@@ -5,6 +5,7 @@
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
+use super::adapter::AdapterChoice;
 use super::fixup::{fix_device, Fixer, Grad};
 use super::limits::{CAPTURE_POOL_SIZE, MAX_SCOPE_DEPTH, MAX_STEPS};
 use super::step::{AutodiffMode, DeviceCall, DeviceRef, Step};
@@ -47,19 +48,28 @@ fn enabled(mask: u16, step: &Step) -> bool {
     mask & (1 << bit) != 0
 }
 
-/// The backends a session fuzzes, which decoding needs: the same bytes decode to wgpu steps
-/// only where wgpu is on. Flex and capture are always on.
+/// The backends a session fuzzes, which decoding needs (the same bytes decode to wgpu steps
+/// only where wgpu is on), and the adapter the wgpu device comes up on. Flex and capture are
+/// always on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Backends {
     /// wgpu is one of the session's devices.
     pub wgpu: bool,
+    /// The adapter wgpu comes up on, where a step first needs it.
+    pub adapter: AdapterChoice,
 }
 
 impl Backends {
     /// Flex and capture: the default session.
-    pub const FLEX_CAPTURE: Backends = Backends { wgpu: false };
-    /// Flex, capture and wgpu.
-    pub const WITH_WGPU: Backends = Backends { wgpu: true };
+    pub const FLEX_CAPTURE: Backends = Backends {
+        wgpu: false,
+        adapter: AdapterChoice::AUTO,
+    };
+    /// Flex, capture and wgpu, on wgpu's own choice of adapter.
+    pub const WITH_WGPU: Backends = Backends {
+        wgpu: true,
+        adapter: AdapterChoice::AUTO,
+    };
     /// Every backend name a session may list.
     pub const NAMES: [&'static str; 3] = ["flex", "capture", "wgpu"];
 
@@ -74,6 +84,11 @@ impl Backends {
             }
         }
         Ok(backends)
+    }
+
+    /// These backends with wgpu on `adapter`.
+    pub fn with_adapter(self, adapter: AdapterChoice) -> Backends {
+        Backends { adapter, ..self }
     }
 }
 

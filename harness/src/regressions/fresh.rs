@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 
 use crate::hash::fnv1a;
 use crate::minimize::{Minimized, Minimizer};
-use crate::program::{Program, ProgramFile};
+use crate::program::{AdapterChoice, Program, ProgramFile};
 use crate::Session;
 
 /// What a new `dispatch-fuzz run` of the file says: `None` when it gives `signature`, else what
@@ -42,25 +42,20 @@ fn differs_alone(path: &Path, signature: &str, session: &Session) -> Result<Opti
     Ok((got != Some(signature)).then(|| got.unwrap_or("no finding").to_string()))
 }
 
-/// Runs this `dispatch-fuzz` binary with `args` in a process whose wgpu is pinned to `api` (a
-/// case of an adapter class this process's adapter is not), failing there where it cannot run
-/// a wgpu case when `required`: its standard output, or an error with its standard error when
-/// it fails.
-pub fn run_pinned(
-    api: crate::interpreter::wgpu::Api,
-    required: bool,
-    args: &[&str],
-) -> Result<String> {
+/// Runs this `dispatch-fuzz` binary with `args` in a process whose wgpu comes up on `choice`
+/// (pinned to the API of a case of an adapter class this process's adapter is not), failing
+/// there where it cannot run a wgpu case when `required`: its standard output, or an error with
+/// its standard error when it fails.
+pub fn run_pinned(choice: AdapterChoice, required: bool, args: &[&str]) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find the dispatch-fuzz binary")?;
-    let output = crate::interpreter::wgpu::pinned_command(&exe, api, required)
+    let output = crate::interpreter::wgpu::pinned_command(&exe, choice, required)
         .args(args)
         .output()
         .with_context(|| format!("cannot run {} {}", exe.display(), args.join(" ")))?;
     if !output.status.success() {
         anyhow::bail!(
-            "`dispatch-fuzz {}` with wgpu pinned to {} failed (exit {:?}): {}",
+            "`dispatch-fuzz {}` with wgpu on adapter `{choice}` failed (exit {:?}): {}",
             args.join(" "),
-            api.name(),
             output.status.code(),
             String::from_utf8_lossy(&output.stderr)
         );

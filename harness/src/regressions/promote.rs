@@ -113,7 +113,7 @@ pub fn promote(options: Promotion, session: &Session) -> Result<Promoted> {
         file: file.clone(),
     };
     if probe.uses_wgpu() {
-        let adapter = crate::interpreter::wgpu::adapter()
+        let adapter = crate::interpreter::wgpu::adapter(session.backends.adapter)
             .map_err(|reason| anyhow::anyhow!("a wgpu case needs its adapter: {reason}"))?;
         file.adapters = vec![adapter.class];
     }
@@ -210,7 +210,7 @@ pub fn promote_limited(
         file: file.clone(),
     };
     if case.uses_wgpu() {
-        let adapter = crate::interpreter::wgpu::adapter()
+        let adapter = crate::interpreter::wgpu::adapter(backends.adapter)
             .map_err(|reason| anyhow::anyhow!("a wgpu case needs its adapter: {reason}"))?;
         file.adapters = vec![adapter.class];
         case.file = file.clone();

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use dispatch_fuzz::interpreter::wgpu::{self, Api, Placement};
-use dispatch_fuzz::program::{AdapterClass, Backends, Program, ProgramFile};
+use dispatch_fuzz::program::{AdapterChoice, AdapterClass, Backends, Program, ProgramFile};
 use dispatch_fuzz::Session;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
@@ -16,9 +16,21 @@ pub fn cpu() -> Session {
     Session::new(Backends::FLEX_CAPTURE)
 }
 
-/// [`cpu`] with wgpu too: the session of the tests that run on wgpu.
+/// [`cpu`] with wgpu too, on the adapter this process's switches choose: the session of the
+/// tests that run on wgpu.
 pub fn on_wgpu() -> Session {
-    Session::new(Backends::WITH_WGPU)
+    Session::new(Backends::WITH_WGPU.with_adapter(adapter_choice()))
+}
+
+/// The adapter this process's switches choose (`DISPATCH_FUZZ_WGPU`; a child pinned to an API
+/// gets it there).
+pub fn adapter_choice() -> AdapterChoice {
+    dispatch_fuzz::config::get().backends.adapter
+}
+
+/// The wgpu adapter on [`adapter_choice`], or why there is none: brings the device up.
+pub fn adapter() -> Result<wgpu::AdapterInfo, String> {
+    wgpu::adapter(adapter_choice())
 }
 
 /// The adapter classes a wgpu trial holds on; none: any adapter will do.
@@ -55,10 +67,10 @@ pub fn wgpu_trial(
     })
 }
 
-/// Where a trial holding on `classes` runs, after the switches (which may pin the API) are read.
+/// Where a trial holding on `classes` runs, on the switches' adapter choice (which may pin the
+/// API).
 pub fn placement(classes: &[AdapterClass]) -> Placement {
-    dispatch_fuzz::config::get();
-    wgpu::placement(classes)
+    wgpu::placement(adapter_choice(), classes)
 }
 
 /// Runs trial `name` alone in a child of this test binary whose wgpu is pinned to `api` (this
@@ -67,7 +79,7 @@ pub fn placement(classes: &[AdapterClass]) -> Placement {
 pub fn pinned_trial(name: &str, api: Api, why: String) -> Result<Completion, Failed> {
     let exe = std::env::current_exe().map_err(|e| format!("no test binary: {e}"))?;
     let required = dispatch_fuzz::config::get().wgpu_required;
-    let output = wgpu::pinned_command(&exe, api, required)
+    let output = wgpu::pinned_command(&exe, adapter_choice().pinned_to(api), required)
         .args([name, "--exact", "--test-threads", "1", "--color", "never"])
         .output()
         .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
