@@ -21,25 +21,24 @@ pub mod gradient;
 pub mod host;
 mod judge;
 pub mod module;
+mod on_flex;
 mod track;
 
 pub use definition::{host_of, of_op};
 use elsewhere::Judging;
 use judge::{bounds, Expected, Judged, Value, Why};
+use on_flex::{family, judgement};
 use track::{judge_value, GraphNodes, Track};
 
 use burn::tensor::{BoolStore, DType};
 
-use self::host::Host;
 use super::compare::Poison;
-use super::naming::{gradient_role, producer_step, writer_step};
+use super::naming::writer_step;
 pub use super::ReferenceCounts;
-use super::{
-    Backend, Context, Deviation, Facts, Judgement, Oracle, OracleId, Shared, StepFacts, Violation,
-};
+use super::{Backend, Oracle, Shared, StepFacts};
 use crate::interpreter::{Outcome, World};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{Dtype, Kind, Op, Scheme, Step, Tolerance};
+use crate::program::{Dtype, Kind, Op, Scheme, Step};
 
 /// Class of a value Burn computed that its op's definition does not give.
 pub const REFERENCE_MISMATCH: &str = "reference-mismatch";
@@ -104,10 +103,22 @@ pub fn quantized_scheme(op: &Op) -> Option<Scheme> {
     default.then_some(Scheme::DEFAULT)
 }
 
-/// Whether `step` moves a value to the device it is already on (Burn hands the tensor back).
-fn moved_within_its_device(world: &World<'_>, step: &Step, facts: &StepFacts<'_>) -> bool {
-    let Step::ToDevice { src, .. } = step else {
+/// Whether `step` makes a value Burn computed. A drop empties its slot, and a clone, an autodiff
+/// step or a move to the device a value is already on (Burn hands the tensor back) hands the
+/// same buffer on under another handle: no value to judge or count open (the mirror copies its
+/// own handle: comparing the copy with its source would count bytes compared with themselves as
+/// judged).
+fn makes_value(world: &World<'_>, step: &Step, facts: &StepFacts<'_>) -> bool {
+    if step.writes().is_empty()
+        || matches!(
+            step,
+            Step::Drop { .. } | Step::Clone { .. } | Step::Autodiff { .. }
+        )
+    {
         return false;
+    }
+    let Step::ToDevice { src, .. } = step else {
+        return true;
     };
     fn device(outcome: Option<&Outcome>) -> Option<&str> {
         match outcome {
@@ -116,7 +127,23 @@ fn moved_within_its_device(world: &World<'_>, step: &Step, facts: &StepFacts<'_>
         }
     }
     let was = writer_step(world, *src, facts.index).and_then(|i| device(world.outcome(i)));
-    was.is_some() && was == device(Some(facts.outcome))
+    !(was.is_some() && was == device(Some(facts.outcome)))
+}
+
+/// Why a value with reference `expected` is left open, if it is: it has none, it is computed
+/// from a known bug's garbage, or it is a random draw.
+fn open_reason(
+    expected: &Option<Result<Expected, Why>>,
+    inherited: bool,
+    random: bool,
+) -> Option<&str> {
+    match expected {
+        None => None,
+        Some(_) if inherited => Some(Poison::FromPoisoned.name()),
+        Some(Err(why)) => Some(why.as_ref()),
+        Some(Ok(_)) if random => Some("random draw"),
+        Some(Ok(_)) => None,
+    }
 }
 
 /// One value that differs from its definition: the slot, the element (row-major), the
@@ -278,63 +305,15 @@ impl Oracle for Reference {
     fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
         let step = &world.program().steps[facts.index];
         let writes = step.writes();
-        if !std::mem::replace(&mut self.taped, true) {
-            let steps = &world.program().steps;
-            // The tape also gives a replay's reference: its graph's outputs over the fed data.
-            let taped = steps
-                .iter()
-                .any(|s| matches!(s, Step::Backward { .. } | Step::Replay { .. }));
-            self.tape = taped.then(Vec::new);
-        }
+        self.start_tape(world);
         let reads = step.reads();
         let ok = matches!(facts.outcome, Outcome::Ok { .. });
         // A replay's outputs: the reference over the data the replay was fed, where it was fed.
-        let replayed = match (step, &self.tape) {
-            (
-                Step::Replay {
-                    graph,
-                    feed,
-                    outputs,
-                },
-                Some(tape),
-            ) if ok => Some(self.replayed(tape, world, facts.index, (*graph, feed, outputs.len()))),
-            _ => None,
-        };
-        // A drop empties its slot, and a clone, an autodiff step or a move within one device
-        // hands the same buffer on under another handle: no value Burn computed, so none to
-        // judge or count open (the mirror copies its own handle: comparing the copy with its
-        // source would count bytes compared with themselves as judged).
-        let makes_value = !writes.is_empty()
-            && !matches!(
-                step,
-                Step::Drop { .. } | Step::Clone { .. } | Step::Autodiff { .. }
-            )
-            && !moved_within_its_device(world, step, facts);
-        let expected = (ok && makes_value).then(|| match (step, &self.tape) {
-            // A gradient against finite differences over the reference forward of the loss.
-            (Step::Backward { loss, param, .. }, Some(tape)) => {
-                let at = |s: &u8| self.node[usize::from(*s)].ok_or("an operand not on the tape");
-                let grads = at(param)
-                    .and_then(|p| Ok((p, at(loss)?)))
-                    .and_then(|(p, l)| gradient::gradient(tape, p, l))
-                    .map_err(|why| Why::Owned(format!("a gradient: {why}")))?;
-                let shape = tape[self.node[usize::from(*param)].unwrap_or_default()]
-                    .value()
-                    .map(|v| v.shape.clone())
-                    .unwrap_or_default();
-                Ok(Expected::Host(Host::float(shape, grads)))
-            }
-            _ => self.flex.expected(step),
-        });
-        let family = match step {
-            Step::Op { op, .. } => bound::family(op),
-            // A replayed chain of ops rounds at every op: the transcendental preset, and the
-            // balanced one's share of its accumulations' scale.
-            Step::Replay { .. } => Tolerance::Transcendental,
-            // Burn's f32 chain rule against f64 differences.
-            Step::Backward { .. } => Tolerance::Transcendental,
-            _ => Tolerance::Exact,
-        };
+        let replayed = ok
+            .then(|| self.replay_references(world, facts.index))
+            .flatten();
+        let expected = (ok && makes_value(world, step, facts)).then(|| self.expected(step));
+        let family = family(step);
         let (absolute, terms) = if ok {
             (self.flex.allowance(step, family), self.flex.scale(step))
         } else {
@@ -346,21 +325,7 @@ impl Oracle for Reference {
             .iter()
             .find_map(|s| self.known_bug[usize::from(*s)])
             .map(|_| Poison::FromPoisoned.name());
-        // A gradient is counted for the op that made the loss: its backward is what it judges.
-        let judgement = match step {
-            Step::Backward { loss, .. } => {
-                producer_step(world, *loss, facts.index).map(|step| Judgement {
-                    step,
-                    oracle: OracleId::Reference,
-                    context: Context::Gradient,
-                })
-            }
-            _ => Some(Judgement {
-                step: facts.index,
-                oracle: OracleId::Reference,
-                context: Context::Eager,
-            }),
-        };
+        let judgement = judgement(world, step, facts.index);
         let mut now: smallvec::SmallVec<[_; 2]> = smallvec::SmallVec::new();
         let mut differed: smallvec::SmallVec<[u8; 2]> = smallvec::SmallVec::new();
         for &out in writes.iter() {
@@ -384,16 +349,8 @@ impl Oracle for Reference {
                 None => (&expected, absolute, terms),
             };
             // Only a value to judge is read now; the others when an operand (see `unread`).
-            let open = match &expected {
-                None => None,
-                Some(_) if inherited.is_some() => Some(Poison::FromPoisoned.name()),
-                Some(Err(why)) => Some(why.as_ref()),
-                Some(Ok(_)) if random => Some("random draw"),
-                Some(Ok(_)) => None,
-            };
-            let counts = &mut shared.report.reference;
-            if let Some(why) = open {
-                counts.count_open(why);
+            if let Some(why) = open_reason(expected, inherited.is_some(), random) {
+                shared.report.reference.count_open(why);
             }
             let judged = matches!(expected, Some(Ok(_))) && inherited.is_none() && !random;
             if !judged {
@@ -420,65 +377,9 @@ impl Oracle for Reference {
                         Judged::Differ(at, want, got) => {
                             differed.push(out);
                             shared.report.judgements.extend(judgement);
-                            let what = match step {
-                                Step::Op { op, .. } => op.name(),
-                                // A gradient is signed with the op that made the loss.
-                                Step::Backward { loss, .. } => {
-                                    let op = self.tape.as_ref().zip(self.node[usize::from(*loss)]);
-                                    let op = op.and_then(|(t, i)| gradient::op_name(t, i));
-                                    format!("backward of {}", op.as_deref().unwrap_or("a non-op"))
-                                }
-                                other => other.name().to_string(),
-                            };
-                            // The operands as the step read them: a slot it also wrote (`out`
-                            // equal to `src`) holds its result in the mirror by now.
-                            let operands: Vec<DType> = reads
-                                .iter()
-                                .filter_map(|s| match &self.flex.held[usize::from(*s)] {
-                                    Some(v) => Some(v.data.dtype()),
-                                    None if writes.contains(s) => None,
-                                    None => Some(shared.flex.as_ref()?.data(*s)?.dtype()),
-                                })
-                                .collect();
-                            let dtypes = (operands.iter())
-                                .map(|d| format!("{d:?}"))
-                                .collect::<Vec<_>>()
-                                .join(", ");
-                            let role = match step {
-                                Step::Backward { loss, param, .. } => {
-                                    Some(gradient_role(world, *loss, *param, facts.index))
-                                }
-                                _ => None,
-                            };
-                            shared.report.violations.push(Violation {
-                                role,
-                                step: facts.index,
-                                class: REFERENCE_MISMATCH.to_string(),
-                                summary: format!(
-                                    "{what} over ({dtypes}){} differs from its definition",
-                                    regime(reads.iter().filter_map(|s| {
-                                        self.flex.held[usize::from(*s)].as_deref()
-                                    }))
-                                ),
-                                facts: Facts {
-                                    deviation: Deviation::between(
-                                        &want,
-                                        &got,
-                                        Some(a.data.dtype()),
-                                    ),
-                                    entry: Some(what.clone()),
-                                    dtype: operands.first().copied().and_then(Dtype::from_burn),
-                                    backend: Some(Backend::Flex),
-                                },
-                                message: Mismatch {
-                                    slot: out,
-                                    element: at,
-                                    expected: want,
-                                    actual: got,
-                                }
-                                .to_string(),
-                                ..Violation::default()
-                            });
+                            let found = (out, at, want, got, a.data.dtype());
+                            let violation = self.mismatch(shared, world, facts.index, found);
+                            shared.report.violations.push(violation);
                         }
                     }
                 }
@@ -486,37 +387,7 @@ impl Oracle for Reference {
             }
             now.push((out, actual.map(std::rc::Rc::new), bug, false));
         }
-        let inputs: Vec<Option<usize>> = match &self.tape {
-            Some(_) => reads.iter().map(|s| self.node[usize::from(*s)]).collect(),
-            None => Vec::new(),
-        };
-        // The operands of later steps: what Burn holds now in every slot the step wrote.
-        for (out, value, bug, unread) in now {
-            let o = usize::from(out);
-            // A step that failed wrote nothing: the slot still holds its earlier value, and its
-            // node (a panicked `require_grad` made no leaf: fuzz --seed 5).
-            let kept = !ok && self.node[o].is_some();
-            if let Some(tape) = self.tape.as_mut().filter(|_| !kept) {
-                // The tape keeps every value's tensor, read again only where a gradient's path
-                // needs it (a handle costs less than a copy of the host array): the finite
-                // differences take each value off the parameter's path as Burn held it.
-                let complete = inputs.iter().all(Option::is_some);
-                let inputs = inputs.iter().flatten().copied().collect();
-                let handle = shared.flex.as_ref().and_then(|f| f.get(out));
-                let node = gradient::Node::new(step, inputs, None, handle, tape);
-                // A node with an operand off the tape cannot be evaluated again: an `Other`.
-                let node = if complete {
-                    node
-                } else {
-                    gradient::Node::other(node)
-                };
-                self.node[o] = Some(tape.len());
-                tape.push(node);
-            }
-            self.flex.held[o] = value;
-            self.known_bug[o] = bug;
-            self.flex.unread[o] = unread;
-        }
+        self.hold(shared, step, (ok, &reads), now);
         if shared.wgpu.is_some() {
             let on = Judging {
                 index: facts.index,

@@ -1,7 +1,9 @@
 //! Tests of `reference`.
 
+use super::host::Host;
 use super::judge::{judge, Allowance};
 use super::*;
+use crate::program::Tolerance;
 
 const PLAIN: Allowance<'static> = Allowance {
     elements: None,
