@@ -5,21 +5,21 @@
 
 use burn::tensor::{DType, TensorData, Tolerance};
 
-use super::compare::{self, native_bools, DiffEq, Poison};
-use super::naming::{producer, producer_step, replayed_on_wgpu, step_name};
-use super::taint::{Elements, Taint};
+use super::compare::{self, native_bools, Poison};
+use super::naming::producer_step;
+use super::taint::Taint;
 use super::{
-    chose_dtype_mix, faults, is_known_bug, normalize_message, Backend, Context, Deviation, Facts,
-    Judgement, Oracle, OracleId, Shared, StepFacts, Violation, REFERENCE_MISMATCH,
+    chose_dtype_mix, faults, Backend, Deviation, Facts, Oracle, Shared, StepFacts, Violation,
+    REFERENCE_MISMATCH,
 };
-use crate::interpreter::{
-    catch, note, recorded_tensor, replay_on_device, replay_on_flex, AnyTensor, CompletedScope,
-    Outcome, ReplayError, World,
-};
+use crate::interpreter::{AnyTensor, CompletedScope, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{Dtype, Slot, Step};
 
+mod outputs;
+
 pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
+use outputs::{differing_violations, replay_flex, Differing};
 
 /// What a replay-mismatch summary says between the replayed and the recorded dtype of an
 /// output replayed in another dtype than its graph recorded: reports key on it.
@@ -79,18 +79,6 @@ fn in_eager_dtype(replayed: &TensorData, eager: &TensorData) -> Option<TensorDat
         })
         .collect();
     Some(TensorData::new(image, replayed.shape().clone()).convert_dtype(eager.dtype()))
-}
-
-/// A graph output whose replay differs from the eager run.
-struct Differing {
-    slot: Slot,
-    /// Where and how, for the violation's message.
-    text: String,
-    /// The replayed and the eager dtype: the signature names them, so a mismatch of one dtype
-    /// pair is not taken for a stored case of another.
-    dtypes: (DType, DType),
-    /// Whether the Flex replay differs (else only the wgpu one does).
-    on_flex: bool,
 }
 
 /// The eager-replay oracle for one run.
@@ -189,7 +177,6 @@ impl Oracle for EagerReplay {
         world: &World<'_>,
         scope: &CompletedScope<'_>,
     ) {
-        let exit = scope.exit;
         let Some(flex) = shared.flex.as_ref() else {
             return;
         };
@@ -198,225 +185,25 @@ impl Oracle for EagerReplay {
             .iter()
             .map(|(s, _)| Some(faults::replay_feed(native_bools(flex.data(*s)?))))
             .collect();
-        let violation = |class: &str, summary: String, message: String| Violation {
-            step: exit,
-            class: class.to_string(),
-            summary,
-            message,
-            ..Violation::default()
+        let Some(replayed) = replay_flex(shared, world, scope, &feed) else {
+            return;
         };
-        let replayed = match catch(|| replay_on_flex(scope.graph, &feed)) {
-            // The graph combines dtypes the program chose to differ, or meets a failure Burn
-            // documents (a draw its dtype cannot hold): the replay may refuse it as the eager
-            // run could have. The panic is still Burn's, so it goes to the journal, where it is
-            // classified like any other (dropping it lost a Flex `dtype mismatch` of a BF16
-            // graph from the trace: the agreement test's random programs).
-            Err(panic) if chosen_or_documented(&world.program().steps, &panic) => {
-                note(panic);
-                return;
-            }
-            Err(panic) => {
-                let summary = normalize_message(&panic.message);
-                let at = panic.location.clone().unwrap_or_default();
-                let message = format!("{} at {at}", panic.message);
-                let mut failed = violation(REPLAY_FAILURE, summary, message);
-                failed.location = panic.location;
-                shared.report.violations.push(failed);
-                return;
-            }
-            // An input without eager data (its step never ran eagerly) cannot be judged.
-            Ok(Err(ReplayError::MissingInput(_))) => return,
-            Ok(Err(e)) => {
-                let summary = normalize_message(&e.to_string());
-                shared
-                    .report
-                    .violations
-                    .push(violation(REPLAY_FAILURE, summary, e.to_string()));
-                return;
-            }
-            Ok(Ok(datas)) => datas,
-        };
-        // A wgpu bool recorded as a value keeps its `Bool(U32)` bytes, which Flex misreads when
-        // it replays the graph: the catalogued bool-storage-transfer bug met through capture,
-        // not a replay bug (fuzz --backends flex,capture,wgpu --seed 105). wgpu replays it right.
-        let misread_on_flex = compare::holds_u32_bools(scope.graph);
         let mut found: Vec<Differing> = Vec::new();
         let mut dtypes_lost: Vec<Violation> = Vec::new();
-        for (k, ((slot, id), data)) in scope.outputs.iter().zip(&replayed).enumerate() {
-            // The replay must hand each output back in the dtype the graph recorded for it,
-            // whatever its values: Burn's interpreter passes each recorded out dtype to the
-            // backend (burn-router ops/binary.rs:23), so a backend that ignores one is caught
-            // here even where the values agree. A wgpu bool's bytes misread by Flex are the
-            // catalogued transfer bug, not this.
-            if let Some(recorded) = recorded_tensor(scope.graph, *id)
-                .map(|ir| ir.dtype)
-                .filter(|d| *d != data.dtype() && !misread_on_flex)
-            {
-                let what = match self.parted[usize::from(*slot)] {
-                    Some(at) => step_name(&world.program().steps[usize::from(at)]),
-                    None => producer(world, *slot, exit),
-                };
-                let output = (exit, k, *slot);
-                Lost(output, data.dtype(), recorded).push_into(
-                    &what,
-                    Backend::Flex,
-                    &mut dtypes_lost,
-                );
-            }
-            let open = self.left_open(shared, *slot, misread_on_flex).or_else(|| {
-                eager_wrong(shared, world, *slot, exit).then(|| Taint::whole(Poison::EagerWrong))
-            });
-            if let Some(whole) = open.as_ref().filter(|t| t.at == Elements::All) {
-                shared.report.count_poisoned(whole.why, false);
-                continue;
-            }
-            let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
-                continue;
-            };
-            // Poisoned at some elements: compared at the others.
-            let skip = match &open {
-                Some(t) if t.covers(eager.shape()) => {
-                    shared.report.count_poisoned(t.why, false);
-                    continue;
-                }
-                Some(t) => {
-                    shared.report.count_poisoned(t.why, true);
-                    t.at.skips(eager.shape())
-                }
-                None => None,
-            };
-            shared.report.replay_compared += 1;
-            if let Some(step) = producer_step(world, *slot, exit) {
-                shared.report.judgements.push(Judgement {
-                    step,
-                    oracle: OracleId::EagerReplay,
-                    context: Context::Replayed,
-                });
-            }
-            if let Some(diff) = difference_skipping(data, &eager, skip) {
-                found.push(Differing {
-                    slot: *slot,
-                    text: format!("output {k} (t{slot}): {diff}"),
-                    dtypes: (data.dtype(), eager.dtype()),
-                    on_flex: true,
-                });
-            }
-        }
-        // The same graph replayed on wgpu must agree with the eager Flex run as well, unless it
-        // holds a dtype the program named that the device says it does not support.
-        let unsupported = shared.wgpu.is_some()
-            && crate::interpreter::holds_named_unsupported(scope.graph, &world.program().steps);
-        if unsupported {
-            shared
-                .report
-                .count_poisoned(Poison::UnsupportedDtype, false);
-        }
-        if let Some(wgpu) = shared
-            .wgpu
-            .as_ref()
-            .filter(|_| !unsupported)
-            .map(|m| m.device().clone())
-        {
-            match catch(|| replay_on_device(scope.graph, &feed, &wgpu)) {
-                Ok(Ok(on_wgpu)) => {
-                    for (k, ((slot, id), data)) in scope.outputs.iter().zip(&on_wgpu).enumerate() {
-                        // As on Flex: each output in the dtype the graph recorded for it.
-                        if let Some(recorded) = recorded_tensor(scope.graph, *id)
-                            .map(|ir| ir.dtype)
-                            .filter(|d| *d != data.dtype())
-                        {
-                            let what = replayed_on_wgpu(world, *slot, exit);
-                            let output = (exit, k, *slot);
-                            Lost(output, data.dtype(), recorded).push_into(
-                                &what,
-                                Backend::Wgpu,
-                                &mut dtypes_lost,
-                            );
-                        }
-                        if self.drawn[usize::from(*slot)] {
-                            shared.report.count_poisoned(Poison::RandomDraw, false);
-                            continue;
-                        }
-                        if eager_wrong(shared, world, *slot, exit) {
-                            shared.report.count_poisoned(Poison::EagerWrong, false);
-                            continue;
-                        }
-                        let Some(eager) = shared.flex.as_ref().and_then(|f| f.data(*slot)) else {
-                            continue;
-                        };
-                        let poisoned = shared.wgpu_poison(*slot);
-                        if let DiffEq::Differ(diff) =
-                            compare::compare(&eager, data, poisoned.as_ref())
-                        {
-                            found.push(Differing {
-                                slot: *slot,
-                                text: format!("output {k} (t{slot}) replayed on wgpu: {diff}"),
-                                dtypes: (data.dtype(), eager.dtype()),
-                                on_flex: false,
-                            });
-                        }
-                    }
-                }
-                Ok(Err(ReplayError::MissingInput(_))) => {}
-                Ok(Err(e)) => {
-                    let message = e.to_string();
-                    let summary = format!("replay on wgpu: {}", stable_summary(&message));
-                    shared
-                        .report
-                        .violations
-                        .push(violation(REPLAY_FAILURE, summary, message));
-                }
-                // A clean graph's replay may meet a known Burn bug; any other panic, a misuse
-                // guard's included, is a failure.
-                Err(panic)
-                    if !is_known_bug(&panic)
-                        && !chosen_or_documented(&world.program().steps, &panic) =>
-                {
-                    let summary = format!("replay on wgpu: {}", stable_summary(&panic.message));
-                    let mut failed = violation(REPLAY_FAILURE, summary, panic.message);
-                    failed.location = panic.location;
-                    shared.report.violations.push(failed);
-                }
-                Err(panic) => {
-                    shared.wgpu_met_panic(&panic);
-                    note(panic);
-                }
-            }
-        }
-        // Each differing output is judged on its own, in the scope's output order: a second
-        // wrong output of one scope is a second finding unless it signs the same as the first
-        // (one bug met by two outputs is one violation, with both outputs in its message).
-        let mut violations: Vec<Violation> = Vec::new();
-        for (slot, _) in scope.outputs {
-            let differing: Vec<&Differing> = found.iter().filter(|f| f.slot == *slot).collect();
-            let Some(first) = differing.first() else {
-                continue;
-            };
-            // A mismatch the Flex replay shows is the op's; one only wgpu's replay shows may be
-            // a known bad source's consumer.
-            let what = if differing.iter().any(|f| f.on_flex) {
-                producer(world, *slot, exit)
-            } else {
-                replayed_on_wgpu(world, *slot, exit)
-            };
-            let (replayed, eager) = first.dtypes;
-            let summary = format!(
-                "the replayed {what} differs from the eager Flex run ({replayed:?} replayed, \
-                 {eager:?} eager)"
-            );
-            let texts = differing.iter().map(|f| f.text.as_str());
-            match violations.iter_mut().find(|v| v.summary == summary) {
-                Some(v) => texts.for_each(|t| {
-                    v.message.push_str("; ");
-                    v.message.push_str(t);
-                }),
-                None => violations.push(violation(
-                    REPLAY_MISMATCH,
-                    summary,
-                    texts.collect::<Vec<_>>().join("; "),
-                )),
-            }
-        }
+        self.compare_flex(
+            shared,
+            world,
+            scope,
+            &replayed,
+            (&mut found, &mut dtypes_lost),
+        );
+        self.compare_wgpu(
+            shared,
+            world,
+            (scope, &feed),
+            (&mut found, &mut dtypes_lost),
+        );
+        let violations = differing_violations(world, scope, &found);
         shared.report.violations.extend(violations);
         shared.report.violations.extend(dtypes_lost);
     }
