@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use anyhow::Result;
 
 use crate::program::{
-    AutodiffMode, DeviceRef, ExitForm, Fill, Op, Program, QuantizedOp, Scheme, Slot, Step, UnaryOp,
+    AutodiffMode, DeviceRef, Dtype, ExitForm, Fill, Kind, Op, Program, QuantizedOp, Scheme, Slot,
+    Step, UnaryOp,
 };
 
 /// The order candidates are judged by: fewer steps first, then shorter text, then smaller
@@ -255,38 +256,7 @@ fn simpler(step: &Step) -> Vec<Step> {
             fill,
             device,
             dtype,
-        } => {
-            let with = |shape: Vec<u8>, fill: Fill, device: DeviceRef| Step::Create {
-                out: *slot,
-                kind: *kind,
-                shape,
-                fill,
-                device,
-                dtype: *dtype,
-            };
-            // The device's default dtype is the simpler program.
-            if dtype.is_some() {
-                out.push(Step::Create {
-                    out: *slot,
-                    kind: *kind,
-                    shape: shape.clone(),
-                    fill: *fill,
-                    device: *device,
-                    dtype: None,
-                });
-            }
-            out.push(with(vec![1], *fill, *device));
-            out.push(with(vec![1; shape.len()], *fill, *device));
-            if shape.len() > 1 {
-                out.push(with(shape[1..].to_vec(), *fill, *device));
-            }
-            if *fill != Fill::Zeros {
-                out.push(with(shape.clone(), Fill::Zeros, *device));
-            }
-            for d in simpler_device(*device) {
-                out.push(with(shape.clone(), *fill, d));
-            }
-        }
+        } => simpler_create((*slot, *kind, *dtype), shape, *fill, *device, &mut out),
         // A lower thread is the simpler schedule.
         Step::Thread { thread } => out.extend((1..*thread).map(|thread| Step::Thread { thread })),
         Step::EnterScope { device } => {
@@ -300,102 +270,8 @@ fn simpler(step: &Step) -> Vec<Step> {
             inputs,
             outputs,
             form,
-        } => {
-            if !form.is_complete() {
-                out.push(Step::ExitScope {
-                    inputs: inputs.clone(),
-                    outputs: outputs.clone(),
-                    form: ExitForm::Complete,
-                });
-            }
-            for inputs in without_each(inputs) {
-                out.push(Step::ExitScope {
-                    inputs,
-                    outputs: outputs.clone(),
-                    form: *form,
-                });
-            }
-            for outputs in without_each(outputs) {
-                out.push(Step::ExitScope {
-                    inputs: inputs.clone(),
-                    outputs,
-                    form: *form,
-                });
-            }
-        }
-        Step::Op { out: slot, op } => {
-            let first = op.operands()[0];
-            // The plainest ways to produce a value from the same operand.
-            out.push(Step::Clone {
-                out: *slot,
-                src: first,
-            });
-            if !matches!(
-                op,
-                Op::Unary {
-                    op: UnaryOp::PLAINEST,
-                    ..
-                }
-            ) {
-                out.push(Step::Op {
-                    out: *slot,
-                    op: Op::Unary {
-                        op: UnaryOp::PLAINEST,
-                        src: first,
-                    },
-                });
-            }
-            // A cast naming a dtype is simpler as the plain conversion of its kind.
-            if let Op::Cast {
-                src,
-                to,
-                dtype: Some(_),
-            } = op
-            {
-                out.push(Step::Op {
-                    out: *slot,
-                    op: Op::Cast {
-                        src: *src,
-                        to: *to,
-                        dtype: None,
-                    },
-                });
-            }
-            // A quantized entry is simpler as the plain round trip, and in Burn's default
-            // scheme.
-            if let Op::Quantized {
-                op: entry,
-                src,
-                scheme,
-            } = op
-            {
-                let simpler = [(QuantizedOp::FIRST, *scheme), (*entry, Scheme::DEFAULT)];
-                for (entry2, scheme2) in simpler {
-                    if (entry2, scheme2) != (*entry, *scheme) {
-                        out.push(Step::Op {
-                            out: *slot,
-                            op: Op::Quantized {
-                                op: entry2,
-                                src: *src,
-                                scheme: scheme2,
-                            },
-                        });
-                    }
-                }
-            }
-            if let Op::Cat { first, rest, dim } = op {
-                for rest in without_each(rest) {
-                    out.push(Step::Op {
-                        out: *slot,
-                        op: Op::Cat {
-                            first: *first,
-                            rest,
-                            dim: *dim,
-                        },
-                    });
-                }
-            }
-        }
+        } => simpler_exit(inputs, outputs, *form, &mut out),
+        Step::Op { out: slot, op } => simpler_op(*slot, op, &mut out),
         Step::ToDevice {
             out: slot,
             src,
@@ -413,22 +289,7 @@ fn simpler(step: &Step) -> Vec<Step> {
             graph,
             feed,
             outputs,
-        } => {
-            for feed in without_each(feed) {
-                out.push(Step::Replay {
-                    graph: *graph,
-                    feed,
-                    outputs: outputs.clone(),
-                });
-            }
-            if let Some((_, fewer)) = outputs.split_last() {
-                out.push(Step::Replay {
-                    graph: *graph,
-                    feed: feed.clone(),
-                    outputs: fewer.to_vec(),
-                });
-            }
-        }
+        } => simpler_replay(*graph, feed, outputs, &mut out),
         Step::Autodiff {
             out: slot,
             src,
@@ -470,6 +331,167 @@ fn simpler(step: &Step) -> Vec<Step> {
         | Step::Backward { .. } => {}
     }
     out
+}
+
+/// Simpler creates: the default dtype, one element, unit dimensions, a dimension fewer, zeros,
+/// a simpler device.
+fn simpler_create(
+    (slot, kind, dtype): (Slot, Kind, Option<Dtype>),
+    shape: &[u8],
+    fill: Fill,
+    device: DeviceRef,
+    out: &mut Vec<Step>,
+) {
+    let with = |shape: Vec<u8>, fill: Fill, device: DeviceRef| Step::Create {
+        out: slot,
+        kind,
+        shape,
+        fill,
+        device,
+        dtype,
+    };
+    // The device's default dtype is the simpler program.
+    if dtype.is_some() {
+        out.push(Step::Create {
+            out: slot,
+            kind,
+            shape: shape.to_vec(),
+            fill,
+            device,
+            dtype: None,
+        });
+    }
+    out.push(with(vec![1], fill, device));
+    out.push(with(vec![1; shape.len()], fill, device));
+    if shape.len() > 1 {
+        out.push(with(shape[1..].to_vec(), fill, device));
+    }
+    if fill != Fill::Zeros {
+        out.push(with(shape.to_vec(), Fill::Zeros, device));
+    }
+    for d in simpler_device(device) {
+        out.push(with(shape.to_vec(), fill, d));
+    }
+}
+
+/// Simpler scope exits: the complete form, an input or an output fewer.
+fn simpler_exit(inputs: &[Slot], outputs: &[Slot], form: ExitForm, out: &mut Vec<Step>) {
+    if !form.is_complete() {
+        out.push(Step::ExitScope {
+            inputs: inputs.to_vec(),
+            outputs: outputs.to_vec(),
+            form: ExitForm::Complete,
+        });
+    }
+    for inputs in without_each(inputs) {
+        out.push(Step::ExitScope {
+            inputs,
+            outputs: outputs.to_vec(),
+            form,
+        });
+    }
+    for outputs in without_each(outputs) {
+        out.push(Step::ExitScope {
+            inputs: inputs.to_vec(),
+            outputs,
+            form,
+        });
+    }
+}
+
+/// Simpler ops: a clone or the plainest unary op of the first operand, a cast to its kind's
+/// default dtype, a quantization's plain round trip or default scheme, a concatenation of one
+/// operand fewer.
+fn simpler_op(slot: Slot, op: &Op, out: &mut Vec<Step>) {
+    let first = op.operands()[0];
+    // The plainest ways to produce a value from the same operand.
+    out.push(Step::Clone {
+        out: slot,
+        src: first,
+    });
+    if !matches!(
+        op,
+        Op::Unary {
+            op: UnaryOp::PLAINEST,
+            ..
+        }
+    ) {
+        out.push(Step::Op {
+            out: slot,
+            op: Op::Unary {
+                op: UnaryOp::PLAINEST,
+                src: first,
+            },
+        });
+    }
+    // A cast naming a dtype is simpler as the plain conversion of its kind.
+    if let Op::Cast {
+        src,
+        to,
+        dtype: Some(_),
+    } = op
+    {
+        out.push(Step::Op {
+            out: slot,
+            op: Op::Cast {
+                src: *src,
+                to: *to,
+                dtype: None,
+            },
+        });
+    }
+    // A quantized entry is simpler as the plain round trip, and in Burn's default
+    // scheme.
+    if let Op::Quantized {
+        op: entry,
+        src,
+        scheme,
+    } = op
+    {
+        let simpler = [(QuantizedOp::FIRST, *scheme), (*entry, Scheme::DEFAULT)];
+        for (entry2, scheme2) in simpler {
+            if (entry2, scheme2) != (*entry, *scheme) {
+                out.push(Step::Op {
+                    out: slot,
+                    op: Op::Quantized {
+                        op: entry2,
+                        src: *src,
+                        scheme: scheme2,
+                    },
+                });
+            }
+        }
+    }
+    if let Op::Cat { first, rest, dim } = op {
+        for rest in without_each(rest) {
+            out.push(Step::Op {
+                out: slot,
+                op: Op::Cat {
+                    first: *first,
+                    rest,
+                    dim: *dim,
+                },
+            });
+        }
+    }
+}
+
+/// Simpler replays: a fed input or the last output fewer.
+fn simpler_replay(graph: u8, feed: &[Slot], outputs: &[Slot], out: &mut Vec<Step>) {
+    for feed in without_each(feed) {
+        out.push(Step::Replay {
+            graph,
+            feed,
+            outputs: outputs.to_vec(),
+        });
+    }
+    if let Some((_, fewer)) = outputs.split_last() {
+        out.push(Step::Replay {
+            graph,
+            feed: feed.to_vec(),
+            outputs: fewer.to_vec(),
+        });
+    }
 }
 
 /// Slots renamed in order of first appearance: `t0`, `t1`, ...
