@@ -331,7 +331,27 @@ pub fn gradient(
     param: usize,
     loss: usize,
 ) -> Result<Vec<Option<f64>>, &'static str> {
-    // The parameter's own leaf: a clone of a leaf is the leaf.
+    let (param, x) = parameter(tape, param)?;
+    let xs = x.floats().ok_or("the parameter is not a float")?;
+    if xs.len() > MAX_ELEMENTS {
+        return Err("a parameter of more than 64 elements");
+    }
+    let path = Path::new(tape, param, loss)?;
+    let here = path.forward(x);
+    if let Some(why) = path.undefined.get() {
+        return Err(why);
+    }
+    let grads: Vec<Option<f64>> = (0..xs.len())
+        .map(|i| path.partial(x, i, here.as_ref()))
+        .collect();
+    if !path.directions_agree(x, &grads) {
+        return Ok(vec![None; grads.len()]);
+    }
+    Ok(grads)
+}
+
+/// The parameter's own leaf (a clone of a leaf is the leaf) and its value.
+fn parameter(tape: &[Node], param: usize) -> Result<(usize, &Host), &'static str> {
     let mut param = param;
     while let Some(Node {
         what: What::Clone,
@@ -345,39 +365,64 @@ pub fn gradient(
     if !matches!(leaf.what, What::Leaf) {
         return Err("the parameter is not a float leaf");
     }
-    let x = leaf.value().ok_or("the parameter is not readable")?;
-    let xs = x.floats().ok_or("the parameter is not a float")?;
-    if xs.len() > MAX_ELEMENTS {
-        return Err("a parameter of more than 64 elements");
-    }
-    if loss < param {
-        return Err("the loss does not depend on the parameter");
-    }
-    let is_param = |i: usize| i == param;
-    // The nodes on the path: those that depend on the parameter.
-    let mut depends = vec![false; loss + 1];
-    depends[param] = true;
-    for n in param + 1..=loss {
-        depends[n] = tape[n]
-            .inputs
-            .iter()
-            .any(|i| is_param(*i) || (*i < depends.len() && depends[*i]));
-        if depends[n] && !matches!(tape[n].what, What::Op(_) | What::Clone) {
-            return Err("a move or an autodiff step between the parameter and the loss");
+    Ok((param, leaf.value().ok_or("the parameter is not readable")?))
+}
+
+/// One evaluation of the path at moved parameter values: the loss's elements, the largest
+/// magnitude met, and every bool computed on the way.
+type Forward = (Vec<f64>, f64, Vec<Option<bool>>);
+
+/// The nodes of the tape between a parameter leaf and the loss.
+struct Path<'a> {
+    tape: &'a [Node],
+    param: usize,
+    loss: usize,
+    /// Per node up to the loss, whether it depends on the parameter.
+    depends: Vec<bool>,
+    /// Why an op on the path has no derivative where it was evaluated, if one has none.
+    undefined: std::cell::Cell<Option<&'static str>>,
+}
+
+impl<'a> Path<'a> {
+    /// The path from leaf `param` to `loss`: `Err` where the loss does not depend on the
+    /// parameter, or a step the differences cannot evaluate lies between them.
+    fn new(tape: &'a [Node], param: usize, loss: usize) -> Result<Path<'a>, &'static str> {
+        if loss < param {
+            return Err("the loss does not depend on the parameter");
         }
-        // The reference of a quantized entry is its operand within one step, not the rounding
-        // itself, whose derivative is 0 almost everywhere (and Burn documents none: a
-        // one-element round trip is the identity, yet Burn passes no gradient through it:
-        // fuzz --seed 2).
-        if depends[n]
-            && matches!(&tape[n].what, What::Op(op) if op.unspecified() == Unspecified::Quantized)
-        {
-            return Err("a quantized round trip between the parameter and the loss");
+        // The nodes on the path: those that depend on the parameter.
+        let mut depends = vec![false; loss + 1];
+        depends[param] = true;
+        for n in param + 1..=loss {
+            depends[n] = tape[n]
+                .inputs
+                .iter()
+                .any(|i| *i == param || (*i < depends.len() && depends[*i]));
+            if depends[n] && !matches!(tape[n].what, What::Op(_) | What::Clone) {
+                return Err("a move or an autodiff step between the parameter and the loss");
+            }
+            // The reference of a quantized entry is its operand within one step, not the rounding
+            // itself, whose derivative is 0 almost everywhere (and Burn documents none: a
+            // one-element round trip is the identity, yet Burn passes no gradient through it:
+            // fuzz --seed 2).
+            if depends[n]
+                && matches!(&tape[n].what, What::Op(op) if op.unspecified() == Unspecified::Quantized)
+            {
+                return Err("a quantized round trip between the parameter and the loss");
+            }
         }
+        if !depends[loss] {
+            return Err("the loss does not depend on the parameter");
+        }
+        Ok(Path {
+            tape,
+            param,
+            loss,
+            depends,
+            undefined: std::cell::Cell::new(None),
+        })
     }
-    if !depends[loss] {
-        return Err("the loss does not depend on the parameter");
-    }
+
     // The loss's elements, and the largest magnitude on the path: the differences are taken
     // element by element (an unchanged element then adds nothing, where the difference of two
     // sums of 1e23 loses a change of 1e-6 entirely), and a path whose values are so large that
@@ -390,26 +435,25 @@ pub fn gradient(
     // An op on the path whose operands sit where it has no derivative, met at the parameter's
     // own values: the differences there may see a flat loss (a zero factor after the op) where
     // Burn's chain rule multiplies that zero by the op's undefined slope.
-    let undefined = std::cell::Cell::new(None);
-    let forward = |moved: &Host| -> Option<(Vec<f64>, f64, Vec<Option<bool>>)> {
-        let mut values: Vec<Option<Host>> = vec![None; loss + 1];
-        values[param] = Some(moved.clone());
+    fn forward(&self, moved: &Host) -> Option<Forward> {
+        let mut values: Vec<Option<Host>> = vec![None; self.loss + 1];
+        values[self.param] = Some(moved.clone());
         let mut scale = 0f64;
         let mut branches = Vec::new();
-        for n in param + 1..=loss {
-            if !depends[n] {
+        for n in self.param + 1..=self.loss {
+            if !self.depends[n] {
                 continue;
             }
-            let operands: Vec<&Host> = tape[n]
+            let operands: Vec<&Host> = self.tape[n]
                 .inputs
                 .iter()
                 .map(|i| {
-                    if is_param(*i) {
+                    if *i == self.param {
                         Some(moved)
-                    } else if *i < depends.len() && depends[*i] {
+                    } else if *i < self.depends.len() && self.depends[*i] {
                         values[*i].as_ref()
                     } else {
-                        tape[*i].value()
+                        self.tape[*i].value()
                     }
                 })
                 .collect::<Option<_>>()?;
@@ -418,19 +462,19 @@ pub fn gradient(
                     scale = scale.max(v.abs());
                 }
             }
-            if let What::Op(op) = &tape[n].what {
+            if let What::Op(op) = &self.tape[n].what {
                 if let Some(why) = no_derivative(op, &operands) {
-                    undefined.set(Some(why));
+                    self.undefined.set(Some(why));
                 }
             }
-            let value = match &tape[n].what {
+            let value = match &self.tape[n].what {
                 What::Op(op) => of_op(op, &operands).ok()?,
                 _ => (*operands.first()?).clone(),
             };
             branches.extend_from_slice(value.bools().unwrap_or_default());
             values[n] = Some(value);
         }
-        let out = values[loss].take()?;
+        let out = values[self.loss].take()?;
         let out: Option<Vec<f64>> = out.floats()?.iter().copied().collect();
         let out = out?;
         for v in &out {
@@ -439,41 +483,28 @@ pub fn gradient(
         out.iter()
             .all(|v| v.is_finite())
             .then_some((out, scale, branches))
-    };
-    let difference = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a - b).sum::<f64>();
-    let here = forward(x);
-    if let Some(why) = undefined.get() {
-        return Err(why);
     }
-    let mut grads = Vec::with_capacity(xs.len());
-    for (i, xi) in xs.iter().enumerate() {
+
+    /// The central difference of the loss in element `i` of the parameter `x` (`here`: the path
+    /// at `x`), or `None` where the derivative is not pinned down.
+    fn partial(&self, x: &Host, i: usize, here: Option<&Forward>) -> Option<f64> {
+        let xs = x.floats()?;
         // At a subnormal the 1/x terms of a backward formula (div's 1/b and -a/b², log's,
         // recip's) pass f32's range, and their sum is inf - inf where the definition's is 0
         // (x / x at f32::from_bits(1): fuzz --seed 0 with edge fills): not pinned down.
         let subnormal = |v: &f64| *v != 0.0 && v.abs() < f64::from(f32::MIN_POSITIVE);
-        let Some(xi) = xi.filter(|v| v.is_finite() && !subnormal(v)) else {
-            grads.push(None);
-            continue;
-        };
+        let xi = xs[i].filter(|v| v.is_finite() && !subnormal(v))?;
         let moved = |d: f64| {
             let mut v = xs.to_vec();
             v[i] = Some(xi + d);
             Host::float(x.shape.clone(), v)
         };
         let h = step_size(xi);
-        let (Some((up, up_scale, up_branches)), Some((here, here_scale, branches))) =
-            (forward(&moved(h)), here.as_ref())
-        else {
-            grads.push(None);
-            continue;
-        };
-        let Some((down, down_scale, down_branches)) = forward(&moved(-h)) else {
-            grads.push(None);
-            continue;
-        };
+        let (here, here_scale, branches) = here?;
+        let (up, up_scale, up_branches) = self.forward(&moved(h))?;
+        let (down, down_scale, down_branches) = self.forward(&moved(-h))?;
         if up_branches != *branches || down_branches != *branches {
-            grads.push(None);
-            continue;
+            return None;
         }
         let (ahead, behind, central) = (
             difference(&up, here) / h,
@@ -482,56 +513,73 @@ pub fn gradient(
         );
         // A jump (sign at 0, a step's edge) has equal one-sided differences that grow as h
         // shrinks: the central difference at a quarter of h must agree too.
-        let narrow = match (forward(&moved(h / 4.0)), forward(&moved(-h / 4.0))) {
+        let narrow = match (
+            self.forward(&moved(h / 4.0)),
+            self.forward(&moved(-h / 4.0)),
+        ) {
             (Some((u, _, _)), Some((d, _, _))) => difference(&u, &d) / (h / 2.0),
             _ => f64::NAN,
         };
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * a.abs().max(b.abs()).max(1.0);
         let scale = up_scale.max(*here_scale).max(down_scale);
         let resolved = f64::EPSILON * scale / h <= 1e-4 * central.abs().max(1.0);
-        grads.push((resolved && close(ahead, behind) && close(central, narrow)).then_some(central));
+        (resolved && close(ahead, behind) && close(central, narrow)).then_some(central)
     }
-    // Each element moved alone misses a kink between elements: in a median or a max over equal
-    // values, no element moved alone moves the result (each partial difference is 0), yet all
-    // moved together move it by as much (Burn's subgradient gives it to one of them). Where the
-    // function is differentiable, moving the judged elements along a direction moves the loss
-    // by the sum of their gradients along it: along every element, and along alternating signs.
-    for signs in [[1.0, 1.0], [1.0, -1.0]] {
-        let direction: Vec<f64> = grads
-            .iter()
-            .enumerate()
-            .map(|(i, g)| if g.is_some() { signs[i % 2] } else { 0.0 })
-            .collect();
-        if direction.iter().all(|d| *d == 0.0) {
-            break;
-        }
-        let largest = xs.iter().flatten().fold(0f64, |m, v| m.max(v.abs()));
-        let h = step_size(largest);
-        let moved = |d: f64| {
-            let v: Vec<Option<f64>> = xs
+
+    /// Whether moving every judged element together, along all ones and along alternating
+    /// signs, moves the loss by the sum of their gradients.
+    fn directions_agree(&self, x: &Host, grads: &[Option<f64>]) -> bool {
+        let Some(xs) = x.floats() else {
+            return false;
+        };
+        // Each element moved alone misses a kink between elements: in a median or a max over equal
+        // values, no element moved alone moves the result (each partial difference is 0), yet all
+        // moved together move it by as much (Burn's subgradient gives it to one of them). Where the
+        // function is differentiable, moving the judged elements along a direction moves the loss
+        // by the sum of their gradients along it: along every element, and along alternating signs.
+        for signs in [[1.0, 1.0], [1.0, -1.0]] {
+            let direction: Vec<f64> = grads
+                .iter()
+                .enumerate()
+                .map(|(i, g)| if g.is_some() { signs[i % 2] } else { 0.0 })
+                .collect();
+            if direction.iter().all(|d| *d == 0.0) {
+                break;
+            }
+            let largest = xs.iter().flatten().fold(0f64, |m, v| m.max(v.abs()));
+            let h = step_size(largest);
+            let moved = |d: f64| {
+                let v: Vec<Option<f64>> = xs
+                    .iter()
+                    .zip(&direction)
+                    .map(|(x, k)| x.map(|x| x + d * k))
+                    .collect();
+                Host::float(x.shape.clone(), v)
+            };
+            let predicted: f64 = grads
                 .iter()
                 .zip(&direction)
-                .map(|(x, k)| x.map(|x| x + d * k))
-                .collect();
-            Host::float(x.shape.clone(), v)
-        };
-        let predicted: f64 = grads
-            .iter()
-            .zip(&direction)
-            .map(|(g, k)| g.unwrap_or_default() * k)
-            .sum();
-        let agrees = match (forward(&moved(h)), forward(&moved(-h))) {
-            (Some((u, _, _)), Some((d, _, _))) => {
-                let moved_by = difference(&u, &d) / (2.0 * h);
-                (moved_by - predicted).abs() <= 1e-3 * moved_by.abs().max(predicted.abs()).max(1.0)
+                .map(|(g, k)| g.unwrap_or_default() * k)
+                .sum();
+            let agrees = match (self.forward(&moved(h)), self.forward(&moved(-h))) {
+                (Some((u, _, _)), Some((d, _, _))) => {
+                    let moved_by = difference(&u, &d) / (2.0 * h);
+                    (moved_by - predicted).abs()
+                        <= 1e-3 * moved_by.abs().max(predicted.abs()).max(1.0)
+                }
+                _ => false,
+            };
+            if !agrees {
+                return false;
             }
-            _ => false,
-        };
-        if !agrees {
-            return Ok(vec![None; grads.len()]);
         }
+        true
     }
-    Ok(grads)
+}
+
+/// The difference of two evaluations, summed element by element.
+fn difference(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a - b).sum::<f64>()
 }
 
 #[cfg(test)]
