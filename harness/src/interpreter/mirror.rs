@@ -100,49 +100,8 @@ impl Mirror {
             (_, Outcome::Ok { .. }) => {}
             _ => return Vec::new(),
         }
-        let mut adopted_all = true;
-        for out in step.writes() {
-            match world.held(out).filter(|_| self.adopt_own) {
-                Some(real) if on_flex(real) => self.slots[usize::from(out)] = Some(real.clone()),
-                None if self.adopt_own => self.slots[usize::from(out)] = None,
-                _ => adopted_all = false,
-            }
-        }
-        if adopted_all {
+        if self.holds_nothing_new(world, step) {
             return Vec::new();
-        }
-        // A dtype the mirror's device says it does not support (wgpu's WGSL path has no 8- or
-        // 16-bit ints, so no natively stored 8-bit quantization either): Burn promises nothing
-        // for it there, so the mirror holds no value of it and compares none, rather than fail
-        // its device's stream on the first kernel.
-        // Likewise a replay, on the other backend's mirror, of a graph holding such a dtype
-        // that the program named.
-        if let Step::Replay { graph, .. } = step {
-            let graph = world.graph(*graph);
-            if !self.adopt_own
-                && graph.is_some_and(|g| holds_named_unsupported(g, &world.program().steps))
-            {
-                for out in step.writes() {
-                    self.slots[usize::from(out)] = None;
-                }
-                return Vec::new();
-            }
-        }
-        if let Some(dtype) = step.named_storage() {
-            let supported = match catch(|| self.device.supports_dtype(dtype)) {
-                Ok(supported) => supported,
-                // Burn's panic answering goes to the run's journal, classified with the rest.
-                Err(panic) => {
-                    note(panic);
-                    false
-                }
-            };
-            if !supported {
-                for out in step.writes() {
-                    self.slots[usize::from(out)] = None;
-                }
-                return Vec::new();
-            }
         }
         let mut computed = Vec::new();
         match step {
@@ -196,72 +155,7 @@ impl Mirror {
                 graph,
                 feed,
                 outputs,
-            } => {
-                // The feed is read before the outputs are cleared: a replay may write its
-                // result into the slot that fed it, as the real run does. An input the real
-                // run could not feed (a computed capture tensor has no data) takes its recorded
-                // value here too, whatever the mirror computed for that slot.
-                let fed = world.fed(index);
-                let captured = world.graph(*graph);
-                // The real run's feed has the recorded dtype (it read the capture tensor, or
-                // data loaded to match); the mirror's value of the same slot has its device's
-                // default (wgpu's I32 where capture records I64), so it is converted to the
-                // recorded dtype, or the replay would drop it and use the recorded value.
-                // A slot the real run fed from but the mirror holds no value for (its step did
-                // not run there) cannot be fed the same: replaying with the recorded value
-                // instead would be another computation, so the mirror computes nothing here.
-                let unmirrored = feed
-                    .iter()
-                    .enumerate()
-                    .any(|(k, s)| fed.get(k) == Some(&true) && !self.has(*s));
-                let feed: Vec<Option<TensorData>> = feed
-                    .iter()
-                    .enumerate()
-                    .map(|(k, s)| {
-                        if fed.get(k) != Some(&true) {
-                            return None;
-                        }
-                        let data = self.data(*s)?;
-                        let recorded = captured.and_then(|g| Some(recorded_input(g, k)?.dtype));
-                        Some(match recorded {
-                            // Copied only when it changes: the cast consumes the data, and a
-                            // cast Burn refuses leaves the data as it was.
-                            Some(dtype)
-                                if dtype != data.dtype() && same_kind(dtype, data.dtype()) =>
-                            {
-                                data.clone().try_cast(dtype).unwrap_or(data)
-                            }
-                            _ => data,
-                        })
-                    })
-                    .collect();
-                for out in outputs {
-                    self.slots[usize::from(*out)] = None;
-                }
-                let Some(captured) = captured.filter(|_| !unmirrored) else {
-                    return Vec::new();
-                };
-                match catch(|| replay_on_device(captured, &feed, &self.device)) {
-                    Ok(Ok(datas)) => {
-                        for (slot, data) in outputs.iter().zip(datas) {
-                            if (1..=4).contains(&data.shape().num_dims()) {
-                                let kind = kind_of(&data);
-                                let value = catch(|| Held::new(self.upload(kind, data, None)));
-                                computed.push((*slot, value));
-                            }
-                        }
-                    }
-                    // A feed value the mirror could not compute (its step failed there): the
-                    // harness has nothing to replay with, Burn did nothing wrong.
-                    Ok(Err(ReplayError::MissingInput(_))) => {}
-                    Ok(Err(e @ ReplayError::Execution(_))) => note_error(e.name(), e.to_string()),
-                    Err(panic) => {
-                        if let Some(out) = outputs.first() {
-                            computed.push((*out, Err(panic)));
-                        }
-                    }
-                }
-            }
+            } => self.follow_replay(world, (index, *graph), (feed, outputs), &mut computed),
             Step::Read { .. }
             | Step::Transaction { .. }
             | Step::Drop { .. }
@@ -289,6 +183,130 @@ impl Mirror {
                 Computed { slot, value }
             })
             .collect()
+    }
+
+    /// Where the mirror holds nothing new after `step`: every value it wrote adopted from the
+    /// real run (a mirror on the real run's own device), or a dtype the mirror's device does not
+    /// support (its slots emptied).
+    fn holds_nothing_new(&mut self, world: &World<'_>, step: &Step) -> bool {
+        let mut adopted_all = true;
+        for out in step.writes() {
+            match world.held(out).filter(|_| self.adopt_own) {
+                Some(real) if on_flex(real) => self.slots[usize::from(out)] = Some(real.clone()),
+                None if self.adopt_own => self.slots[usize::from(out)] = None,
+                _ => adopted_all = false,
+            }
+        }
+        if adopted_all {
+            return true;
+        }
+        // A dtype the mirror's device says it does not support (wgpu's WGSL path has no 8- or
+        // 16-bit ints, so no natively stored 8-bit quantization either): Burn promises nothing
+        // for it there, so the mirror holds no value of it and compares none, rather than fail
+        // its device's stream on the first kernel.
+        // Likewise a replay, on the other backend's mirror, of a graph holding such a dtype
+        // that the program named.
+        if let Step::Replay { graph, .. } = step {
+            let graph = world.graph(*graph);
+            if !self.adopt_own
+                && graph.is_some_and(|g| holds_named_unsupported(g, &world.program().steps))
+            {
+                for out in step.writes() {
+                    self.slots[usize::from(out)] = None;
+                }
+                return true;
+            }
+        }
+        if let Some(dtype) = step.named_storage() {
+            let supported = match catch(|| self.device.supports_dtype(dtype)) {
+                Ok(supported) => supported,
+                // Burn's panic answering goes to the run's journal, classified with the rest.
+                Err(panic) => {
+                    note(panic);
+                    false
+                }
+            };
+            if !supported {
+                for out in step.writes() {
+                    self.slots[usize::from(out)] = None;
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Replays graph `graph` for step `index` on the mirror's device, fed from the mirror's
+    /// values of `feed` as the real run fed them, into `computed`.
+    fn follow_replay(
+        &mut self,
+        world: &World<'_>,
+        (index, graph): (usize, u8),
+        (feed, outputs): (&[Slot], &[Slot]),
+        computed: &mut Vec<(Slot, Result<Held, PanicInfo>)>,
+    ) {
+        // The feed is read before the outputs are cleared: a replay may write its
+        // result into the slot that fed it, as the real run does. An input the real
+        // run could not feed (a computed capture tensor has no data) takes its recorded
+        // value here too, whatever the mirror computed for that slot.
+        let fed = world.fed(index);
+        let captured = world.graph(graph);
+        // The real run's feed has the recorded dtype (it read the capture tensor, or
+        // data loaded to match); the mirror's value of the same slot has its device's
+        // default (wgpu's I32 where capture records I64), so it is converted to the
+        // recorded dtype, or the replay would drop it and use the recorded value.
+        // A slot the real run fed from but the mirror holds no value for (its step did
+        // not run there) cannot be fed the same: replaying with the recorded value
+        // instead would be another computation, so the mirror computes nothing here.
+        let unmirrored = feed
+            .iter()
+            .enumerate()
+            .any(|(k, s)| fed.get(k) == Some(&true) && !self.has(*s));
+        let feed: Vec<Option<TensorData>> = feed
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                if fed.get(k) != Some(&true) {
+                    return None;
+                }
+                let data = self.data(*s)?;
+                let recorded = captured.and_then(|g| Some(recorded_input(g, k)?.dtype));
+                Some(match recorded {
+                    // Copied only when it changes: the cast consumes the data, and a
+                    // cast Burn refuses leaves the data as it was.
+                    Some(dtype) if dtype != data.dtype() && same_kind(dtype, data.dtype()) => {
+                        data.clone().try_cast(dtype).unwrap_or(data)
+                    }
+                    _ => data,
+                })
+            })
+            .collect();
+        for out in outputs {
+            self.slots[usize::from(*out)] = None;
+        }
+        let Some(captured) = captured.filter(|_| !unmirrored) else {
+            return;
+        };
+        match catch(|| replay_on_device(captured, &feed, &self.device)) {
+            Ok(Ok(datas)) => {
+                for (slot, data) in outputs.iter().zip(datas) {
+                    if (1..=4).contains(&data.shape().num_dims()) {
+                        let kind = kind_of(&data);
+                        let value = catch(|| Held::new(self.upload(kind, data, None)));
+                        computed.push((*slot, value));
+                    }
+                }
+            }
+            // A feed value the mirror could not compute (its step failed there): the
+            // harness has nothing to replay with, Burn did nothing wrong.
+            Ok(Err(ReplayError::MissingInput(_))) => {}
+            Ok(Err(e @ ReplayError::Execution(_))) => note_error(e.name(), e.to_string()),
+            Err(panic) => {
+                if let Some(out) = outputs.first() {
+                    computed.push((*out, Err(panic)));
+                }
+            }
+        }
     }
 
     /// Makes the mirror's value in `slot` autodiff, or not, as the real one is, and tracked
