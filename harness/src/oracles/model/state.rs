@@ -114,11 +114,8 @@ impl State {
     ) {
         let succeeded = actual == Some(&Observed::Ok);
         let tainted_input = reads.iter().flatten().any(|v| v.unknown);
-        let put = |state: &mut State, out: Slot, mut val: Val| {
-            val.unknown |= off || tainted_input;
-            state.slots[usize::from(out)] = Some(val);
-        };
-        let kind = produced_kind(outcome);
+        // An op the model did not judge, or one over a value it no longer follows.
+        let unfollowed = off || tainted_input;
         match step {
             Step::EnterScope { device } => {
                 let session = match (device, succeeded) {
@@ -142,125 +139,20 @@ impl State {
             _ if !succeeded => {}
             Step::Create {
                 out, kind, device, ..
-            } => {
-                let place = match device {
-                    DeviceRef::Capture(d) => self.new_value(*d),
-                    _ => Place::Plain,
-                };
-                let autodiff = produced_autodiff(outcome);
-                put(
-                    self,
-                    *out,
-                    Val {
-                        place,
-                        kind: Some(*kind),
-                        storage: produced_storage(outcome),
-                        autodiff,
-                        unknown: false,
-                        alias: None,
-                    },
-                );
-            }
+            } => self.apply_create(*out, (*kind, *device), outcome, unfollowed),
             Step::ToDevice { out, device, .. } => {
-                let Some(src) = reads[0] else { return };
-                let place = match (src.place, device) {
-                    (Place::Capture { device: from, .. }, DeviceRef::Capture(d)) if from == *d => {
-                        src.place
-                    }
-                    (Place::Capture { .. }, DeviceRef::Capture(d)) => self.bridged_value(*d),
-                    (_, DeviceRef::Capture(d)) => self.new_value(*d),
-                    _ => Place::Plain,
-                };
-                let autodiff = produced_autodiff(outcome);
-                // A move onto the same device hands the same handle back; any other makes a
-                // new tensor, no alias.
-                let alias = src.alias.filter(|_| place == src.place);
-                put(
-                    self,
-                    *out,
-                    Val {
-                        place,
-                        autodiff,
-                        storage: produced_storage(outcome).or(src.storage),
-                        alias,
-                        ..src
-                    },
-                );
+                self.apply_move(*out, *device, reads, outcome, unfollowed)
             }
-            Step::Op { out, op } => {
-                // A no-op (`swap_dims(0, 0)`, a same-shape reshape) records nothing and hands
-                // the operand back: the slot then holds the operand's own handle.
-                if let Some(src) = same_as(outcome).and_then(|s| self.slot(s)) {
-                    put(self, *out, src);
-                    return;
-                }
-                // A fusion alias is its operand to capture (an initialized value stays one).
-                if let (Op::AlongDim { op, .. }, Some(src)) = (op, reads[0]) {
-                    if op.spec().aliases_operand() && matches!(outcome, Outcome::Ok { .. }) {
-                        let alias = Some(self.fresh());
-                        put(self, *out, Val { alias, ..src });
-                        return;
-                    }
-                }
-                let operands: smallvec::SmallVec<[Val; 6]> =
-                    reads.iter().flatten().copied().collect();
-                let recorder = captures(&operands)
-                    .find(|c| self.sessions[c.1].open)
-                    .map(|c| (c.0, c.1))
-                    // An op the model does not follow that succeeded over stale operands alone
-                    // recorded in the device's open scope, if any: a composite makes a fresh
-                    // tensor there first (pad's `full`, then a slice assign of the stale
-                    // operand into it: fuzz --seed 3).
-                    .or_else(|| {
-                        let unfollowed = off || tainted_input;
-                        captures(&operands)
-                            .filter(|_| unfollowed)
-                            .find_map(|c| Some((c.0, self.open_session(c.0)?)))
-                    });
-                let place = match recorder {
-                    Some((device, session)) => {
-                        let id = self.fresh();
-                        let s = &mut self.sessions[session];
-                        // An op the model did not judge, over a value it no longer follows,
-                        // may record anything: the session's exit is not judged either.
-                        s.tainted |= off || tainted_input;
-                        s.produced.insert(id);
-                        s.referenced.insert(id);
-                        for (_, _, read, _) in captures(&operands) {
-                            s.referenced.insert(read);
-                        }
-                        Place::Capture {
-                            device,
-                            session,
-                            id,
-                            value: false,
-                        }
-                    }
-                    None => Place::Plain,
-                };
-                let autodiff = produced_autodiff(outcome);
-                put(
-                    self,
-                    *out,
-                    Val {
-                        place,
-                        kind,
-                        storage: produced_storage(outcome),
-                        autodiff,
-                        unknown: false,
-                        alias: None,
-                    },
-                );
-            }
+            Step::Op { out, op } => self.apply_op(*out, op, reads, outcome, unfollowed),
             Step::Clone { out, .. } => {
                 if let Some(src) = reads[0] {
-                    put(self, *out, src);
+                    self.put(unfollowed, *out, src);
                 }
             }
             Step::Autodiff { out, .. } => {
                 if let Some(src) = reads[0] {
                     let autodiff = produced_autodiff(outcome);
-                    put(self, *out, Val { autodiff, ..src });
+                    self.put(unfollowed, *out, Val { autodiff, ..src });
                 }
             }
             Step::Drop { slot } => self.slots[usize::from(*slot)] = None,
@@ -279,8 +171,8 @@ impl State {
             }
             Step::Backward { out, .. } => match produced_kind(outcome) {
                 // A gradient is a plain tensor without autodiff, wherever its graph ran.
-                Some(kind) => put(
-                    self,
+                Some(kind) => self.put(
+                    unfollowed,
                     *out,
                     Val {
                         place: Place::Plain,
@@ -298,6 +190,147 @@ impl State {
             | Step::Device { .. }
             | Step::Thread { .. } => {}
         }
+    }
+
+    /// Puts `val` in slot `out`, unknown where the step was not followed.
+    fn put(&mut self, unfollowed: bool, out: Slot, mut val: Val) {
+        val.unknown |= unfollowed;
+        self.slots[usize::from(out)] = Some(val);
+    }
+
+    /// A created tensor: a fresh value on a capture device, else plain.
+    fn apply_create(
+        &mut self,
+        out: Slot,
+        (kind, device): (Kind, DeviceRef),
+        outcome: &Outcome,
+        unfollowed: bool,
+    ) {
+        let place = match device {
+            DeviceRef::Capture(d) => self.new_value(d),
+            _ => Place::Plain,
+        };
+        let autodiff = produced_autodiff(outcome);
+        self.put(
+            unfollowed,
+            out,
+            Val {
+                place,
+                kind: Some(kind),
+                storage: produced_storage(outcome),
+                autodiff,
+                unknown: false,
+                alias: None,
+            },
+        );
+    }
+
+    /// A move: the same value within one capture device, a bridged one between two, a fresh
+    /// one onto a capture device, else plain.
+    fn apply_move(
+        &mut self,
+        out: Slot,
+        device: DeviceRef,
+        reads: &[Option<Val>],
+        outcome: &Outcome,
+        unfollowed: bool,
+    ) {
+        let Some(src) = reads[0] else { return };
+        let place = match (src.place, device) {
+            (Place::Capture { device: from, .. }, DeviceRef::Capture(d)) if from == d => src.place,
+            (Place::Capture { .. }, DeviceRef::Capture(d)) => self.bridged_value(d),
+            (_, DeviceRef::Capture(d)) => self.new_value(d),
+            _ => Place::Plain,
+        };
+        let autodiff = produced_autodiff(outcome);
+        // A move onto the same device hands the same handle back; any other makes a
+        // new tensor, no alias.
+        let alias = src.alias.filter(|_| place == src.place);
+        self.put(
+            unfollowed,
+            out,
+            Val {
+                place,
+                autodiff,
+                storage: produced_storage(outcome).or(src.storage),
+                alias,
+                ..src
+            },
+        );
+    }
+
+    /// An op's result: its operand's own handle for a no-op, an alias for a fusion alias, a
+    /// value recorded in the open scope of a capture operand's device, else plain.
+    fn apply_op(
+        &mut self,
+        out: Slot,
+        op: &Op,
+        reads: &[Option<Val>],
+        outcome: &Outcome,
+        unfollowed: bool,
+    ) {
+        let kind = produced_kind(outcome);
+        // A no-op (`swap_dims(0, 0)`, a same-shape reshape) records nothing and hands
+        // the operand back: the slot then holds the operand's own handle.
+        if let Some(src) = same_as(outcome).and_then(|s| self.slot(s)) {
+            self.put(unfollowed, out, src);
+            return;
+        }
+        // A fusion alias is its operand to capture (an initialized value stays one).
+        if let (Op::AlongDim { op, .. }, Some(src)) = (op, reads[0]) {
+            if op.spec().aliases_operand() && matches!(outcome, Outcome::Ok { .. }) {
+                let alias = Some(self.fresh());
+                self.put(unfollowed, out, Val { alias, ..src });
+                return;
+            }
+        }
+        let operands: smallvec::SmallVec<[Val; 6]> = reads.iter().flatten().copied().collect();
+        let recorder = captures(&operands)
+            .find(|c| self.sessions[c.1].open)
+            .map(|c| (c.0, c.1))
+            // An op the model does not follow that succeeded over stale operands alone
+            // recorded in the device's open scope, if any: a composite makes a fresh
+            // tensor there first (pad's `full`, then a slice assign of the stale
+            // operand into it: fuzz --seed 3).
+            .or_else(|| {
+                captures(&operands)
+                    .filter(|_| unfollowed)
+                    .find_map(|c| Some((c.0, self.open_session(c.0)?)))
+            });
+        let place = match recorder {
+            Some((device, session)) => {
+                let id = self.fresh();
+                let s = &mut self.sessions[session];
+                // An op the model did not judge, over a value it no longer follows,
+                // may record anything: the session's exit is not judged either.
+                s.tainted |= unfollowed;
+                s.produced.insert(id);
+                s.referenced.insert(id);
+                for (_, _, read, _) in captures(&operands) {
+                    s.referenced.insert(read);
+                }
+                Place::Capture {
+                    device,
+                    session,
+                    id,
+                    value: false,
+                }
+            }
+            None => Place::Plain,
+        };
+        let autodiff = produced_autodiff(outcome);
+        self.put(
+            unfollowed,
+            out,
+            Val {
+                place,
+                kind,
+                storage: produced_storage(outcome),
+                autodiff,
+                unknown: false,
+                alias: None,
+            },
+        );
     }
 
     /// A fresh initialized value in the session open on capture device `d` (the step succeeded,
