@@ -15,7 +15,7 @@ use super::{
     StepFacts, Violation,
 };
 use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
-use crate::program::{Slot, Step, Tolerance, Unspecified};
+use crate::program::{Op, Slot, Step, Tolerance, Unspecified};
 
 pub use super::DIVERGENCE;
 
@@ -64,19 +64,7 @@ impl Oracle for Differential {
             Step::ToDevice { out, src, .. }
             | Step::Clone { out, src }
             | Step::Autodiff { out, src, .. } => {
-                // A wgpu bool moved to Flex keeps wgpu's Bool(U32) storage, which Flex
-                // misreads (the catalogued bool-storage-transfer bug): stop comparing there.
-                let misread = shared
-                    .flex
-                    .as_ref()
-                    .and_then(|m| m.get(*out))
-                    .filter(on_flex)
-                    .and_then(crate::interpreter::read_data)
-                    .is_some_and(|d| compare::bool_u32(&d))
-                    .then(|| Taint::whole(Poison::BoolU32OnFlex));
-                let (o, s) = (usize::from(*out), usize::from(*src));
-                shared.poison[o] = Taint::or(shared.poison[s].clone(), misread);
-                shared.inexact[o] = shared.inexact[s].clone();
+                carry(shared, *out, *src);
                 return;
             }
             Step::Op { .. } | Step::Replay { .. } | Step::Create { .. } | Step::Backward { .. } => {
@@ -95,83 +83,7 @@ impl Oracle for Differential {
                 .then(|| Taint::whole(Poison::FromPoisoned))
         };
         let (poisoned, family) = match step {
-            Step::Op { op, out } => {
-                let family = op.tolerance();
-                // Read only where some element is to be carried (most steps carry none).
-                let out_shape = std::cell::OnceCell::new();
-                let on_result = |at: &Elements| {
-                    let shape = out_shape.get_or_init(|| {
-                        shared
-                            .flex
-                            .as_ref()
-                            .and_then(|m| m.get(*out))
-                            .map(|t| t.ty().shape)
-                    });
-                    match shape {
-                        Some(to) => at.reach(op.reach(), to),
-                        None => Elements::All,
-                    }
-                };
-                let operands = op.operands();
-                let reached = |per_slot: &dyn Fn(usize) -> Option<Elements>| {
-                    operands
-                        .iter()
-                        .filter_map(|s| per_slot(usize::from(*s)))
-                        .map(|at| on_result(&at))
-                        .reduce(Elements::union)
-                };
-                // Poison spreads only to the result elements a poisoned element reaches.
-                let from_poisoned = reached(&|s| shared.poison[s].as_ref().map(|t| t.at.clone()))
-                    .map(|at| Taint {
-                        why: Poison::FromPoisoned,
-                        at,
-                    });
-                let inexact = reached(&|s| shared.inexact[s].clone());
-                // A subnormal operand element is not held bit for bit on wgpu either: the device
-                // may flush it to zero (`compare::subnormal_elements`). Read only for the ops a
-                // flushed operand can move: a step, a pole, a jump.
-                let discontinuous = family == Tolerance::Step
-                    || matches!(
-                        op.unspecified(),
-                        Unspecified::Pole | Unspecified::UnitEdge | Unspecified::Jumps
-                    );
-                let flushed = discontinuous
-                    .then(|| reached(&|s| flushed(shared, s)))
-                    .flatten();
-                let open = match (inexact, flushed) {
-                    (Some(a), Some(b)) => Some(a.union(b)),
-                    (a, b) => a.or(b),
-                };
-                let at_step = open
-                    .clone()
-                    .filter(|_| family == Tolerance::Step)
-                    .map(|at| Taint {
-                        why: Poison::InexactOperand,
-                        at,
-                    });
-                // Bit-identical operand elements meet a pole or an edge alike on both backends
-                // (IEEE pins x/0 down, and a remainder's jump falls on the same side): only
-                // where an operand element was inexact (or flushable) is the result open.
-                let unspecified = facts.unspecified.as_ref().and_then(|u| {
-                    let hits = u
-                        .operands
-                        .iter()
-                        .flatten()
-                        .map(on_result)
-                        .reduce(Elements::union)?;
-                    let at = match u.why {
-                        Poison::NearPole | Poison::InexactOperand => {
-                            hits.intersect(open.as_ref()?)?
-                        }
-                        _ => hits,
-                    };
-                    Some(Taint { why: u.why, at })
-                });
-                (
-                    Taint::or(Taint::or(from_poisoned, unspecified), at_step),
-                    family,
-                )
-            }
+            Step::Op { op, out } => op_poison(shared, facts, op, *out),
             // A graph that draws random values draws again on each device, and one whose output
             // was poisoned as it was recorded replays that open value; one that recorded a
             // wgpu bool's `Bool(U32)` bytes as a value has Flex misread them on replay (the
@@ -300,6 +212,107 @@ struct How {
     floor: Option<f64>,
 }
 
+/// What a move, a clone or an autodiff step's result carries of its source's poison and
+/// inexactness: the same, and a wgpu bool's storage misread on Flex.
+fn carry(shared: &mut Shared, out: Slot, src: Slot) {
+    // A wgpu bool moved to Flex keeps wgpu's Bool(U32) storage, which Flex
+    // misreads (the catalogued bool-storage-transfer bug): stop comparing there.
+    let misread = shared
+        .flex
+        .as_ref()
+        .and_then(|m| m.get(out))
+        .filter(on_flex)
+        .and_then(crate::interpreter::read_data)
+        .is_some_and(|d| compare::bool_u32(&d))
+        .then(|| Taint::whole(Poison::BoolU32OnFlex));
+    let (o, s) = (usize::from(out), usize::from(src));
+    shared.poison[o] = Taint::or(shared.poison[s].clone(), misread);
+    shared.inexact[o] = shared.inexact[s].clone();
+}
+
+/// The poison an op's result holds on wgpu, per element it reaches, and the family it is
+/// compared in.
+fn op_poison(
+    shared: &Shared,
+    facts: &StepFacts<'_>,
+    op: &Op,
+    out: Slot,
+) -> (Option<Taint>, Tolerance) {
+    let family = op.tolerance();
+    // Read only where some element is to be carried (most steps carry none).
+    let out_shape = std::cell::OnceCell::new();
+    let on_result = |at: &Elements| {
+        let shape = out_shape.get_or_init(|| {
+            shared
+                .flex
+                .as_ref()
+                .and_then(|m| m.get(out))
+                .map(|t| t.ty().shape)
+        });
+        match shape {
+            Some(to) => at.reach(op.reach(), to),
+            None => Elements::All,
+        }
+    };
+    let operands = op.operands();
+    let reached = |per_slot: &dyn Fn(usize) -> Option<Elements>| {
+        operands
+            .iter()
+            .filter_map(|s| per_slot(usize::from(*s)))
+            .map(|at| on_result(&at))
+            .reduce(Elements::union)
+    };
+    // Poison spreads only to the result elements a poisoned element reaches.
+    let from_poisoned =
+        reached(&|s| shared.poison[s].as_ref().map(|t| t.at.clone())).map(|at| Taint {
+            why: Poison::FromPoisoned,
+            at,
+        });
+    let inexact = reached(&|s| shared.inexact[s].clone());
+    // A subnormal operand element is not held bit for bit on wgpu either: the device
+    // may flush it to zero (`compare::subnormal_elements`). Read only for the ops a
+    // flushed operand can move: a step, a pole, a jump.
+    let discontinuous = family == Tolerance::Step
+        || matches!(
+            op.unspecified(),
+            Unspecified::Pole | Unspecified::UnitEdge | Unspecified::Jumps
+        );
+    let flushed = discontinuous
+        .then(|| reached(&|s| flushed(shared, s)))
+        .flatten();
+    let open = match (inexact, flushed) {
+        (Some(a), Some(b)) => Some(a.union(b)),
+        (a, b) => a.or(b),
+    };
+    let at_step = open
+        .clone()
+        .filter(|_| family == Tolerance::Step)
+        .map(|at| Taint {
+            why: Poison::InexactOperand,
+            at,
+        });
+    // Bit-identical operand elements meet a pole or an edge alike on both backends
+    // (IEEE pins x/0 down, and a remainder's jump falls on the same side): only
+    // where an operand element was inexact (or flushable) is the result open.
+    let unspecified = facts.unspecified.as_ref().and_then(|u| {
+        let hits = u
+            .operands
+            .iter()
+            .flatten()
+            .map(on_result)
+            .reduce(Elements::union)?;
+        let at = match u.why {
+            Poison::NearPole | Poison::InexactOperand => hits.intersect(open.as_ref()?)?,
+            _ => hits,
+        };
+        Some(Taint { why: u.why, at })
+    });
+    (
+        Taint::or(Taint::or(from_poisoned, unspecified), at_step),
+        family,
+    )
+}
+
 /// Compares one value the wgpu mirror computed with the slot's eager Flex value. A wgpu panic
 /// where Flex computed a value is a divergence unless the catalogue knows it.
 fn judge(
@@ -316,24 +329,8 @@ fn judge(
     shared.inexact[o] = Some(Elements::All);
     let eager = shared.flex.as_ref().and_then(|m| m.get(out));
     let on_flex = eager.as_ref().is_some_and(on_flex);
-    // A Flex value that cannot be read is judged, not skipped: an error no execution-error
-    // record knows is a divergence of its own (Flex failed where wgpu computed).
-    let flex = match eager.map(|t| catch(|| t.try_into_data())) {
-        None => None,
-        Some(Ok(Ok(data))) => Some(data),
-        Some(Ok(Err(error))) => {
-            let error = error.to_string();
-            if lookup_error(catalogue(), &error).is_none() {
-                let named = what();
-                let summary = failure("Flex failed to read", &named.what, &error);
-                return diverge(shared, index, out, (&summary, &named), error);
-            }
-            None
-        }
-        Some(Err(panic)) => {
-            note(panic);
-            None
-        }
+    let Some(flex) = read_flex(shared, (index, out), eager, what) else {
+        return;
     };
     // The known bool storage bug makes Flex misread the value: stop comparing from here.
     let misread = on_flex && flex.as_ref().is_some_and(compare::bool_u32);
@@ -354,13 +351,8 @@ fn judge(
                     &named.what,
                     &panic.message,
                 );
-                diverge(
-                    shared,
-                    index,
-                    out,
-                    (&summary, &named),
-                    panic.message.clone(),
-                );
+                let message = panic.message.clone();
+                diverge(shared, index, out, (&summary, &named), message);
             } else {
                 shared.wgpu_met_panic(panic);
                 note(panic.clone());
@@ -372,60 +364,14 @@ fn judge(
     let Some(flex) = flex else {
         return;
     };
-    let on_wgpu = match crate::interpreter::catch(|| twin.try_into_data()) {
-        Ok(Ok(data)) => data,
-        // As on Flex: an error an execution-error record knows (a catalogued wgpu bug) is that
-        // bug, met again; any other is a divergence of its own.
-        Ok(Err(e)) => {
-            let error = e.to_string();
-            match lookup_error(catalogue(), &error) {
-                None => {
-                    let named = what();
-                    let summary = failure("wgpu failed to read", &named.what, &error);
-                    diverge(shared, index, out, (&summary, &named), error)
-                }
-                Some(record) => {
-                    shared.wgpu_met(&record.background_tag);
-                    shared.poison[o] = Some(Taint::whole(Poison::KnownBug));
-                }
-            }
-            return;
-        }
-        Err(panic) => {
-            if !is_known_bug(&panic) {
-                let named = what();
-                let summary = failure("wgpu panicked reading", &named.what, &panic.message);
-                diverge(shared, index, out, (&summary, &named), panic.message);
-            } else {
-                shared.wgpu_met_panic(&panic);
-                note(panic);
-                shared.poison[o] = Some(Taint::whole(Poison::KnownBug));
-            }
-            return;
-        }
+    let Some(on_wgpu) = read_wgpu(shared, (index, out), twin, what) else {
+        return;
     };
     let on_wgpu = faults::wgpu_value(index, on_wgpu);
     let tolerance = compare::tolerance_of((&flex, &on_wgpu), how.family, how.exact_in, how.floor);
     let verdict = compare::compare_within(&flex, &on_wgpu, poisoned.as_ref(), tolerance);
     shared.inexact[o] = compare::differing(&flex, &on_wgpu);
-    // A value judged within an absolute floor far above rounding (a quantization step, a
-    // cancelled reduction's error) may differ by that much across backends: what is computed
-    // from it is not comparable within a rounding tolerance (atanh of a dequantized 0.996 on
-    // Flex and 0.992 on wgpu, fuzz --backends flex,capture,wgpu --seed 104).
-    if how.floor.is_some() && shared.inexact[o].is_some() {
-        shared.poison[o] = Taint::or(
-            shared.poison[o].take(),
-            Some(Taint::whole(Poison::InexactOperand)),
-        );
-    }
-    // Equal values whose zeros differ in sign: compared here, not past here, where they are.
-    if let Some(at) = compare::zero_signs_differ(&flex, &on_wgpu) {
-        let signed = Taint {
-            why: Poison::SignedZero,
-            at,
-        };
-        shared.poison[o] = Taint::or(shared.poison[o].take(), Some(signed));
-    }
+    open_past(shared, o, (&flex, &on_wgpu), how.floor.is_some());
     match verdict {
         DiffEq::Poisoned(why) => shared.report.count_poisoned(why, false),
         _ => {
@@ -454,6 +400,104 @@ fn judge(
     }
     // Read once: the reference oracle judges the same data against its definition.
     shared.wgpu_read.push((out, on_wgpu));
+}
+
+/// The eager Flex value (`Some(None)` where there is none to compare), or `None` where Flex
+/// failed to read it with an error no execution-error record knows: a divergence of its own
+/// (Flex failed where wgpu computed), recorded. A Flex value that cannot be read is judged,
+/// not skipped.
+fn read_flex(
+    shared: &mut Shared,
+    (index, out): (usize, Slot),
+    eager: Option<AnyTensor>,
+    what: &dyn Fn() -> Named,
+) -> Option<Option<TensorData>> {
+    match eager.map(|t| catch(|| t.try_into_data())) {
+        None => Some(None),
+        Some(Ok(Ok(data))) => Some(Some(data)),
+        Some(Ok(Err(error))) => {
+            let error = error.to_string();
+            if lookup_error(catalogue(), &error).is_none() {
+                let named = what();
+                let summary = failure("Flex failed to read", &named.what, &error);
+                diverge(shared, index, out, (&summary, &named), error);
+                return None;
+            }
+            Some(None)
+        }
+        Some(Err(panic)) => {
+            note(panic);
+            Some(None)
+        }
+    }
+}
+
+/// The wgpu mirror's value read, or `None` where it failed: an error an execution-error record
+/// knows (a catalogued wgpu bug) or a known bug's panic is that bug, met again (the slot
+/// poisoned); any other is a divergence of its own.
+fn read_wgpu(
+    shared: &mut Shared,
+    (index, out): (usize, Slot),
+    twin: AnyTensor,
+    what: &dyn Fn() -> Named,
+) -> Option<TensorData> {
+    let o = usize::from(out);
+    match crate::interpreter::catch(|| twin.try_into_data()) {
+        Ok(Ok(data)) => return Some(data),
+        Ok(Err(e)) => {
+            let error = e.to_string();
+            match lookup_error(catalogue(), &error) {
+                None => {
+                    let named = what();
+                    let summary = failure("wgpu failed to read", &named.what, &error);
+                    diverge(shared, index, out, (&summary, &named), error)
+                }
+                Some(record) => {
+                    shared.wgpu_met(&record.background_tag);
+                    shared.poison[o] = Some(Taint::whole(Poison::KnownBug));
+                }
+            }
+        }
+        Err(panic) => {
+            if !is_known_bug(&panic) {
+                let named = what();
+                let summary = failure("wgpu panicked reading", &named.what, &panic.message);
+                diverge(shared, index, out, (&summary, &named), panic.message);
+            } else {
+                shared.wgpu_met_panic(&panic);
+                note(panic);
+                shared.poison[o] = Some(Taint::whole(Poison::KnownBug));
+            }
+        }
+    }
+    None
+}
+
+/// Leaves open past slot `o` what the comparison of its two values shows is not held alike.
+/// A value judged within an absolute floor far above rounding (a quantization step, a
+/// cancelled reduction's error) may differ by that much across backends: what is computed from
+/// it is not comparable within a rounding tolerance (atanh of a dequantized 0.996 on Flex and
+/// 0.992 on wgpu, fuzz --backends flex,capture,wgpu --seed 104). Equal values whose zeros
+/// differ in sign are compared here, not past here, where they are.
+fn open_past(
+    shared: &mut Shared,
+    o: usize,
+    (flex, on_wgpu): (&TensorData, &TensorData),
+    floor: bool,
+) {
+    if floor && shared.inexact[o].is_some() {
+        shared.poison[o] = Taint::or(
+            shared.poison[o].take(),
+            Some(Taint::whole(Poison::InexactOperand)),
+        );
+    }
+    if let Some(at) = compare::zero_signs_differ(flex, on_wgpu) {
+        let signed = Taint {
+            why: Poison::SignedZero,
+            at,
+        };
+        shared.poison[o] = Taint::or(shared.poison[o].take(), Some(signed));
+    }
 }
 
 /// A divergence's summary for a backend that failed: what failed, on which op's value, and the
