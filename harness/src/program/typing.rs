@@ -5,6 +5,7 @@
 //! produce fewer outputs than declared) and skips a step the rule rejects. One rule, two users,
 //! so a program that fixup accepted never reaches Burn with operands it would reject for shape.
 
+use super::dtype::Dtype;
 use super::step::{Kind, Op, Slot, UnaryOp};
 
 /// Kind and shape of a tensor.
@@ -95,17 +96,7 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
             lhs,
             rhs,
             transpose_rhs,
-        } => {
-            let (l, r) = (slot(*lhs)?, slot(*rhs)?);
-            if l.kind != Kind::Float || r.kind != Kind::Float {
-                return None;
-            }
-            let shape = matmul_shape(&l.shape, &r.shape, *transpose_rhs)?;
-            Some(Ty {
-                kind: l.kind,
-                shape,
-            })
-        }
+        } => matmul_output((*lhs, *rhs, *transpose_rhs), &slot),
         Op::AlongDim { op, src, dim } => {
             let t = slot(*src).filter(|t| op.spec().accepts(t.kind))?;
             let dim = usize::from(*dim);
@@ -121,32 +112,12 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
                 shape: t.shape,
             })
         }
-        Op::SumDim { src, dim } => {
-            let mut t = slot(*src).filter(|t| is_numeric(t.kind))?;
-            let dim = usize::from(*dim);
-            (dim < t.rank()).then(|| {
-                t.shape[dim] = 1;
-                t
-            })
-        }
-        Op::ArgMax { src, dim } => {
-            let mut t = slot(*src).filter(|t| is_numeric(t.kind))?;
-            let dim = usize::from(*dim);
-            (dim < t.rank()).then(|| {
-                t.shape[dim] = 1;
-                t.kind = Kind::Int;
-                t
-            })
-        }
-        Op::Reshape { src, dims } => {
-            let t = slot(*src)?;
-            let shape: Vec<usize> = dims.iter().map(|d| usize::from(*d)).collect();
-            let rank_ok = (super::limits::MIN_RANK..=super::limits::MAX_RANK).contains(&dims.len());
-            (rank_ok && shape.iter().product::<usize>() == t.numel()).then_some(Ty {
-                kind: t.kind,
-                shape,
-            })
-        }
+        Op::SumDim { src, dim } => reduced(slot(*src)?, *dim),
+        Op::ArgMax { src, dim } => reduced(slot(*src)?, *dim).map(|t| Ty {
+            kind: Kind::Int,
+            ..t
+        }),
+        Op::Reshape { src, dims } => reshape_output(*src, dims, &slot),
         Op::SwapDims { src, dim0, dim1 } => {
             let mut t = slot(*src)?;
             let (a, b) = (usize::from(*dim0), usize::from(*dim1));
@@ -160,48 +131,9 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
             dim,
             start,
             len,
-        } => {
-            let mut t = slot(*src)?;
-            let (dim, start, len) = (usize::from(*dim), usize::from(*start), usize::from(*len));
-            (dim < t.rank() && len >= 1 && start + len <= t.shape[dim]).then(|| {
-                t.shape[dim] = len;
-                t
-            })
-        }
-        Op::Cat { first, rest, dim } => {
-            let mut t = slot(*first)?;
-            let dim = usize::from(*dim);
-            if dim >= t.rank() {
-                return None;
-            }
-            for other in rest {
-                let o = slot(*other)?;
-                let fits = o.kind == t.kind
-                    && o.rank() == t.rank()
-                    && (0..t.rank()).all(|d| d == dim || o.shape[d] == t.shape[d]);
-                if !fits {
-                    return None;
-                }
-                t.shape[dim] += o.shape[dim];
-            }
-            // Repeated cats would otherwise grow a tensor without bound (and past the `u8` dims
-            // programs store): the result obeys the same element limit as a created tensor.
-            (t.shape.iter().product::<usize>() <= crate::program::limits::MAX_ELEMENTS).then_some(t)
-        }
-        Op::Cast { src, to, dtype } => {
-            let t = slot(*src)?;
-            // `Tensor<D, Bool>` has no `bool()`, and a same-kind cast is not a conversion
-            // unless it names a dtype (`cast(FloatDType::F16)`); a dtype names its own kind,
-            // and bool tensors have no `cast`.
-            let fits = match dtype {
-                Some(d) => d.kind() == *to && *to != Kind::Bool,
-                None => t.kind != *to,
-            };
-            fits.then_some(Ty {
-                kind: *to,
-                shape: t.shape,
-            })
-        }
+        } => slice_output(*src, (*dim, *start, *len), &slot),
+        Op::Cat { first, rest, dim } => cat_output(*first, rest, *dim, &slot),
+        Op::Cast { src, to, dtype } => cast_output(slot(*src)?, *to, *dtype),
         Op::Compare { op, lhs, rhs } => {
             let (l, r) = (slot(*lhs)?, slot(*rhs)?);
             (op.spec().accepts(l.kind) && l == r).then(|| Ty {
@@ -223,4 +155,96 @@ pub fn op_output(op: &Op, slot: impl Fn(Slot) -> Option<Ty>) -> Option<Ty> {
         }
         Op::Not { src } => slot(*src).filter(|t| t.kind == Kind::Bool),
     }
+}
+
+/// A numeric operand reduced along `dim` to size 1, where it has that dimension.
+fn reduced(mut t: Ty, dim: u8) -> Option<Ty> {
+    let dim = usize::from(dim);
+    (is_numeric(t.kind) && dim < t.rank()).then(|| {
+        t.shape[dim] = 1;
+        t
+    })
+}
+
+/// A cast's result type, where it converts.
+fn cast_output(t: Ty, to: Kind, dtype: Option<Dtype>) -> Option<Ty> {
+    // `Tensor<D, Bool>` has no `bool()`, and a same-kind cast is not a conversion
+    // unless it names a dtype (`cast(FloatDType::F16)`); a dtype names its own kind,
+    // and bool tensors have no `cast`.
+    let fits = match dtype {
+        Some(d) => d.kind() == to && to != Kind::Bool,
+        None => t.kind != to,
+    };
+    fits.then_some(Ty {
+        kind: to,
+        shape: t.shape,
+    })
+}
+
+/// A float matmul's result type, where the operands' shapes multiply.
+fn matmul_output(
+    (lhs, rhs, transpose_rhs): (Slot, Slot, bool),
+    slot: &dyn Fn(Slot) -> Option<Ty>,
+) -> Option<Ty> {
+    let (l, r) = (slot(lhs)?, slot(rhs)?);
+    if l.kind != Kind::Float || r.kind != Kind::Float {
+        return None;
+    }
+    let shape = matmul_shape(&l.shape, &r.shape, transpose_rhs)?;
+    Some(Ty {
+        kind: l.kind,
+        shape,
+    })
+}
+
+/// A reshape's result type, where the dims keep the element count and a rank programs hold.
+fn reshape_output(src: Slot, dims: &[u8], slot: &dyn Fn(Slot) -> Option<Ty>) -> Option<Ty> {
+    let t = slot(src)?;
+    let shape: Vec<usize> = dims.iter().map(|d| usize::from(*d)).collect();
+    let rank_ok = (super::limits::MIN_RANK..=super::limits::MAX_RANK).contains(&dims.len());
+    (rank_ok && shape.iter().product::<usize>() == t.numel()).then_some(Ty {
+        kind: t.kind,
+        shape,
+    })
+}
+
+/// A slice's result type, where the range lies within the dimension.
+fn slice_output(
+    src: Slot,
+    (dim, start, len): (u8, u8, u8),
+    slot: &dyn Fn(Slot) -> Option<Ty>,
+) -> Option<Ty> {
+    let mut t = slot(src)?;
+    let (dim, start, len) = (usize::from(dim), usize::from(start), usize::from(len));
+    (dim < t.rank() && len >= 1 && start + len <= t.shape[dim]).then(|| {
+        t.shape[dim] = len;
+        t
+    })
+}
+
+/// A concatenation's result type, where every operand matches the first but along `dim`.
+fn cat_output(
+    first: Slot,
+    rest: &[Slot],
+    dim: u8,
+    slot: &dyn Fn(Slot) -> Option<Ty>,
+) -> Option<Ty> {
+    let mut t = slot(first)?;
+    let dim = usize::from(dim);
+    if dim >= t.rank() {
+        return None;
+    }
+    for other in rest {
+        let o = slot(*other)?;
+        let fits = o.kind == t.kind
+            && o.rank() == t.rank()
+            && (0..t.rank()).all(|d| d == dim || o.shape[d] == t.shape[d]);
+        if !fits {
+            return None;
+        }
+        t.shape[dim] += o.shape[dim];
+    }
+    // Repeated cats would otherwise grow a tensor without bound (and past the `u8` dims
+    // programs store): the result obeys the same element limit as a created tensor.
+    (t.shape.iter().product::<usize>() <= crate::program::limits::MAX_ELEMENTS).then_some(t)
 }
