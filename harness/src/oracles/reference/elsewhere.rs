@@ -9,7 +9,7 @@ use super::judge::{Expected, Judged, Value, Why};
 use super::track::judge_value;
 use super::{gradient, regime, Mismatch, Reference, REFERENCE_MISMATCH};
 use crate::interpreter::World;
-use crate::oracles::taint::Elements;
+use crate::oracles::taint::{Elements, Poison};
 use crate::oracles::{
     Backend, Context, Deviation, Facts, Judgement, OracleId, Shared, StepFacts, Violation,
 };
@@ -101,20 +101,7 @@ impl Reference {
             };
             let stashed = read.iter().position(|(s, _)| *s == out);
             let stashed = stashed.map(|i| read.swap_remove(i).1);
-            let diverged = shared.report.violations.iter().any(|v| {
-                v.step == on.index
-                    && v.class == crate::oracles::DIVERGENCE
-                    && v.message.starts_with(&format!("t{out}:"))
-            });
-            let expected = match step {
-                Step::Backward { .. } => Err(Why::Borrowed(
-                    "a gradient on wgpu (the differential compares it with Flex's)",
-                )),
-                _ if diverged || on.differed.contains(&out) => {
-                    Err(Why::Borrowed("a value another finding is about"))
-                }
-                _ => self.on_wgpu.expected(step),
-            };
+            let expected = self.expected_on_wgpu(shared, step, on, out);
             let counts = &mut shared.report.reference;
             let expected = match expected {
                 Ok(e) => e,
@@ -137,19 +124,7 @@ impl Reference {
             let actual = Value::of(tensor.kind(), data);
             let absolute = self.on_wgpu.allowance(step, on.family);
             let terms = self.on_wgpu.scale(step);
-            // Left open where the definition does not pin the result down on wgpu.
-            let unpinned = self.unpinned_on_wgpu.as_ref().and_then(|u| {
-                let shape = actual.data.shape().to_vec();
-                let reach = match step {
-                    Step::Op { op, .. } => op.reach(),
-                    _ => crate::program::Reach::Whole,
-                };
-                let at = (u.operands.iter().flatten())
-                    .map(|at| at.reach(reach, &shape))
-                    .reduce(Elements::union)?;
-                Some((u.why, at.skips(&shape).map(<[bool]>::to_vec)))
-            });
-            let expected = match unpinned {
+            let expected = match self.unpinned(step, &actual) {
                 None => expected,
                 Some((why, None)) => {
                     counts.count_open_on_wgpu(why.name());
@@ -179,48 +154,100 @@ impl Reference {
                         oracle: OracleId::Reference,
                         context: Context::Wgpu,
                     });
-                    let operands: Vec<DType> = (step.reads().iter())
-                        .filter_map(|s| self.on_wgpu.held[usize::from(*s)].as_ref())
-                        .map(|v| v.data.dtype())
-                        .collect();
-                    let dtypes = (operands.iter())
-                        .map(|d| format!("{d:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    let what = match step {
-                        Step::Op { op, .. } => op.name(),
-                        other => other.name().to_string(),
-                    };
-                    shared.report.violations.push(Violation {
-                        step: on.index,
-                        class: REFERENCE_MISMATCH.to_string(),
-                        summary: format!(
-                            "{what} over ({dtypes}){} on wgpu differs from its definition",
-                            regime(
-                                step.reads().iter().filter_map(|s| {
-                                    self.on_wgpu.held[usize::from(*s)].as_deref()
-                                })
-                            )
-                        ),
-                        facts: Facts {
-                            deviation: Deviation::between(&want, &got, Some(actual.data.dtype())),
-                            entry: Some(what.clone()),
-                            dtype: operands.first().copied().and_then(Dtype::from_burn),
-                            backend: Some(Backend::Wgpu),
-                        },
-                        message: Mismatch {
-                            slot: out,
-                            element: at,
-                            expected: want,
-                            actual: got,
-                        }
-                        .to_string(),
-                        ..Violation::default()
-                    });
+                    let found = (out, at, want, got, actual.data.dtype());
+                    let violation = self.mismatch_on_wgpu(step, on.index, found);
+                    shared.report.violations.push(violation);
                 }
             }
             self.on_wgpu.held[o] = Some(std::rc::Rc::new(actual));
             self.on_wgpu.unread[o] = false;
+        }
+    }
+
+    /// The reference of output `out` of `step` on wgpu, or why there is none to judge: a
+    /// gradient (the differential compares it with Flex's), or a value another finding is about.
+    fn expected_on_wgpu(
+        &self,
+        shared: &Shared,
+        step: &Step,
+        on: &Judging<'_>,
+        out: u8,
+    ) -> Result<Expected, Why> {
+        let diverged = shared.report.violations.iter().any(|v| {
+            v.step == on.index
+                && v.class == crate::oracles::DIVERGENCE
+                && v.message.starts_with(&format!("t{out}:"))
+        });
+        match step {
+            Step::Backward { .. } => Err(Why::Borrowed(
+                "a gradient on wgpu (the differential compares it with Flex's)",
+            )),
+            _ if diverged || on.differed.contains(&out) => {
+                Err(Why::Borrowed("a value another finding is about"))
+            }
+            _ => self.on_wgpu.expected(step),
+        }
+    }
+
+    /// Where the definition does not pin `step`'s result down on wgpu: why, and the elements
+    /// left open (`None`: all of them).
+    fn unpinned(&self, step: &Step, actual: &Value) -> Option<(Poison, Option<Vec<bool>>)> {
+        let u = self.unpinned_on_wgpu.as_ref()?;
+        let shape = actual.data.shape().to_vec();
+        let reach = match step {
+            Step::Op { op, .. } => op.reach(),
+            _ => crate::program::Reach::Whole,
+        };
+        let at = (u.operands.iter().flatten())
+            .map(|at| at.reach(reach, &shape))
+            .reduce(Elements::union)?;
+        Some((u.why, at.skips(&shape).map(<[bool]>::to_vec)))
+    }
+
+    /// The reference mismatch of a wgpu mirror's value at step `index`.
+    fn mismatch_on_wgpu(
+        &self,
+        step: &Step,
+        index: usize,
+        (out, at, want, got, dtype): (u8, usize, String, String, DType),
+    ) -> Violation {
+        let operands: Vec<DType> = (step.reads().iter())
+            .filter_map(|s| self.on_wgpu.held[usize::from(*s)].as_ref())
+            .map(|v| v.data.dtype())
+            .collect();
+        let dtypes = (operands.iter())
+            .map(|d| format!("{d:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let what = match step {
+            Step::Op { op, .. } => op.name(),
+            other => other.name().to_string(),
+        };
+        let held = step
+            .reads()
+            .into_iter()
+            .filter_map(|s| self.on_wgpu.held[usize::from(s)].as_deref());
+        Violation {
+            step: index,
+            class: REFERENCE_MISMATCH.to_string(),
+            summary: format!(
+                "{what} over ({dtypes}){} on wgpu differs from its definition",
+                regime(held)
+            ),
+            facts: Facts {
+                deviation: Deviation::between(&want, &got, Some(dtype)),
+                entry: Some(what.clone()),
+                dtype: operands.first().copied().and_then(Dtype::from_burn),
+                backend: Some(Backend::Wgpu),
+            },
+            message: Mismatch {
+                slot: out,
+                element: at,
+                expected: want,
+                actual: got,
+            }
+            .to_string(),
+            ..Violation::default()
         }
     }
 }
