@@ -172,23 +172,7 @@ impl State {
                 outputs,
                 form,
             } => self.predict_exit(inputs, outputs, *form),
-            Step::Device { device, call } => match device {
-                // Answered from the device value itself: no client is asked.
-                _ if matches!(call, DeviceCall::Name | DeviceCall::IdRoundTrip) => {
-                    predict(&DEVICE_CALL, ok())
-                }
-                DeviceRef::Capture(d) => match (self.open_session(*d), call) {
-                    (Some(_), DeviceCall::Seed(_)) => {
-                        predict(&SEED_IN_SCOPE, panic("capture-seeding"))
-                    }
-                    (Some(_), _) => predict(&DEVICE_CALL_IN_SCOPE, ok()),
-                    (None, _) => predict(
-                        &DEVICE_CALL_OUTSIDE_SCOPE,
-                        panic("operation-outside-capture-scope"),
-                    ),
-                },
-                _ => predict(&DEVICE_CALL, ok()),
-            },
+            Step::Device { device, call } => self.predict_device_call(*device, *call),
             Step::Create {
                 device: DeviceRef::Capture(d),
                 ..
@@ -240,6 +224,25 @@ impl State {
             | Step::Replay { .. }
             | Step::Backward { .. }
             | Step::Thread { .. } => None,
+        }
+    }
+
+    /// A device call: answered from the device value itself for its name and id, else by the
+    /// capture device's client, which refuses it outside a scope and a seed inside one.
+    fn predict_device_call(&self, device: DeviceRef, call: DeviceCall) -> Option<Prediction> {
+        match device {
+            _ if matches!(call, DeviceCall::Name | DeviceCall::IdRoundTrip) => {
+                predict(&DEVICE_CALL, ok())
+            }
+            DeviceRef::Capture(d) => match (self.open_session(d), call) {
+                (Some(_), DeviceCall::Seed(_)) => predict(&SEED_IN_SCOPE, panic("capture-seeding")),
+                (Some(_), _) => predict(&DEVICE_CALL_IN_SCOPE, ok()),
+                (None, _) => predict(
+                    &DEVICE_CALL_OUTSIDE_SCOPE,
+                    panic("operation-outside-capture-scope"),
+                ),
+            },
+            _ => predict(&DEVICE_CALL, ok()),
         }
     }
 
