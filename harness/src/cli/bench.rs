@@ -244,10 +244,17 @@ fn main(
     }
     paths.retain(|p| only.is_empty() || only.iter().any(|o| o == p.key));
     measure(&set, Duration::from_secs(seconds), &mut paths)?;
+    print_rates(&paths, jobs);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Each path's execs/s and its cost ratios to bare and to oracles off, the jobs' gain, and the
+/// process's memory.
+fn print_rates(paths: &[Path], jobs: usize) {
     let bare = paths.iter().find(|p| p.key == "bare").map(Path::rate);
     // What the oracles cost on top of `check`'s own bookkeeping, beside the ratio to bare.
     let off = paths.iter().find(|p| p.key == "off").map(Path::rate);
-    for path in &paths {
+    for path in paths {
         let rate = path.rate();
         print!(
             "{:<34} {rate:>9.0} execs/s ({} in {:.2} s)",
@@ -271,7 +278,6 @@ fn main(
     if let Some((rss, peak)) = dispatch_fuzz::campaign::rss_kib() {
         println!("rss: {} MiB, peak {} MiB", rss / 1024, peak / 1024);
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// A chain of `n` small ops, each read back, on `device`: what one op costs on a backend.
