@@ -423,43 +423,7 @@ pub fn per_element(
         // term carries u·(|z| + E + 1); the sum of positive terms γₙ beyond its terms' worst;
         // the inverse and the multiply 2u. First order, so twice that; an exp that underflows
         // errs by a subnormal's spacing at most, divided by a sum of at least 1.
-        Model::Softmax => {
-            let Op::AlongDim { op: entry, dim, .. } = op else {
-                return None;
-            };
-            let x = operands.first()?;
-            let v = x.floats()?;
-            let want = expected.floats()?;
-            let sign = if entry.name() == "softmin" { -1.0 } else { 1.0 };
-            let exp = LIBRARY
-                .iter()
-                .find(|(n, _)| *n == "exp")
-                .map_or(2.0, |(_, ulps)| ulps.single);
-            let mut out = vec![f64::INFINITY; want.len()];
-            for lane in super::host::lanes(&x.shape, usize::from(*dim)) {
-                let zs: Option<Vec<f64>> = lane.iter().map(|&i| v[i].map(|e| sign * e)).collect();
-                let Some(zs) = zs else { continue };
-                let max = zs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let shifted: Vec<f64> = zs.iter().map(|z| z - max).collect();
-                let far = (shifted.iter())
-                    .filter(|z| z.is_finite())
-                    .fold(0f64, |m, z| m.max(z.abs()));
-                let sum = gamma(lane.len(), u) + u * (far + exp + 1.0);
-                for (&i, z) in lane.iter().zip(&shifted) {
-                    let own = if z.is_finite() {
-                        u * (z.abs() + exp + 1.0)
-                    } else {
-                        0.0
-                    };
-                    let rel = 2.0 * (own + sum + 2.0 * u);
-                    out[i] = match want[i] {
-                        Some(w) if max.is_finite() => rel * w.abs() + 2.0 * floor,
-                        _ => f64::INFINITY,
-                    };
-                }
-            }
-            Some(out)
-        }
+        Model::Softmax => softmax_bounds(op, operands, expected, (u, floor)),
         // With the computed mean m̂ = m + δ, Σ(xᵢ − m̂)² = Σ(xᵢ − m)² + nδ² exactly (the
         // centered values sum to zero); each term then rounds in the subtraction, the square
         // and the sum, all of nonnegative terms, and once more in the division:
@@ -493,6 +457,50 @@ pub fn per_element(
             Some(expected.floats()?.iter().zip(&lanes).map(bound).collect())
         }
     }
+}
+
+/// [`per_element`]'s softmax bounds, with `u` the dtype's unit roundoff.
+fn softmax_bounds(
+    op: &Op,
+    operands: &[&Host],
+    expected: &Host,
+    (u, floor): (f64, f64),
+) -> Option<Vec<f64>> {
+    let Op::AlongDim { op: entry, dim, .. } = op else {
+        return None;
+    };
+    let x = operands.first()?;
+    let v = x.floats()?;
+    let want = expected.floats()?;
+    let sign = if entry.name() == "softmin" { -1.0 } else { 1.0 };
+    let exp = LIBRARY
+        .iter()
+        .find(|(n, _)| *n == "exp")
+        .map_or(2.0, |(_, ulps)| ulps.single);
+    let mut out = vec![f64::INFINITY; want.len()];
+    for lane in super::host::lanes(&x.shape, usize::from(*dim)) {
+        let zs: Option<Vec<f64>> = lane.iter().map(|&i| v[i].map(|e| sign * e)).collect();
+        let Some(zs) = zs else { continue };
+        let max = zs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let shifted: Vec<f64> = zs.iter().map(|z| z - max).collect();
+        let far = (shifted.iter())
+            .filter(|z| z.is_finite())
+            .fold(0f64, |m, z| m.max(z.abs()));
+        let sum = gamma(lane.len(), u) + u * (far + exp + 1.0);
+        for (&i, z) in lane.iter().zip(&shifted) {
+            let own = if z.is_finite() {
+                u * (z.abs() + exp + 1.0)
+            } else {
+                0.0
+            };
+            let rel = 2.0 * (own + sum + 2.0 * u);
+            out[i] = match want[i] {
+                Some(w) if max.is_finite() => rel * w.abs() + 2.0 * floor,
+                _ => f64::INFINITY,
+            };
+        }
+    }
+    Some(out)
 }
 
 /// The tolerance family the reference judges `op` with: its table entry's, but moves and
