@@ -454,8 +454,6 @@ pub fn classify(
     policy: &Policy,
 ) -> Classified {
     assign_classes(steps, trace);
-    // Read only for an execution error, which few runs return.
-    let unsupported = std::cell::OnceCell::new();
     let panics = trace
         .panics()
         .filter(|(_, p)| policy.is_finding(&p.class))
@@ -466,6 +464,42 @@ pub fn classify(
             message: p.message.clone(),
             facts: panic_facts(steps, trace, step),
         });
+    let violation = violation_findings(violations, policy);
+    let leak = (!trace.leaked_devices.is_empty()).then(|| Finding {
+        signature: Signature::new(
+            STATE_LEAK,
+            "a pooled capture device refused a fresh scope",
+            "harness",
+        ),
+        class: STATE_LEAK.to_string(),
+        step: None,
+        message: format!(
+            "capture devices {:?} of the pool refused a fresh empty scope after the program",
+            trace.leaked_devices
+        ),
+        facts: Facts::default(),
+    });
+    let errors = error_findings(steps, trace, policy);
+    let mut candidates: Vec<Finding> = panics.chain(errors).chain(violation).collect();
+    // The earliest step wins; a leak is seen after the program.
+    candidates.sort_by_key(|f| f.step.unwrap_or(usize::MAX));
+    candidates.extend(leak);
+    let mut classified = Classified::default();
+    for finding in candidates {
+        if let Some(case) = policy.known(&finding.class, &finding.signature, &finding.facts) {
+            if !classified.known.iter().any(|c| c == case) {
+                classified.known.push(case.to_string());
+            }
+        } else if classified.finding.is_none() {
+            classified.finding = Some(finding);
+        }
+    }
+    classified
+}
+
+/// The findings of the oracles' violations: a replay that fails with a catalogued panic takes
+/// that record's class; the others their oracle's.
+fn violation_findings(violations: &[Violation], policy: &Policy) -> Vec<Finding> {
     // A replay that fails with a catalogued panic takes that record's class (a known Burn bug
     // met again through replay is not a new finding); any other violation is a finding. The
     // earliest step wins.
@@ -477,7 +511,7 @@ pub fn classify(
         .filter(|v| v.class == REFERENCE_MISMATCH && v.facts.backend == Some(Backend::Flex))
         .map(|v| v.step)
         .collect();
-    let violation = violations
+    violations
         .iter()
         .filter(|v| !(v.class == DIVERGENCE && wrong_on_flex.contains(&v.step)))
         .map(|v| {
@@ -501,21 +535,14 @@ pub fn classify(
                 facts: v.facts.clone(),
             }
         })
-        .filter(|f| policy.is_finding(&f.class) || oracle_of(&f.class).is_some());
-    let leak = (!trace.leaked_devices.is_empty()).then(|| Finding {
-        signature: Signature::new(
-            STATE_LEAK,
-            "a pooled capture device refused a fresh scope",
-            "harness",
-        ),
-        class: STATE_LEAK.to_string(),
-        step: None,
-        message: format!(
-            "capture devices {:?} of the pool refused a fresh empty scope after the program",
-            trace.leaked_devices
-        ),
-        facts: Facts::default(),
-    });
+        .filter(|f| policy.is_finding(&f.class) || oracle_of(&f.class).is_some())
+        .collect()
+}
+
+/// The findings of the execution errors a step or a side read returned.
+fn error_findings(steps: &[Step], trace: &Trace, policy: &Policy) -> Vec<Finding> {
+    // Read only for an execution error, which few runs return.
+    let unsupported = std::cell::OnceCell::new();
     // An `ExecutionError` a read or a replay returned is judged like a panic, against the
     // catalogue's execution-error records: an unknown one is a finding.
     // A side error (a mirror's replay, a best-effort read) counts at its step, or past the end.
@@ -528,7 +555,7 @@ pub fn classify(
         .side_errors
         .iter()
         .map(|e| (e.step.unwrap_or(end), &e.error, &e.message));
-    let errors = step_errors
+    step_errors
         .chain(side_errors)
         .filter(|(_, error, _)| *error == EXECUTION_ERROR)
         .filter_map(|(step, _, message)| {
@@ -545,22 +572,8 @@ pub fn classify(
                 message: message.clone(),
                 facts: Facts::default(),
             })
-        });
-    let mut candidates: Vec<Finding> = panics.chain(errors).chain(violation).collect();
-    // The earliest step wins; a leak is seen after the program.
-    candidates.sort_by_key(|f| f.step.unwrap_or(usize::MAX));
-    candidates.extend(leak);
-    let mut classified = Classified::default();
-    for finding in candidates {
-        if let Some(case) = policy.known(&finding.class, &finding.signature, &finding.facts) {
-            if !classified.known.iter().any(|c| c == case) {
-                classified.known.push(case.to_string());
-            }
-        } else if classified.finding.is_none() {
-            classified.finding = Some(finding);
-        }
-    }
-    classified
+        })
+        .collect()
 }
 
 #[cfg(test)]
