@@ -214,7 +214,7 @@ pub fn why_not_replayed(entry: Entry) -> Option<&'static str> {
 pub fn op_of(entry: Entry, operands: &[Slot], bytes: [u8; 4]) -> Option<Op> {
     let x = *operands.first()?;
     let y = operands.get(1).copied().unwrap_or(x);
-    let [a, b, c, d] = bytes;
+    let a = bytes[0];
     let small = |v: u8| v % 4;
     Some(match (entry.family, entry.name) {
         ("unary", name) => Op::Unary {
@@ -249,82 +249,92 @@ pub fn op_of(entry: Entry, operands: &[Slot], bytes: [u8; 4]) -> Option<Op> {
         ("module", name) => Op::Module {
             op: ModuleOp::named(name)?,
             src: x,
-            kernel: if a % 2 == 0 { 1 } else { 3 },
+            kernel: if a.is_multiple_of(2) { 1 } else { 3 },
         },
-        ("fixed", "matmul") => Op::Matmul {
+        ("fixed", name) => fixed_op(name, (x, y), bytes)?,
+        _ => return None,
+    })
+}
+
+/// An op of the fixed entry `name` over `x` and `y`, its other fields taken from `bytes`.
+fn fixed_op(name: &str, (x, y): (Slot, Slot), bytes: [u8; 4]) -> Option<Op> {
+    let [a, b, c, d] = bytes;
+    let small = |v: u8| v % 4;
+    Some(match name {
+        "matmul" => Op::Matmul {
             lhs: x,
             rhs: y,
-            transpose_rhs: a % 2 == 0,
+            transpose_rhs: a.is_multiple_of(2),
         },
-        ("fixed", "sum_dim") => Op::SumDim {
+        "sum_dim" => Op::SumDim {
             src: x,
             dim: small(a),
         },
-        ("fixed", "argmax") => Op::ArgMax {
+        "argmax" => Op::ArgMax {
             src: x,
             dim: small(a),
         },
-        ("fixed", "clamp") => Op::Clamp {
+        "clamp" => Op::Clamp {
             src: x,
             min: (a as i8).min(b as i8),
             max: (a as i8).max(b as i8),
         },
-        ("fixed", "reshape") => Op::Reshape {
+        "reshape" => Op::Reshape {
             src: x,
             dims: vec![1 + small(a), 1 + small(b)],
         },
-        ("fixed", "swap_dims") => Op::SwapDims {
+        "swap_dims" => Op::SwapDims {
             src: x,
             dim0: small(a),
             dim1: small(b),
         },
-        ("fixed", "slice") => Op::Slice {
+        "slice" => Op::Slice {
             src: x,
             dim: small(a),
             start: small(b),
             len: 1 + small(c),
         },
-        ("fixed", "cat") => Op::Cat {
+        "cat" => Op::Cat {
             first: x,
             rest: vec![y],
             dim: small(a),
         },
-        ("fixed", "mask_where") => Op::MaskWhere {
+        "mask_where" => Op::MaskWhere {
             src: x,
             mask: y,
             value: x,
         },
-        ("fixed", "mask_fill") => Op::MaskFill {
+        "mask_fill" => Op::MaskFill {
             src: x,
             mask: y,
             value: d as i8,
         },
-        ("fixed", "cast to float") => Op::Cast {
+        "cast to float" => Op::Cast {
             src: x,
             to: Kind::Float,
             dtype: None,
         },
-        ("fixed", "cast to int") => Op::Cast {
+        "cast to int" => Op::Cast {
             src: x,
             to: Kind::Int,
             dtype: None,
         },
-        ("fixed", "cast to bool") => Op::Cast {
+        "cast to bool" => Op::Cast {
             src: x,
             to: Kind::Bool,
             dtype: None,
         },
-        ("fixed", "and") => Op::Logic {
+        "and" => Op::Logic {
             op: LogicOp::And,
             lhs: x,
             rhs: y,
         },
-        ("fixed", "or") => Op::Logic {
+        "or" => Op::Logic {
             op: LogicOp::Or,
             lhs: x,
             rhs: y,
         },
-        ("fixed", "not") => Op::Not { src: x },
+        "not" => Op::Not { src: x },
         _ => return None,
     })
 }
