@@ -507,36 +507,7 @@ pub fn along(reference: Along, x: &Host, dim: usize) -> Result<Host, &'static st
             )),
             Data::Bool(_) => Err("no bool reduction"),
         },
-        Along::Scan(f, g) => {
-            let mut out_f = vec![None; n];
-            let mut out_i = vec![None; n];
-            for l in &ln {
-                let values = match &x.data {
-                    Data::Float(_) => lane_f(l)
-                        .map(|v| f(&v))
-                        .map(|r| r.into_iter().map(|e| e.map(Ok)).collect::<Vec<_>>()),
-                    Data::Int(_) => lane_i(l)
-                        .map(|v| g(&v))
-                        .map(|r| r.into_iter().map(|e| e.map(Err)).collect::<Vec<_>>()),
-                    Data::Bool(_) => return Err("no bool scan"),
-                };
-                let Some(values) = values else { continue };
-                if values.len() != l.len() {
-                    return Err("the entry takes no operand of this kind");
-                }
-                for (&i, e) in l.iter().zip(values) {
-                    match e {
-                        Some(Ok(f)) => out_f[i] = Some(f),
-                        Some(Err(k)) => out_i[i] = Some(k),
-                        None => {}
-                    }
-                }
-            }
-            Ok(match &x.data {
-                Data::Float(_) => Host::float(x.shape.clone(), out_f),
-                _ => Host::int(x.shape.clone(), out_i),
-            })
-        }
+        Along::Scan(f, g) => scan((f, g), x, &ln),
         Along::Arg(f) => Ok(Host::int(
             reduced,
             ln.iter()
@@ -546,19 +517,7 @@ pub fn along(reference: Along, x: &Host, dim: usize) -> Result<Host, &'static st
                 })
                 .collect(),
         )),
-        Along::ArgScan(f) => {
-            let all = x.as_f64();
-            let mut out = vec![None; n];
-            for l in &ln {
-                let Some(v) = l.iter().map(|&i| all[i]).collect::<Option<Vec<f64>>>() else {
-                    continue;
-                };
-                for (&i, k) in l.iter().zip(f(&v)) {
-                    out[i] = k.map(|k| k as i128);
-                }
-            }
-            Ok(Host::int(x.shape.clone(), out))
-        }
+        Along::ArgScan(f) => Ok(arg_scan(f, x, &ln)),
         Along::Test(f) => Ok(Host::bool(
             reduced,
             ln.iter()
@@ -585,6 +544,72 @@ pub fn along(reference: Along, x: &Host, dim: usize) -> Result<Host, &'static st
         }),
         Along::Whole(f) => f(x, dim).ok_or("the entry takes no operand of this kind"),
     }
+}
+
+/// A scan of a float lane.
+type FloatScan = fn(&[f64]) -> Vec<Option<f64>>;
+/// A scan of an int lane.
+type IntScan = fn(&[i128]) -> Vec<Option<i128>>;
+
+/// A scan of each of `x`'s `lanes`, by `f` over floats and `g` over ints.
+fn scan(
+    (f, g): (FloatScan, IntScan),
+    x: &Host,
+    lanes: &[Vec<usize>],
+) -> Result<Host, &'static str> {
+    let n = x.numel();
+    let lane_f = |lane: &[usize]| -> Option<Vec<f64>> {
+        let v = x.floats()?;
+        lane.iter().map(|&i| v[i]).collect()
+    };
+    let lane_i = |lane: &[usize]| -> Option<Vec<i128>> {
+        let v = x.ints()?;
+        lane.iter().map(|&i| v[i]).collect()
+    };
+    let mut out_f = vec![None; n];
+    let mut out_i = vec![None; n];
+    for l in lanes {
+        let values = match &x.data {
+            Data::Float(_) => lane_f(l)
+                .map(|v| f(&v))
+                .map(|r| r.into_iter().map(|e| e.map(Ok)).collect::<Vec<_>>()),
+            Data::Int(_) => lane_i(l)
+                .map(|v| g(&v))
+                .map(|r| r.into_iter().map(|e| e.map(Err)).collect::<Vec<_>>()),
+            Data::Bool(_) => return Err("no bool scan"),
+        };
+        let Some(values) = values else { continue };
+        if values.len() != l.len() {
+            return Err("the entry takes no operand of this kind");
+        }
+        for (&i, e) in l.iter().zip(values) {
+            match e {
+                Some(Ok(f)) => out_f[i] = Some(f),
+                Some(Err(k)) => out_i[i] = Some(k),
+                None => {}
+            }
+        }
+    }
+    Ok(match &x.data {
+        Data::Float(_) => Host::float(x.shape.clone(), out_f),
+        _ => Host::int(x.shape.clone(), out_i),
+    })
+}
+
+/// Each of `x`'s `lanes` as the permutation of its indices `f` gives (an int lane out).
+fn arg_scan(f: fn(&[f64]) -> Vec<Option<usize>>, x: &Host, lanes: &[Vec<usize>]) -> Host {
+    let n = x.numel();
+    let all = x.as_f64();
+    let mut out = vec![None; n];
+    for l in lanes {
+        let Some(v) = l.iter().map(|&i| all[i]).collect::<Option<Vec<f64>>>() else {
+            continue;
+        };
+        for (&i, k) in l.iter().zip(f(&v)) {
+            out[i] = k.map(|k| k as i128);
+        }
+    }
+    Host::int(x.shape.clone(), out)
 }
 
 #[cfg(test)]
