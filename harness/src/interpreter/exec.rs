@@ -92,6 +92,48 @@ pub fn run_colliding(program: &Program, backends: Backends) -> Result<Trace> {
     run_scheduled(program, backends, Mode::Full, &mut Unobserved, true)
 }
 
+impl<'p, 'h> Run<'p, 'h> {
+    /// A run of `program` before its first step: every slot empty, every step skipped until it
+    /// runs.
+    fn new(
+        program: &'p Program,
+        backends: Backends,
+        mode: Mode,
+        hook: &'h mut dyn Lockstep,
+    ) -> Run<'p, 'h> {
+        let n = program.steps.len();
+        let mut exits = 0;
+        let exit_ordinal = program
+            .steps
+            .iter()
+            .map(|s| {
+                matches!(s, Step::ExitScope { .. }).then(|| {
+                    exits += 1;
+                    exits - 1
+                })
+            })
+            .collect();
+        Run {
+            program,
+            backends,
+            mode,
+            hook,
+            exit_ordinal,
+            slots: vec![None; usize::from(MAX_SLOTS)],
+            graphs: vec![None; exits],
+            records: (0..n)
+                .map(|index| StepRecord {
+                    index,
+                    outcome: Outcome::skipped(String::new()),
+                })
+                .collect(),
+            visited: vec![false; n],
+            fed: vec![Vec::new(); n],
+            current: 0,
+        }
+    }
+}
+
 fn run_scheduled(
     program: &Program,
     backends: Backends,
@@ -100,35 +142,7 @@ fn run_scheduled(
     collide: bool,
 ) -> Result<Trace> {
     let n = program.steps.len();
-    let mut exits = 0;
-    let exit_ordinal = program
-        .steps
-        .iter()
-        .map(|s| {
-            matches!(s, Step::ExitScope { .. }).then(|| {
-                exits += 1;
-                exits - 1
-            })
-        })
-        .collect();
-    let run = Run {
-        program,
-        backends,
-        mode,
-        hook,
-        exit_ordinal,
-        slots: vec![None; usize::from(MAX_SLOTS)],
-        graphs: vec![None; exits],
-        records: (0..n)
-            .map(|index| StepRecord {
-                index,
-                outcome: Outcome::skipped(String::new()),
-            })
-            .collect(),
-        visited: vec![false; n],
-        fed: vec![Vec::new(); n],
-        current: 0,
-    };
+    let run = Run::new(program, backends, mode, hook);
     catch::journal_start();
     let shared = Shared {
         state: Mutex::new(Exclusive(run)),
