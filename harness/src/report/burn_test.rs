@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::interpreter::{Outcome, Trace};
+use crate::interpreter::{Outcome, Trace, ValueInfo};
 use crate::oracles::reference::host::{Data, Host};
 use crate::oracles::reference::Mismatch;
 use crate::oracles::reference::REFERENCE_MISMATCH;
@@ -85,26 +85,7 @@ pub fn regression_body(
             Step::Create { dtype, .. } => *dtype,
             _ => None,
         });
-    // A gradient's definition is the finite difference the finding quotes: known in full for
-    // a one-element gradient.
-    let gradient = matches!(program.steps[at], Step::Backward { .. });
-    let expected = if gradient {
-        Mismatch::parse(&finding.message)
-            .filter(|_| {
-                value
-                    .as_ref()
-                    .is_some_and(|v| v.shape.iter().product::<usize>() == 1)
-            })
-            .and_then(|m| m.expected.parse::<f64>().ok())
-            .map(|x| {
-                Host::float(
-                    value.as_ref().map_or(vec![1], |v| v.shape.clone()),
-                    vec![Some(x)],
-                )
-            })
-    } else {
-        evaluate(program, &steps)
-    };
+    let expected = expected_value(program, (&steps, at), finding, value.as_ref());
     let check = match (expected.as_ref(), dtype) {
         (Some(host), Some(dtype)) => literal(host, dtype).map(|data| (host, data)),
         (Some(host), None) if panicked => {
@@ -138,19 +119,7 @@ pub fn regression_body(
             Some((literal, _)) => literal.clone(),
             None => step_expr(step)?,
         };
-        let mut text = replace_ident(&text, &here, "device");
-        for (kind, alias) in [
-            ("Float", "TestTensor"),
-            ("Int", "TestTensorInt"),
-            ("Bool", "TestTensorBool"),
-        ] {
-            for rank in 1..=6 {
-                text = text.replace(
-                    &format!("Tensor::<{rank}, {kind}>::"),
-                    &format!("{alias}::<{rank}>::"),
-                );
-            }
-        }
+        let text = in_test_terms(&text, &here);
         let name = if i == at {
             "output".to_string()
         } else {
@@ -186,6 +155,42 @@ pub fn regression_body(
         }
     }
     Some((backend_of(finding, device), body))
+}
+
+/// The definition's value of the chain `steps` reaching step `at`: for a gradient, the finite
+/// difference the finding quotes, known in full for a one-element gradient.
+fn expected_value(
+    program: &Program,
+    (steps, at): (&[usize], usize),
+    finding: &Finding,
+    value: Option<&ValueInfo>,
+) -> Option<Host> {
+    if !matches!(program.steps[at], Step::Backward { .. }) {
+        return evaluate(program, steps);
+    }
+    Mismatch::parse(&finding.message)
+        .filter(|_| value.is_some_and(|v| v.shape.iter().product::<usize>() == 1))
+        .and_then(|m| m.expected.parse::<f64>().ok())
+        .map(|x| Host::float(value.map_or(vec![1], |v| v.shape.clone()), vec![Some(x)]))
+}
+
+/// A reproducer's expression in a Burn backend test's terms: the test's device, and its tensor
+/// aliases.
+fn in_test_terms(text: &str, here: &str) -> String {
+    let mut text = replace_ident(text, here, "device");
+    for (kind, alias) in [
+        ("Float", "TestTensor"),
+        ("Int", "TestTensorInt"),
+        ("Bool", "TestTensorBool"),
+    ] {
+        for rank in 1..=6 {
+            text = text.replace(
+                &format!("Tensor::<{rank}, {kind}>::"),
+                &format!("{alias}::<{rank}>::"),
+            );
+        }
+    }
+    text
 }
 
 /// A regression test named after `id` (a report's file stem) with `body`, as a file of Burn's
