@@ -587,3 +587,28 @@ pub fn seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     seeds.sort();
     Ok(seeds)
 }
+
+/// The corpus inputs that reach each catalogued class, from their program files in `dir`
+/// (`corpus/dispatch_ops/classes/<class>.json`): each encoded to the fuzz target's bytes and
+/// named `<class>-<fnv1a of the bytes>`, as `fuzz --corpus-out` names them. The programs are
+/// what is stored: the byte format changes with the op tables, and the bytes are remade from
+/// them (`seed-corpus`).
+pub fn class_seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut seeds = Vec::new();
+    for (class, path) in program_files(dir)? {
+        let program = ProgramFile::load(&path)?.program();
+        let bytes = program
+            .to_fuzz_bytes()
+            .with_context(|| format!("{}: cannot encode", path.display()))?;
+        let hash = crate::hash::fnv1a(&[&bytes]);
+        seeds.push((format!("{class}-{hash:016x}"), bytes));
+    }
+    seeds.sort();
+    Ok(seeds)
+}
+
+/// Whether `name` is a class input's file name (`<class>-<16 hex digits>`).
+pub fn is_class_seed(name: &str) -> bool {
+    name.rsplit_once('-')
+        .is_some_and(|(_, h)| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}

@@ -43,6 +43,41 @@ fn each_corpus_input_reaches_its_class() {
 }
 
 #[test]
+fn the_class_inputs_are_the_encodings_of_their_stored_programs() {
+    let corpus = common::repo().join("corpus/dispatch_ops");
+    let seeds = dispatch_fuzz::regressions::class_seed_inputs(&corpus.join("classes")).unwrap();
+    let mut on_disk: Vec<(String, Vec<u8>)> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|name| dispatch_fuzz::regressions::is_class_seed(name))
+        .map(|name| {
+            let bytes = std::fs::read(corpus.join(&name)).unwrap();
+            (name, bytes)
+        })
+        .collect();
+    on_disk.sort();
+    assert!(!seeds.is_empty());
+    assert_eq!(
+        on_disk, seeds,
+        "the class inputs in corpus/dispatch_ops are stale: run `dispatch-fuzz seed-corpus`"
+    );
+    for (name, bytes) in &seeds {
+        let class = name.rsplit_once('-').unwrap().0;
+        let file = corpus.join("classes").join(format!("{class}.json"));
+        let program = dispatch_fuzz::program::ProgramFile::load(&file)
+            .unwrap()
+            .program();
+        assert_eq!(
+            Program::from_fuzz_bytes(bytes, Backends::FLEX_CAPTURE),
+            program,
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn regression_seeds_mirror_every_stored_program_and_decode_to_it() {
     use dispatch_fuzz::program::DeviceRef;
     use dispatch_fuzz::program::ProgramFile;

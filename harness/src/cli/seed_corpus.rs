@@ -5,14 +5,15 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use dispatch_fuzz::regressions::seed_inputs;
+use dispatch_fuzz::regressions::{class_seed_inputs, is_class_seed, seed_inputs};
 
 /// Writes one seed per stored program into `out` and removes the seeds of programs that are no
 /// longer stored, so `out` mirrors `regressions` exactly. Files are replaced through a rename,
 /// so an interrupted run leaves each seed either old or new, never torn.
 /// Regenerate the fuzzer seeds made from every stored program (regression cases and
-/// known-divergence reproducers), so each fuzz session starts from every known bug, and the
-/// libFuzzer dictionary of the byte format.
+/// known-divergence reproducers), so each fuzz session starts from every known bug, the inputs
+/// that reach each catalogued class (from `corpus/dispatch_ops/classes/`), and the libFuzzer
+/// dictionary of the byte format. Run it after changing an op table: the bytes change with it.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The regression store.
@@ -21,6 +22,12 @@ pub struct Args {
     /// Where the seeds go (a subfolder of the fuzz target's corpus).
     #[arg(long, default_value = "corpus/dispatch_ops/regressions")]
     out: PathBuf,
+    /// The program files of the inputs that reach each class.
+    #[arg(long, default_value = "corpus/dispatch_ops/classes")]
+    classes: PathBuf,
+    /// Where the class inputs go (the fuzz target's corpus).
+    #[arg(long, default_value = "corpus/dispatch_ops")]
+    corpus: PathBuf,
     /// Where the libFuzzer dictionary of the byte format goes.
     #[arg(long, default_value = "fuzz/dispatch_ops.dict")]
     dict: PathBuf,
@@ -28,17 +35,32 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<ExitCode> {
-        main(&self.regressions, &self.out, &self.dict)
+        main(
+            (&self.regressions, &self.out),
+            (&self.classes, &self.corpus),
+            &self.dict,
+        )
     }
 }
 
-fn main(regressions: &Path, out: &Path, dict: &Path) -> Result<ExitCode> {
+fn main(
+    (regressions, out): (&Path, &Path),
+    (classes, corpus): (&Path, &Path),
+    dict: &Path,
+) -> Result<ExitCode> {
     let seeds = seed_inputs(regressions)?;
     let (changed, removed) = mirror_dir(out, &seeds, |_| true)?;
     println!(
         "{} seeds in {} ({changed} written, {removed} removed)",
         seeds.len(),
         out.display()
+    );
+    let inputs = class_seed_inputs(classes)?;
+    let (changed, removed) = mirror_dir(corpus, &inputs, is_class_seed)?;
+    println!(
+        "{} class inputs in {} ({changed} written, {removed} removed)",
+        inputs.len(),
+        corpus.display()
     );
     let text = dispatch_fuzz::program::fuzz_dictionary()?;
     std::fs::write(dict, text).with_context(|| format!("cannot write {}", dict.display()))?;
