@@ -85,6 +85,8 @@ macro_rules! unary_ops {
                 x => burn::tensor::activation::soft_shrink(x, 0.5);
             thresholded_relu: [Float] -> same, step, none,
                 x => burn::tensor::activation::thresholded_relu(x, 1.0);
+            threshold: [Float] -> same, step, none,
+                x => burn::tensor::activation::threshold(x, 1.0, -1.0);
             trunc: [Float] -> same, step, none, x => x.trunc();
             bitwise_not: [Int] -> same, exact, none, x => x.bitwise_not();
             // Float only, as `square`: an int chain of powers overflows, a debug-build panic.

@@ -159,6 +159,11 @@ pub const UNARY: &[(&str, Unary)] = &[
         "thresholded_relu",
         Unary::Float(|x| if x > 1.0 { x } else { 0.0 }),
     ),
+    // activation::threshold(x, 1.0, -1.0): x above the threshold, the value elsewhere.
+    (
+        "threshold",
+        Unary::Float(|x| if x > 1.0 { x } else { -1.0 }),
+    ),
     ("trunc", Unary::Ieee(f64::trunc)),
     ("bitwise_not", Unary::Int(|x| Some(!x))),
     ("powi_square", Unary::Ieee(|x| x * x)),
