@@ -61,7 +61,7 @@ macro_rules! mapped_with_scalar {
 /// One call per entry of `program::unary_ops!`, in table order.
 macro_rules! unary_calls {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
-        $x:ident => $call:expr;)+) => {
+        $x:ident => $call:expr, reference $reference:expr;)+) => {
         const UNARY_CALLS: &[fn(AnyTensor) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor| -> Option<AnyTensor> {
                 first_kind!(t, [$($kind),+], mapped ($result, $x => $call))

@@ -8,6 +8,7 @@ use scalar::{
     clamp_f, erf, max_of, min_of, minus_whole, sigmoid, softplus, SELU_ALPHA, SELU_SCALE,
 };
 
+use super::along_dim::{first_positions, flip_positions};
 use super::host::{
     broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, Data, Host,
 };
@@ -56,201 +57,17 @@ pub fn floor_mod_f(x: f64, y: f64) -> f64 {
 }
 
 /// Every unary entry's reference, by table name.
-pub const UNARY: &[(&str, Unary)] = &[
-    ("neg", Unary::Both(|x| -x, |x| Some(-x))),
-    ("abs", Unary::Both(f64::abs, |x| Some(x.abs()))),
-    // sign(0) is 0; Burn's doc gives no result for NaN, so its lane is left open.
-    (
-        "sign",
-        Unary::BothNanOpen(
-            |x| if x == 0.0 { 0.0 } else { x.signum() },
-            |x| Some(x.signum()),
-        ),
-    ),
-    ("exp", Unary::Ieee(f64::exp)),
-    ("tanh", Unary::Ieee(f64::tanh)),
-    ("log", Unary::Ieee(f64::ln)),
-    ("log1p", Unary::Ieee(f64::ln_1p)),
-    ("sqrt", Unary::Ieee(f64::sqrt)),
-    ("square", Unary::Ieee(|x| x * x)),
-    ("recip", Unary::Ieee(|x| 1.0 / x)),
-    ("sin", Unary::Ieee(f64::sin)),
-    ("cos", Unary::Ieee(f64::cos)),
-    ("tan", Unary::Ieee(f64::tan)),
-    ("sinh", Unary::Ieee(f64::sinh)),
-    ("cosh", Unary::Ieee(f64::cosh)),
-    ("asin", Unary::Ieee(f64::asin)),
-    ("acos", Unary::Ieee(f64::acos)),
-    ("atan", Unary::Ieee(f64::atan)),
-    ("asinh", Unary::Ieee(f64::asinh)),
-    ("acosh", Unary::Ieee(f64::acosh)),
-    ("atanh", Unary::Ieee(f64::atanh)),
-    ("erf", Unary::Ieee(erf)),
-    ("deg2rad", Unary::Ieee(f64::to_radians)),
-    ("rad2deg", Unary::Ieee(f64::to_degrees)),
-    // Round half to even: Burn's doc comment of `round`.
-    ("round", Unary::Ieee(f64::round_ties_even)),
-    ("floor", Unary::Ieee(f64::floor)),
-    ("ceil", Unary::Ieee(f64::ceil)),
-    ("is_nan", Unary::Test(f64::is_nan)),
-    ("is_inf", Unary::Test(f64::is_infinite)),
-    ("is_finite", Unary::Test(f64::is_finite)),
-    ("relu", Unary::Float(|x| x.max(0.0))),
-    ("relu6", Unary::Float(|x| clamp_f(x, 0.0, 6.0))),
-    (
-        "leaky_relu",
-        Unary::Float(|x| if x >= 0.0 { x } else { x * f64::from(0.01f32) }),
-    ),
-    (
-        "gelu",
-        Unary::Float(|x| 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))),
-    ),
-    (
-        "gelu_approximate",
-        Unary::Float(|x| {
-            let c = (2.0 / std::f64::consts::PI).sqrt();
-            0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
-        }),
-    ),
-    ("sigmoid", Unary::Float(sigmoid)),
-    (
-        "hard_sigmoid",
-        Unary::Float(|x| clamp_f(0.2 * x + 0.5, 0.0, 1.0)),
-    ),
-    ("log_sigmoid", Unary::Float(|x| -softplus(-x))),
-    ("silu", Unary::Float(|x| x * sigmoid(x))),
-    ("mish", Unary::Float(|x| x * softplus(x).tanh())),
-    ("softplus", Unary::Float(softplus)),
-    ("softsign", Unary::Float(|x| x / (1.0 + x.abs()))),
-    (
-        "selu",
-        Unary::Float(|x| SELU_SCALE * if x > 0.0 { x } else { SELU_ALPHA * x.exp_m1() }),
-    ),
-    (
-        "elu",
-        Unary::Float(|x| if x > 0.0 { x } else { x.exp_m1() }),
-    ),
-    ("celu", Unary::Float(|x| x.max(0.0) + x.exp_m1().min(0.0))),
-    (
-        "hard_swish",
-        // x times hard_sigmoid(x, 1/6, 1/2), as Burn composes it (activation/base.rs:446):
-        // x * (x + 3) / 6 overflows past f64::MAX / 6 where the definition does not.
-        Unary::Float(|x| x * clamp_f(x / 6.0 + 0.5, 0.0, 1.0)),
-    ),
-    ("hardtanh", Unary::Float(|x| clamp_f(x, -1.0, 1.0))),
-    ("tanhshrink", Unary::Float(|x| x - x.tanh())),
-    (
-        "hard_shrink",
-        Unary::Float(|x| if x.abs() > 0.5 { x } else { 0.0 }),
-    ),
-    (
-        "soft_shrink",
-        Unary::Float(|x| {
-            if x > 0.5 {
-                x - 0.5
-            } else if x < -0.5 {
-                x + 0.5
-            } else {
-                0.0
-            }
-        }),
-    ),
-    (
-        "thresholded_relu",
-        Unary::Float(|x| if x > 1.0 { x } else { 0.0 }),
-    ),
-    // activation::threshold(x, 1.0, -1.0): x above the threshold, the value elsewhere.
-    (
-        "threshold",
-        Unary::Float(|x| if x > 1.0 { x } else { -1.0 }),
-    ),
-    ("trunc", Unary::Ieee(f64::trunc)),
-    ("bitwise_not", Unary::Int(|x| Some(!x))),
-    ("powi_square", Unary::Ieee(|x| x * x)),
-    ("powf_half", Unary::Ieee(|x| x.abs().powf(0.5))),
-    (
-        "powi_cube_int",
-        Unary::Int(|x| floor_mod_i(x, 100).map(|r| r * r * r)),
-    ),
-    ("shift_left", Unary::Int(|x| Some(x << 1))),
-    ("cast_i64", Unary::Int(Some)),
-    ("cast_i32", Unary::Int(Some)),
-    ("shift_right", Unary::Int(|x| Some(x >> 1))),
-    (
-        "minus_sum",
-        Unary::Whole(|x| minus_whole(x, |v| v.iter().sum(), |v| Some(v.iter().sum()))),
-    ),
-    (
-        "minus_mean",
-        Unary::Whole(|x| {
-            let n = x.numel();
-            match &x.data {
-                Data::Float(_) => {
-                    minus_whole(x, |v| v.iter().sum::<f64>() / v.len() as f64, |_| None)
-                }
-                // An int mean rounds, and Burn documents no rounding: exact quotients only.
-                _ => minus_whole(x, |_| 0.0, |v| int_div(v.iter().sum(), v.len() as i128))
-                    .filter(|_| n > 0),
-            }
-        }),
-    ),
-    (
-        "minus_prod",
-        Unary::Whole(|x| minus_whole(x, |v| v.iter().product(), int_product)),
-    ),
-    (
-        "minus_max",
-        Unary::Whole(|x| minus_whole(x, max_of, |v| v.iter().copied().max())),
-    ),
-    (
-        "div_by_magnitude",
-        Unary::IntThrough(|x| int_div(x, floor_mod_i(x.abs(), 7)? + 1), |x| x.abs()),
-    ),
-    (
-        "remainder_by_magnitude",
-        Unary::IntThrough(
-            |x| floor_mod_i(x, floor_mod_i(x.abs(), 7)? + 1),
-            |x| x.abs(),
-        ),
-    ),
-    (
-        "shift_left_by_tensor",
-        Unary::Int(|x| floor_mod_i(x.abs(), 8).map(|s| x << s)),
-    ),
-    (
-        "shift_right_by_tensor",
-        Unary::Int(|x| floor_mod_i(x.abs(), 8).map(|s| x >> s)),
-    ),
-    // Burn's default scheme round-tripped, through the layout ops Burn runs on quantized data:
-    // read back as quantized data and loaded again, flattened and reshaped back, permuted and
-    // permuted back, flipped along dim 0, the first row along dim 0 expanded over it.
-    ("quantize_roundtrip", Unary::Quantized(identity_positions)),
-    ("quantized_read", Unary::Quantized(identity_positions)),
-    ("quantized_reshape", Unary::Quantized(identity_positions)),
-    (
-        "quantized_flip",
-        Unary::Quantized(|s| super::along_dim::flip_positions(s, 0)),
-    ),
-    ("quantized_permute", Unary::Quantized(identity_positions)),
-    (
-        "quantized_expand",
-        Unary::Quantized(|s| super::along_dim::first_positions(s, 0)),
-    ),
-    (
-        "minus_min",
-        Unary::Whole(|x| minus_whole(x, min_of, |v| v.iter().copied().min())),
-    ),
-    (
-        "minus_max_abs",
-        Unary::Whole(|x| {
-            minus_whole(
-                x,
-                |v| max_of(&v.iter().map(|e| e.abs()).collect::<Vec<_>>()),
-                |v| v.iter().map(|e| e.abs()).max(),
-            )
-        }),
-    ),
-];
+/// The `reference` column of `program::unary_ops!` as a table by name: written in each entry's
+/// row, so an entry without one does not compile, and compiled here, in the reference's terms.
+macro_rules! unary_references {
+    ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
+        $x:ident => $call:expr, reference $reference:expr;)+) => {
+        /// Every unary entry's reference, by table name: its definition, with its source where
+        /// Burn's doc comment does not give it.
+        pub const UNARY: &[(&str, Unary)] = &[$((stringify!($name), $reference)),+];
+    };
+}
+crate::program::unary_ops!(unary_references);
 
 /// How the reference computes one two-operand entry (binary, comparison or scalar).
 #[derive(Clone, Copy)]
