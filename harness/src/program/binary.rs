@@ -2,9 +2,11 @@
 //! operand broadcast to the left), comparisons of equal-shaped tensors ([`COMPARE`]), and ops
 //! with a scalar right operand ([`SCALAR`]); one entry each, built like `unary.rs`'s table.
 //!
-//! An entry is `name: [kinds it takes] -> result, tolerance, unspecified, x, y => call;` where
-//! `y` is the right tensor, or for [`SCALAR`] the scalar (an `f32` for floats, an `i64` for
-//! ints). Names are what program files store.
+//! An entry is `name: [kinds it takes] -> result, tolerance, unspecified, x, y => call,
+//! reference def;` where `y` is the right tensor, or for [`SCALAR`] the scalar (an `f32` for
+//! floats, an `i64` for ints), and the reference is a `Binary` of the reference oracle, compiled
+//! only there (as `unary.rs`'s: an entry without one does not compile). Names are what program
+//! files store.
 
 use super::kind::Kind;
 use super::table::{
@@ -18,28 +20,44 @@ macro_rules! binary_ops {
     ($then:ident, $($arg:tt)*) => {
         $then! {
             $($arg)*;
-            add: [Float, Int] -> same, rounded, none, x, y => x.add(y);
-            sub: [Float, Int] -> same, rounded, none, x, y => x.sub(y);
-            mul: [Float, Int] -> same, rounded, none, x, y => x.mul(y);
-            div: [Float] -> same, rounded, pole, x, y => x.div(y);
-            remainder: [Float] -> same, balanced, jumps, x, y => x.remainder(y);
+            add: [Float, Int] -> same, rounded, none, x, y => x.add(y),
+                reference Binary::Both(|x, y| x + y, i128::checked_add);
+            sub: [Float, Int] -> same, rounded, none, x, y => x.sub(y),
+                reference Binary::Both(|x, y| x - y, i128::checked_sub);
+            mul: [Float, Int] -> same, rounded, none, x, y => x.mul(y),
+                reference Binary::Both(|x, y| x * y, i128::checked_mul);
+            div: [Float] -> same, rounded, pole, x, y => x.div(y),
+                reference Binary::Ieee(|x, y| x / y);
+            remainder: [Float] -> same, balanced, jumps, x, y => x.remainder(y),
+                reference Binary::Ieee(floor_mod_f);
             // A base at zero is a pole for a negative exponent and a jump for a tiny positive
             // one (0^y is 0 where a subnormal's power is near 1), and the gradient's x^(y - 1)
             // has it for every y < 1: a subnormal base wgpu may flush leaves them open (fuzz
             // --backends flex,capture,wgpu --seed 2: the base gradient at a subnormal is inf on
             // Flex, 2.4e-7 on llvmpipe).
-            powf: [Float] -> same, transcendental, pole, x, y => x.powf(y);
+            powf: [Float] -> same, transcendental, pole, x, y => x.powf(y),
+                reference Binary::Ieee(f64::powf);
             // As atan's: llvmpipe's atan2 of two NaNs is 0 (fuzz --backends flex,capture,wgpu
             // --seed 3), and WGSL may assume no NaN.
-            atan2: [Float] -> same, transcendental, nan, x, y => x.atan2(y);
-            max_pair: [Float, Int] -> same, exact, nan, x, y => x.max_pair(y);
-            min_pair: [Float, Int] -> same, exact, nan, x, y => x.min_pair(y);
-            bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and(y);
-            bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or(y);
-            bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor(y);
-            hypot: [Float] -> same, transcendental, none, x, y => x.hypot(y);
-            fmod: [Float] -> same, balanced, jumps, x, y => x.fmod(y);
-            bool_xor: [Bool] -> same, exact, none, x, y => x.bool_xor(y);
+            atan2: [Float] -> same, transcendental, nan, x, y => x.atan2(y),
+                reference Binary::Ieee(f64::atan2);
+            max_pair: [Float, Int] -> same, exact, nan, x, y => x.max_pair(y),
+                reference Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y)));
+            min_pair: [Float, Int] -> same, exact, nan, x, y => x.min_pair(y),
+                reference Binary::BothNanOpen(f64::min, |x, y| Some(x.min(y)));
+            bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and(y),
+                reference Binary::Int(|x, y| Some(x & y));
+            bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or(y),
+                reference Binary::Int(|x, y| Some(x | y));
+            bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor(y),
+                reference Binary::Int(|x, y| Some(x ^ y));
+            hypot: [Float] -> same, transcendental, none, x, y => x.hypot(y),
+                reference Binary::Ieee(f64::hypot);
+            fmod: [Float] -> same, balanced, jumps, x, y => x.fmod(y),
+                // C's fmod: the remainder with the sign of the dividend (Rust's `%` on floats).
+                reference Binary::Ieee(|x, y| x % y);
+            bool_xor: [Bool] -> same, exact, none, x, y => x.bool_xor(y),
+                reference Binary::Bool(|x, y| x ^ y);
         }
     };
 }
@@ -50,12 +68,18 @@ macro_rules! compare_ops {
     ($then:ident, $($arg:tt)*) => {
         $then! {
             $($arg)*;
-            equal: [Float, Int, Bool] -> Bool, step, nan, x, y => x.equal(y);
-            not_equal: [Float, Int, Bool] -> Bool, step, nan, x, y => x.not_equal(y);
-            greater: [Float, Int] -> Bool, step, nan, x, y => x.greater(y);
-            greater_equal: [Float, Int] -> Bool, step, nan, x, y => x.greater_equal(y);
-            lower: [Float, Int] -> Bool, step, nan, x, y => x.lower(y);
-            lower_equal: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal(y);
+            equal: [Float, Int, Bool] -> Bool, step, nan, x, y => x.equal(y),
+                reference Binary::Compare(|x, y| x == y);
+            not_equal: [Float, Int, Bool] -> Bool, step, nan, x, y => x.not_equal(y),
+                reference Binary::Compare(|x, y| x != y);
+            greater: [Float, Int] -> Bool, step, nan, x, y => x.greater(y),
+                reference Binary::Compare(|x, y| x > y);
+            greater_equal: [Float, Int] -> Bool, step, nan, x, y => x.greater_equal(y),
+                reference Binary::Compare(|x, y| x >= y);
+            lower: [Float, Int] -> Bool, step, nan, x, y => x.lower(y),
+                reference Binary::Compare(|x, y| x < y);
+            lower_equal: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal(y),
+                reference Binary::Compare(|x, y| x <= y);
         }
     };
 }
@@ -66,30 +90,55 @@ macro_rules! scalar_ops {
     ($then:ident, $($arg:tt)*) => {
         $then! {
             $($arg)*;
-            add: [Float, Int] -> same, rounded, none, x, y => x.add_scalar(y);
-            mul: [Float, Int] -> same, rounded, none, x, y => x.mul_scalar(y);
-            sub: [Float, Int] -> same, rounded, none, x, y => x.sub_scalar(y);
-            div: [Float] -> same, rounded, none, x, y => x.div_scalar(y);
-            remainder: [Float] -> same, balanced, jumps, x, y => x.remainder_scalar(y);
-            powf: [Float] -> same, transcendental, none, x, y => x.powf_scalar(y);
-            powi: [Float] -> same, balanced, none, x, y => x.powi_scalar(y);
-            clamp_min: [Float, Int] -> same, exact, nan, x, y => x.clamp_min(y);
-            clamp_max: [Float, Int] -> same, exact, nan, x, y => x.clamp_max(y);
-            equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.equal_elem(y);
-            not_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.not_equal_elem(y);
-            greater_elem: [Float, Int] -> Bool, step, nan, x, y => x.greater_elem(y);
-            greater_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.greater_equal_elem(y);
-            lower_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_elem(y);
-            lower_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal_elem(y);
-            fmod: [Float] -> same, balanced, jumps, x, y => x.fmod_scalar(y as f32);
-            bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and_scalar(y);
-            bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or_scalar(y);
-            bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor_scalar(y);
-            div_nonzero: [Int] -> same, exact, none, x, y => x.div_scalar(i64::abs(y) + 1);
-            remainder_nonzero: [Int] -> same, exact, none, x, y => x.remainder_scalar(i64::abs(y) + 1);
+            add: [Float, Int] -> same, rounded, none, x, y => x.add_scalar(y),
+                reference Binary::Both(|x, y| x + y, i128::checked_add);
+            mul: [Float, Int] -> same, rounded, none, x, y => x.mul_scalar(y),
+                reference Binary::Both(|x, y| x * y, i128::checked_mul);
+            sub: [Float, Int] -> same, rounded, none, x, y => x.sub_scalar(y),
+                reference Binary::Both(|x, y| x - y, i128::checked_sub);
+            div: [Float] -> same, rounded, none, x, y => x.div_scalar(y),
+                reference Binary::Ieee(|x, y| x / y);
+            remainder: [Float] -> same, balanced, jumps, x, y => x.remainder_scalar(y),
+                reference Binary::Ieee(floor_mod_f);
+            powf: [Float] -> same, transcendental, none, x, y => x.powf_scalar(y),
+                reference Binary::Ieee(f64::powf);
+            powi: [Float] -> same, balanced, none, x, y => x.powi_scalar(y),
+                reference Binary::Ieee(|x, y| x.powi(y as i32));
+            clamp_min: [Float, Int] -> same, exact, nan, x, y => x.clamp_min(y),
+                reference Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y)));
+            clamp_max: [Float, Int] -> same, exact, nan, x, y => x.clamp_max(y),
+                reference Binary::BothNanOpen(f64::min, |x, y| Some(x.min(y)));
+            equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.equal_elem(y),
+                reference Binary::Compare(|x, y| x == y);
+            not_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.not_equal_elem(y),
+                reference Binary::Compare(|x, y| x != y);
+            greater_elem: [Float, Int] -> Bool, step, nan, x, y => x.greater_elem(y),
+                reference Binary::Compare(|x, y| x > y);
+            greater_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.greater_equal_elem(y),
+                reference Binary::Compare(|x, y| x >= y);
+            lower_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_elem(y),
+                reference Binary::Compare(|x, y| x < y);
+            lower_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal_elem(y),
+                reference Binary::Compare(|x, y| x <= y);
+            fmod: [Float] -> same, balanced, jumps, x, y => x.fmod_scalar(y as f32),
+                reference Binary::Ieee(|x, y| x % y);
+            bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and_scalar(y),
+                reference Binary::Int(|x, y| Some(x & y));
+            bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or_scalar(y),
+                reference Binary::Int(|x, y| Some(x | y));
+            bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor_scalar(y),
+                reference Binary::Int(|x, y| Some(x ^ y));
+            div_nonzero: [Int] -> same, exact, none, x, y => x.div_scalar(i64::abs(y) + 1),
+                reference Binary::Int(|x, y| int_div(x, y.abs() + 1));
+            remainder_nonzero: [Int] -> same, exact, none,
+                x, y => x.remainder_scalar(i64::abs(y) + 1),
+                reference Binary::Int(|x, y| floor_mod_i(x, y.abs() + 1));
             // A bool's element comparisons: the scalar is true when odd.
-            bool_equal_elem: [Bool] -> same, exact, none, x, y => x.equal_elem(y % 2 != 0);
-            bool_not_equal_elem: [Bool] -> same, exact, none, x, y => x.not_equal_elem(y % 2 != 0);
+            bool_equal_elem: [Bool] -> same, exact, none, x, y => x.equal_elem(y % 2 != 0),
+                // The scalar of a bool comparison is true when odd.
+                reference Binary::Bool(|x, y| x == y);
+            bool_not_equal_elem: [Bool] -> same, exact, none, x, y => x.not_equal_elem(y % 2 != 0),
+                reference Binary::Bool(|x, y| x != y);
         }
     };
 }
@@ -122,7 +171,7 @@ impl TwoOperandSpec {
 
 macro_rules! two_operand_specs {
     ($table:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident,
-        $un:ident, $x:ident, $y:ident => $call:expr;)+) => {
+        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr;)+) => {
         #[doc = $doc]
         pub const $table: &[TwoOperandSpec] = &[$(OpSpec {
             name: stringify!($name),

@@ -90,79 +90,28 @@ pub enum Binary {
     Missing(&'static str),
 }
 
-/// Every binary entry's reference, by table name.
-pub const BINARY: &[(&str, Binary)] = &[
-    ("add", Binary::Both(|x, y| x + y, i128::checked_add)),
-    ("sub", Binary::Both(|x, y| x - y, i128::checked_sub)),
-    ("mul", Binary::Both(|x, y| x * y, i128::checked_mul)),
-    ("div", Binary::Ieee(|x, y| x / y)),
-    ("remainder", Binary::Ieee(floor_mod_f)),
-    ("powf", Binary::Ieee(f64::powf)),
-    ("atan2", Binary::Ieee(f64::atan2)),
-    (
-        "max_pair",
-        Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y))),
-    ),
-    (
-        "min_pair",
-        Binary::BothNanOpen(f64::min, |x, y| Some(x.min(y))),
-    ),
-    ("bitwise_and", Binary::Int(|x, y| Some(x & y))),
-    ("bitwise_or", Binary::Int(|x, y| Some(x | y))),
-    ("bitwise_xor", Binary::Int(|x, y| Some(x ^ y))),
-    ("hypot", Binary::Ieee(f64::hypot)),
-    // C's fmod: the remainder with the sign of the dividend (Rust's `%` on floats).
-    ("fmod", Binary::Ieee(|x, y| x % y)),
-    ("bool_xor", Binary::Bool(|x, y| x ^ y)),
-];
+/// The `reference` column of `program::binary_ops!`, `compare_ops!` and `scalar_ops!` as a table
+/// by name, as [`UNARY`] is built.
+macro_rules! two_operand_references {
+    ($table:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident,
+        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr;)+) => {
+        #[doc = $doc]
+        pub const $table: &[(&str, Binary)] = &[$((stringify!($name), $reference)),+];
+    };
+}
+crate::program::binary_ops!(
+    two_operand_references,
+    BINARY,
+    "Every binary entry's reference, by table name."
+);
 
-/// Every comparison entry's reference, by table name.
-pub const COMPARE: &[(&str, Binary)] = &[
-    ("equal", Binary::Compare(|x, y| x == y)),
-    ("not_equal", Binary::Compare(|x, y| x != y)),
-    ("greater", Binary::Compare(|x, y| x > y)),
-    ("greater_equal", Binary::Compare(|x, y| x >= y)),
-    ("lower", Binary::Compare(|x, y| x < y)),
-    ("lower_equal", Binary::Compare(|x, y| x <= y)),
-];
+crate::program::compare_ops!(
+    two_operand_references,
+    COMPARE,
+    "Every comparison entry's reference, by table name."
+);
 
-/// Every scalar entry's reference, by table name: `y` is the scalar (the step's `i8`, an `f32`
-/// for floats).
-pub const SCALAR: &[(&str, Binary)] = &[
-    ("add", Binary::Both(|x, y| x + y, i128::checked_add)),
-    ("mul", Binary::Both(|x, y| x * y, i128::checked_mul)),
-    ("sub", Binary::Both(|x, y| x - y, i128::checked_sub)),
-    ("div", Binary::Ieee(|x, y| x / y)),
-    ("remainder", Binary::Ieee(floor_mod_f)),
-    ("powf", Binary::Ieee(f64::powf)),
-    ("powi", Binary::Ieee(|x, y| x.powi(y as i32))),
-    (
-        "clamp_min",
-        Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y))),
-    ),
-    (
-        "clamp_max",
-        Binary::BothNanOpen(f64::min, |x, y| Some(x.min(y))),
-    ),
-    ("equal_elem", Binary::Compare(|x, y| x == y)),
-    ("not_equal_elem", Binary::Compare(|x, y| x != y)),
-    ("greater_elem", Binary::Compare(|x, y| x > y)),
-    ("greater_equal_elem", Binary::Compare(|x, y| x >= y)),
-    ("lower_elem", Binary::Compare(|x, y| x < y)),
-    ("lower_equal_elem", Binary::Compare(|x, y| x <= y)),
-    ("fmod", Binary::Ieee(|x, y| x % y)),
-    ("bitwise_and", Binary::Int(|x, y| Some(x & y))),
-    ("bitwise_or", Binary::Int(|x, y| Some(x | y))),
-    ("bitwise_xor", Binary::Int(|x, y| Some(x ^ y))),
-    ("div_nonzero", Binary::Int(|x, y| int_div(x, y.abs() + 1))),
-    (
-        "remainder_nonzero",
-        Binary::Int(|x, y| floor_mod_i(x, y.abs() + 1)),
-    ),
-    // The scalar of a bool comparison is true when odd.
-    ("bool_equal_elem", Binary::Bool(|x, y| x == y)),
-    ("bool_not_equal_elem", Binary::Bool(|x, y| x != y)),
-];
+crate::program::scalar_ops!(two_operand_references, SCALAR, "Every scalar entry's reference, by table name: `y` is the scalar (the step's `i8`, an `f32` for floats).");
 
 /// The row named `name` of a reference table.
 pub fn row<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
