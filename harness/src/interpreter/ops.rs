@@ -87,7 +87,8 @@ along_dim_ops!(along_dim_calls);
 /// One call per entry of `program::quantized_ops!`, in table order: a float operand and the
 /// step's scheme.
 macro_rules! quantized_calls {
-    ($($name:ident : $tol:ident, $x:ident, $s:ident => $call:expr;)+) => {
+    ($($name:ident : $tol:ident, $x:ident, $s:ident => $call:expr,
+        reference $reference:expr;)+) => {
         const QUANTIZED_CALLS: &[fn(AnyTensor, burn::tensor::quantization::QuantScheme)
             -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, $s: burn::tensor::quantization::QuantScheme| -> Option<AnyTensor> {
@@ -146,7 +147,8 @@ macro_rules! module_result {
 /// same text `ModuleSpec::call_on` prints.
 macro_rules! module_calls {
     ($($name:ident : $rank:tt -> $result:ident, $tol:ident, $un:ident,
-        [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr;)+) => {
+        [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr,
+        reference $reference:expr;)+) => {
         #[allow(unused_variables)]
         const MODULE_CALLS: &[fn(AnyTensor, usize) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, $k: usize| -> Option<AnyTensor> {

@@ -2,10 +2,11 @@
 //! public backward functions, interpolation, normalization, attention, embedding, unfold/fold
 //! and `linear` from `burn::tensor::module`, and the quantized matmul (over the operand's last
 //! dim), one entry each, read like the other tables by the generator, the typing rule, the
-//! printers, the interpreter and the differential.
+//! printers, the interpreter, the differential and the reference.
 //!
-//! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call;`. The
-//! operand is a float tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one
+//! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call,
+//! reference def;` (the reference a `Module` of the reference oracle, compiled only there: an
+//! entry without one does not compile). The operand is a float tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one
 //! spatial dim, 4: two); every entry keeps its spatial size (stride 1, "same" padding), so the
 //! result has the operand's shape. 3-D entries insert a depth of 1 (`[n, c, 1, h, w]`) and take
 //! it out again, so programs stay within `limits::MAX_RANK`. The call names its variables, always
@@ -26,54 +27,97 @@ macro_rules! module_ops {
         $then! {
             // The plainest op first (the minimizer's replacement for every other).
             avg_pool2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool2d(x,
-                burn::tensor::ops::AvgPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
+                burn::tensor::ops::AvgPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])),
+                reference Module::Loops(avg_pool);
             avg_pool1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool1d(x,
-                burn::tensor::ops::AvgPoolOptions::new([k]).with_stride([1]).with_padding([p]));
+                burn::tensor::ops::AvgPoolOptions::new([k]).with_stride([1]).with_padding([p])),
+                reference Module::Loops(avg_pool);
             max_pool2d: 4 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool2d(x,
-                burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
+                burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])),
+                reference Module::Loops(max_pool);
             max_pool1d: 3 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool1d(x,
-                burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p]));
+                burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p])),
+                reference Module::Loops(max_pool);
             max_pool2d_indices: 4 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool2d_with_indices(x,
-                burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])).1;
+                burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])).1,
+                reference Module::Loops(max_pool_indices);
             adaptive_avg_pool2d: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
-                burn::tensor::module::adaptive_avg_pool2d(x, s);
+                burn::tensor::module::adaptive_avg_pool2d(x, s),
+                reference Module::Loops(identity);
             adaptive_avg_pool1d: 3 -> same, balanced, none, [x, d, c, k, p, s] =>
-                burn::tensor::module::adaptive_avg_pool1d(x, s);
+                burn::tensor::module::adaptive_avg_pool1d(x, s),
+                reference Module::Loops(identity);
             conv2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv2d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
-                burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], 1));
+                burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], 1)),
+                reference Module::Loops(|x, k| {
+                    let c = x.shape[1];
+                    conv(
+                        x,
+                        k,
+                        1,
+                        |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
+                        |co| co as f64,
+                    )
+                });
             conv2d_depthwise: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv2d(x,
                 Tensor::<1, Int>::arange(0..(c * k * k) as i64, &d).float().reshape([c, 1, k, k]),
                 None,
-                burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], c));
+                burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], c)),
+                reference Module::Loops(|x, k| {
+                    let c = x.shape[1];
+                    conv(
+                        x,
+                        k,
+                        c,
+                        |co, _, ky, kx| ((co * k + ky) * k + kx) as f64,
+                        |_| 0.0,
+                    )
+                });
             conv1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv1d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k) as i64, &d).float().reshape([c, c, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
-                burn::tensor::ops::ConvOptions::new([1], [p], [1], 1));
+                burn::tensor::ops::ConvOptions::new([1], [p], [1], 1)),
+                reference Module::Loops(|x, k| {
+                    let c = x.shape[1];
+                    conv(
+                        x,
+                        k,
+                        1,
+                        |co, ci, _, kx| ((co * c + ci) * k + kx) as f64,
+                        |co| co as f64,
+                    )
+                });
             conv_transpose2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv_transpose2d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
-                burn::tensor::ops::ConvTransposeOptions::new([1, 1], [p, p], [0, 0], [1, 1], 1));
+                burn::tensor::ops::ConvTransposeOptions::new([1, 1], [p, p], [0, 0], [1, 1], 1)),
+                reference Module::Loops(conv_transpose);
             conv_transpose1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv_transpose1d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k) as i64, &d).float().reshape([c, c, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
-                burn::tensor::ops::ConvTransposeOptions::new([1], [p], [0], [1], 1));
+                burn::tensor::ops::ConvTransposeOptions::new([1], [p], [0], [1], 1)),
+                reference Module::Loops(conv_transpose);
             interpolate_nearest: 4 -> same, exact, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
-                        burn::tensor::module::InterpolateMode::Nearest) });
+                        burn::tensor::module::InterpolateMode::Nearest) }),
+                reference Module::Loops(same_size);
             interpolate_bilinear: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
-                        burn::tensor::module::InterpolateMode::Bilinear) });
+                        burn::tensor::module::InterpolateMode::Bilinear) }),
+                reference Module::Loops(same_size);
             interpolate_bicubic: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
-                        burn::tensor::module::InterpolateMode::Bicubic) });
+                        burn::tensor::module::InterpolateMode::Bicubic) }),
+                reference Module::Loops(same_size);
             linear: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::linear(x,
                 Tensor::<1, Int>::arange(0..(s * s) as i64, &d).float().reshape([s, s]),
-                Some(Tensor::<1, Int>::arange(0..s as i64, &d).float()));
+                Some(Tensor::<1, Int>::arange(0..s as i64, &d).float())),
+                reference Module::Loops(linear);
             // 3-D ops on the operand with a depth of 1 inserted (`[n, c, 1, h, w]`), so programs
             // stay at rank 4 and the result comes back to the operand's shape.
             // Weights are made before the operand is touched, as in the 2-D entries: the model
@@ -83,30 +127,46 @@ macro_rules! module_ops {
                 let b = Tensor::<1, Int>::arange(0..c as i64, &d).float();
                 burn::tensor::module::conv3d(x.unsqueeze_dim::<5>(2), w, Some(b),
                     burn::tensor::ops::ConvOptions::new([1, 1, 1], [0, p, p], [1, 1, 1], 1)).squeeze_dim::<4>(2)
-            };
+            },
+                reference Module::Loops(|x, k| {
+                    let c = x.shape[1];
+                    conv(
+                        x,
+                        k,
+                        1,
+                        |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
+                        |co| co as f64,
+                    )
+                });
             conv_transpose3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
                 let w = Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, 1, k, k]);
                 let b = Tensor::<1, Int>::arange(0..c as i64, &d).float();
                 burn::tensor::module::conv_transpose3d(x.unsqueeze_dim::<5>(2), w, Some(b),
                     burn::tensor::ops::ConvTransposeOptions::new([1, 1, 1], [0, p, p], [0, 0, 0], [1, 1, 1], 1))
                     .squeeze_dim::<4>(2)
-            };
+            },
+                reference Module::Loops(conv_transpose);
             avg_pool3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool3d(
                 x.unsqueeze_dim::<5>(2),
                 burn::tensor::ops::AvgPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
-                .squeeze_dim::<4>(2);
+                .squeeze_dim::<4>(2),
+                reference Module::Loops(avg_pool);
             max_pool3d: 4 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool3d(
                 x.unsqueeze_dim::<5>(2),
                 burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
-                .squeeze_dim::<4>(2);
+                .squeeze_dim::<4>(2),
+                reference Module::Loops(max_pool);
             max_pool3d_indices: 4 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool3d_with_indices(
                 x.unsqueeze_dim::<5>(2),
                 burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
-                .1.squeeze_dim::<4>(2);
+                .1.squeeze_dim::<4>(2),
+                reference Module::Loops(max_pool_indices);
             adaptive_avg_pool3d: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
-                burn::tensor::module::adaptive_avg_pool3d(x.unsqueeze_dim::<5>(2), [1, s[0], s[1]]).squeeze_dim::<4>(2);
+                burn::tensor::module::adaptive_avg_pool3d(x.unsqueeze_dim::<5>(2), [1, s[0], s[1]]).squeeze_dim::<4>(2),
+                reference Module::Loops(identity);
             max_pool1d_indices: 3 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool1d_with_indices(x,
-                burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p])).1;
+                burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p])).1,
+                reference Module::Loops(max_pool_indices);
             // Offsets of -0.5, 0 and 0.5 make the kernel sample between elements (bilinear), a 0/1
             // mask drops some taps: neither reduces to a plain convolution.
             deform_conv2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
@@ -120,18 +180,23 @@ macro_rules! module_ops {
                         .remainder_scalar(2).float().reshape([n, k * k, s[0], s[1]])),
                     Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
                     burn::tensor::ops::DeformConvOptions::new([1, 1], [p, p], [1, 1], 1, 1))
-            };
+            },
+                reference Module::Missing(
+                    "deformable convolution: bilinear sampling at offset taps and a mask; not written yet",
+                );
             // Unfold to columns and fold them back: each element summed over the windows that
             // hold it.
             unfold_fold: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::fold4d(
                 burn::tensor::module::unfold4d(x, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1])),
-                s, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1]));
+                s, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1])),
+                reference Module::Loops(unfold_fold);
             // The operand's rows as the embedding table, looked up in reverse order.
             embedding: 3 -> same, exact, none, [x, d, c, k, p, s] => {
                 let [a, b, e] = x.dims();
                 let indices = Tensor::<1, Int>::arange(0..(a * b) as i64, &d).flip([0]).reshape([a, b]);
                 burn::tensor::module::embedding(x.reshape([a * b, e]), indices)
-            };
+            },
+                reference Module::Loops(embedding);
             // `[time, batch, classes]`: the operand's log-softmax over classes as log-probs, one
             // label per sequence (1 + its index modulo the non-blank classes; blank 0), over
             // every time step; a single class leaves only the blank, so the targets are empty.
@@ -144,39 +209,51 @@ macro_rules! module_ops {
                 let target_lengths = Tensor::<1, Int>::arange(0..n as i64, &d).mul_scalar(0).add_scalar((e > 1) as i64);
                 burn::tensor::module::ctc_loss(burn::tensor::activation::log_softmax(x, 2),
                     labels, input_lengths, target_lengths, 0).reshape([1, n, 1]).expand([t, n, e])
-            };
+            },
+                reference Module::Missing(
+                    "CTC loss: the forward algorithm over label paths; not written yet",
+                );
             // `[batch, heads, seq, head_dim]`: the operand attends to itself reversed along seq.
             attention: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
-                x.clone(), x.clone().flip([2]), x, None, None, burn::tensor::ops::AttentionModuleOptions::default());
+                x.clone(), x.clone().flip([2]), x, None, None, burn::tensor::ops::AttentionModuleOptions::default()),
+                reference Module::Loops(|x, _| attention(x, false));
             attention_causal: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
                 x.clone(), x.clone(), x, None, None,
-                burn::tensor::ops::AttentionModuleOptions { is_causal: true, ..Default::default() });
+                burn::tensor::ops::AttentionModuleOptions { is_causal: true, ..Default::default() }),
+                reference Module::Loops(|x, _| attention(x, true));
             layer_norm: 3 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::layer_norm(x,
                 Tensor::<1, Int>::arange(0..s as i64, &d).float(),
-                Some(Tensor::<1, Int>::arange(0..s as i64, &d).float().neg()), 1e-5);
+                Some(Tensor::<1, Int>::arange(0..s as i64, &d).float().neg()), 1e-5),
+                reference Module::Loops(layer_norm);
             batch_norm: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::batch_norm(x,
                 Tensor::<1, Int>::arange(0..c as i64, &d).float(),
                 Tensor::<1, Int>::arange(0..c as i64, &d).float().neg(),
                 Tensor::<1, Int>::arange(0..c as i64, &d).float(),
-                Tensor::<1, Int>::arange(1..(c + 1) as i64, &d).float(), 1e-5);
+                Tensor::<1, Int>::arange(1..(c + 1) as i64, &d).float(), 1e-5),
+                reference Module::Loops(batch_norm);
             // The backward passes Burn exposes as functions, with the operand as its own gradient.
             avg_pool2d_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
-                burn::tensor::module::avg_pool2d_backward(x.clone(), x, [k, k], [1, 1], [p, p], [1, 1], true, false);
+                burn::tensor::module::avg_pool2d_backward(x.clone(), x, [k, k], [1, 1], [p, p], [1, 1], true, false),
+                reference Module::Loops(avg_pool_backward);
             avg_pool3d_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::avg_pool3d_backward(x.clone().unsqueeze_dim::<5>(2), x.unsqueeze_dim::<5>(2),
-                    [1, k, k], [1, 1, 1], [0, p, p], [1, 1, 1], true, false).squeeze_dim::<4>(2);
+                    [1, k, k], [1, 1, 1], [0, p, p], [1, 1, 1], true, false).squeeze_dim::<4>(2),
+                // A depth of 1 with no depth padding: the 2-D backward over each slice.
+                reference Module::Loops(avg_pool_backward);
             max_pool2d_backward: 4 -> same, balanced, ties, [x, d, c, k, p, s] => {
                 let (y, i) = burn::tensor::module::max_pool2d_with_indices(x.clone(),
                     burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
                 burn::tensor::module::max_pool2d_with_indices_backward(x, [k, k], [1, 1], [p, p], [1, 1], false, y, i)
-            };
+            },
+                reference Module::Missing(BACKWARD);
             max_pool3d_backward: 4 -> same, balanced, ties, [x, d, c, k, p, s] => {
                 let x = x.unsqueeze_dim::<5>(2);
                 let (y, i) = burn::tensor::module::max_pool3d_with_indices(x.clone(),
                     burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]));
                 burn::tensor::module::max_pool3d_with_indices_backward(
                     x, [1, k, k], [1, 1, 1], [0, p, p], [1, 1, 1], false, y, i).squeeze_dim::<4>(2)
-            };
+            },
+                reference Module::Missing(BACKWARD);
             // The weight gradient of a same-padded convolution with the operand as input and as
             // output gradient, added up onto the operand so the result keeps its shape.
             conv2d_weight_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
@@ -184,27 +261,32 @@ macro_rules! module_ops {
                 let g = burn::tensor::module::conv2d_weight_backward(x.clone(), w, x.clone(),
                     burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], 1));
                 x.add(g.sum().reshape([1, 1, 1, 1]))
-            };
+            },
+                reference Module::Missing(BACKWARD);
             // The first dim's rows in reverse through gather_nd, and written back the same way
             // by scatter_nd (indices `[n, 1]`, one per row: each row written once).
             gather_nd_rows: 4 -> same, exact, none, [x, d, c, k, p, s] => {
                 let n = x.dims()[0];
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &d).flip([0]).reshape([n, 1]);
                 x.gather_nd::<2, 4>(idx)
-            };
+            },
+                reference Module::Loops(rows_reversed);
             scatter_nd_rows: 4 -> same, exact, none, [x, d, c, k, p, s] => {
                 let n = x.dims()[0];
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &d).flip([0]).reshape([n, 1]);
                 x.clone().scatter_nd::<2, 4>(idx, x, burn::tensor::ops::IndexingUpdateOp::Assign)
-            };
+            },
+                reference Module::Loops(rows_reversed);
             interpolate_nearest_exact: 4 -> same, exact, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
-                        burn::tensor::module::InterpolateMode::NearestExact) });
+                        burn::tensor::module::InterpolateMode::NearestExact) }),
+                reference Module::Loops(same_size);
             interpolate_lanczos3: 4 -> same, balanced, infinite, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
-                        burn::tensor::module::InterpolateMode::Lanczos3) });
+                        burn::tensor::module::InterpolateMode::Lanczos3) }),
+                reference Module::Loops(same_size);
             // Bilinear sampling a quarter pixel right of each pixel centre (zeros padding past
             // the last column), through a grid made before the operand is touched.
             grid_sample_2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
@@ -214,7 +296,8 @@ macro_rules! module_ops {
                 let gy = Tensor::<1, Int>::arange(0..h as i64, &d).float().add_scalar(0.5)
                     .mul_scalar(2.0 / h as f64).sub_scalar(1.0).reshape([1, h, 1, 1]).expand([n, h, w, 1]);
                 x.grid_sample_2d(Tensor::cat(vec![gx, gy], 3), burn::tensor::ops::GridSampleOptions::default())
-            };
+            },
+                reference Module::Loops(quarter_pixel_right);
             // A matmul by the identity keeps the shape. Quantized weights times float
             // activations and both quantized: Burn's two q_matmul paths (its Tensor API's only
             // route to the quantized matmul). The weight is made first, as every entry's extra
@@ -222,12 +305,17 @@ macro_rules! module_ops {
             quantized_weight_matmul: 3 -> Float, balanced, quantized, [x, d, c, k, p, s] => {
                 let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
                     .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
-                x.matmul(w).dequantize() };
+                x.matmul(w).dequantize() },
+                // A matmul by the quantized identity: the identity quantizes exactly (1 is 127
+                // steps of 1/127), so the product is the operand, and with the operand quantized
+                // too, its round trip.
+                reference Module::Loops(times_identity);
             quantized_matmul: 3 -> Float, balanced, quantized, [x, d, c, k, p, s] => {
                 let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
                     .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
-                    .matmul(w).dequantize() };
+                    .matmul(w).dequantize() },
+                reference Module::Quantized;
         }
     };
 }
@@ -297,7 +385,8 @@ pub fn kernel_size(kernel: u8) -> usize {
 
 macro_rules! module_specs {
     ($($name:ident : $rank:literal -> $result:ident, $tol:ident, $un:ident,
-        [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr;)+) => {
+        [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr,
+        reference $reference:expr;)+) => {
         /// The module ops, in table order.
         pub const MODULE: &[ModuleSpec] = &[$(ModuleSpec {
             name: stringify!($name),

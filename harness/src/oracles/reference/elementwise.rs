@@ -111,7 +111,12 @@ crate::program::compare_ops!(
     "Every comparison entry's reference, by table name."
 );
 
-crate::program::scalar_ops!(two_operand_references, SCALAR, "Every scalar entry's reference, by table name: `y` is the scalar (the step's `i8`, an `f32` for floats).");
+crate::program::scalar_ops!(
+    two_operand_references,
+    SCALAR,
+    "Every scalar entry's reference, by table name: `y` is the scalar (the step's `i8`, an `f32` \
+     for floats)."
+);
 
 /// The row named `name` of a reference table.
 pub fn row<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
@@ -121,25 +126,20 @@ pub fn row<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
 /// For each output position of a shape, the operand position it takes.
 pub type Positions = fn(&[usize]) -> Vec<usize>;
 
-/// The quantized table's references: each entry's layout (for each output position, the
-/// operand position it takes), round-tripped through the step's scheme (see
-/// [`host::quantized`](super::host::quantized)): reads, transactions and reshapes, permutes and
-/// swaps undone move nothing; a flip and a reversed select reverse dim 0; an expansion repeats
-/// its first row along dim 0.
-pub const QUANTIZED: &[(&str, Positions)] = &[
-    ("roundtrip", identity_positions),
-    ("read", identity_positions),
-    ("transaction", identity_positions),
-    ("reshape", identity_positions),
-    ("flip", |s| super::along_dim::flip_positions(s, 0)),
-    ("permute", identity_positions),
-    ("swap_dims", identity_positions),
-    ("expand_first", |s| super::along_dim::first_positions(s, 0)),
-    ("select_reversed", |s| {
-        super::along_dim::flip_positions(s, 0)
-    }),
-    ("add_zero", identity_positions),
-];
+/// The `reference` column of `program::quantized_ops!` as a table by name, as the other tables
+/// are built: an entry without one does not compile.
+macro_rules! quantized_references {
+    ($($name:ident : $tol:ident, $x:ident, $s:ident => $call:expr,
+        reference $reference:expr;)+) => {
+        /// The quantized table's references: each entry's layout (for each output position, the
+        /// operand position it takes), round-tripped through the step's scheme (see
+        /// [`host::quantized`](super::host::quantized)): reads, transactions and reshapes,
+        /// permutes and swaps undone move nothing; a flip and a reversed select reverse dim 0; an
+        /// expansion repeats its first row along dim 0.
+        pub const QUANTIZED: &[(&str, Positions)] = &[$((stringify!($name), $reference)),+];
+    };
+}
+crate::program::quantized_ops!(quantized_references);
 
 /// A unary entry applied to `x`: the result, or why there is none.
 pub fn unary(reference: Unary, x: &Host) -> Result<Host, &'static str> {

@@ -452,111 +452,17 @@ fn identity(x: &Host, _k: usize) -> Option<Host> {
     Some(x.clone())
 }
 
-/// Every module entry's reference, by table name.
-pub const MODULE: &[(&str, Module)] = &[
-    ("avg_pool2d", Module::Loops(avg_pool)),
-    ("avg_pool1d", Module::Loops(avg_pool)),
-    ("max_pool2d", Module::Loops(max_pool)),
-    ("max_pool1d", Module::Loops(max_pool)),
-    ("max_pool2d_indices", Module::Loops(max_pool_indices)),
-    ("adaptive_avg_pool2d", Module::Loops(identity)),
-    ("adaptive_avg_pool1d", Module::Loops(identity)),
-    (
-        "conv2d",
-        Module::Loops(|x, k| {
-            let c = x.shape[1];
-            conv(
-                x,
-                k,
-                1,
-                |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
-                |co| co as f64,
-            )
-        }),
-    ),
-    (
-        "conv2d_depthwise",
-        Module::Loops(|x, k| {
-            let c = x.shape[1];
-            conv(
-                x,
-                k,
-                c,
-                |co, _, ky, kx| ((co * k + ky) * k + kx) as f64,
-                |_| 0.0,
-            )
-        }),
-    ),
-    (
-        "conv1d",
-        Module::Loops(|x, k| {
-            let c = x.shape[1];
-            conv(
-                x,
-                k,
-                1,
-                |co, ci, _, kx| ((co * c + ci) * k + kx) as f64,
-                |co| co as f64,
-            )
-        }),
-    ),
-    ("conv_transpose2d", Module::Loops(conv_transpose)),
-    ("conv_transpose1d", Module::Loops(conv_transpose)),
-    ("interpolate_nearest", Module::Loops(same_size)),
-    ("interpolate_bilinear", Module::Loops(same_size)),
-    ("interpolate_bicubic", Module::Loops(same_size)),
-    ("linear", Module::Loops(linear)),
-    (
-        "conv3d",
-        Module::Loops(|x, k| {
-            let c = x.shape[1];
-            conv(
-                x,
-                k,
-                1,
-                |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
-                |co| co as f64,
-            )
-        }),
-    ),
-    ("conv_transpose3d", Module::Loops(conv_transpose)),
-    ("avg_pool3d", Module::Loops(avg_pool)),
-    ("max_pool3d", Module::Loops(max_pool)),
-    ("max_pool3d_indices", Module::Loops(max_pool_indices)),
-    ("adaptive_avg_pool3d", Module::Loops(identity)),
-    ("max_pool1d_indices", Module::Loops(max_pool_indices)),
-    (
-        "deform_conv2d",
-        Module::Missing(
-            "deformable convolution: bilinear sampling at offset taps and a mask; not written yet",
-        ),
-    ),
-    ("unfold_fold", Module::Loops(unfold_fold)),
-    ("embedding", Module::Loops(embedding)),
-    (
-        "ctc_loss",
-        Module::Missing("CTC loss: the forward algorithm over label paths; not written yet"),
-    ),
-    ("attention", Module::Loops(|x, _| attention(x, false))),
-    ("attention_causal", Module::Loops(|x, _| attention(x, true))),
-    ("layer_norm", Module::Loops(layer_norm)),
-    ("batch_norm", Module::Loops(batch_norm)),
-    ("avg_pool2d_backward", Module::Loops(avg_pool_backward)),
-    // A depth of 1 with no depth padding: the 2-D backward over each slice.
-    ("avg_pool3d_backward", Module::Loops(avg_pool_backward)),
-    ("max_pool2d_backward", Module::Missing(BACKWARD)),
-    ("max_pool3d_backward", Module::Missing(BACKWARD)),
-    ("conv2d_weight_backward", Module::Missing(BACKWARD)),
-    ("gather_nd_rows", Module::Loops(rows_reversed)),
-    ("scatter_nd_rows", Module::Loops(rows_reversed)),
-    ("interpolate_nearest_exact", Module::Loops(same_size)),
-    ("interpolate_lanczos3", Module::Loops(same_size)),
-    ("grid_sample_2d", Module::Loops(quarter_pixel_right)),
-    // A matmul by the quantized identity: the identity quantizes exactly (1 is 127 steps of
-    // 1/127), so the product is the operand, and with the operand quantized too, its round trip.
-    ("quantized_weight_matmul", Module::Loops(times_identity)),
-    ("quantized_matmul", Module::Quantized),
-];
+/// The `reference` column of `program::module_ops!` as a table by name, as the element-wise
+/// tables are built: an entry without one does not compile.
+macro_rules! module_references {
+    ($($name:ident : $rank:literal -> $result:ident, $tol:ident, $un:ident,
+        [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr,
+        reference $reference:expr;)+) => {
+        /// Every module entry's reference, by table name.
+        pub const MODULE: &[(&str, Module)] = &[$((stringify!($name), $reference)),+];
+    };
+}
+crate::program::module_ops!(module_references);
 
 const BACKWARD: &str =
     "a pooling or convolution backward function: not written yet (the forward's \
