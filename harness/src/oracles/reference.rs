@@ -83,21 +83,19 @@ pub fn status(family: &str, name: &str) -> Result<(), &'static str> {
 /// trip (see [`host::quantized`]): its value is judged within one step of the operand's scale.
 /// The plain tables' entries quantize with Burn's default scheme.
 pub fn quantized_scheme(op: &Op) -> Option<Scheme> {
-    use elementwise::row;
     let default = match op {
         Op::Quantized { scheme, .. } => return Some(*scheme),
         Op::Unary { op, .. } => matches!(
-            row(elementwise::UNARY, op.name()),
-            Some(elementwise::Unary::Quantized(_))
+            elementwise::UNARY[op.index()].1,
+            elementwise::Unary::Quantized(_)
         ),
         Op::AlongDim { op, .. } => matches!(
-            row(along_dim::ALONG_DIM, op.name()),
-            Some(along_dim::Along::Quantized(_))
+            along_dim::ALONG_DIM[op.index()].1,
+            along_dim::Along::Quantized(_)
         ),
-        Op::Module { op, .. } => matches!(
-            row(module::MODULE, op.name()),
-            Some(module::Module::Quantized)
-        ),
+        Op::Module { op, .. } => {
+            matches!(module::MODULE[op.index()].1, module::Module::Quantized)
+        }
         _ => false,
     };
     default.then_some(Scheme::DEFAULT)

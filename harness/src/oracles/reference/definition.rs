@@ -10,8 +10,6 @@ use crate::program::{Dtype, Kind, Op};
 
 /// The reference value of `op` over `operands` (host arrays in operand order).
 pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
-    use elementwise::row;
-    let missing = "no row in the reference table";
     let x = operands.first().copied().ok_or("no operand")?;
     let none = "the op takes no operands of these kinds";
     // Every quantized round trip, the plain tables' entries as the quantized op family's: a
@@ -21,16 +19,14 @@ pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
             .ok_or("a scale past what the scheme's scale storage holds: the codes clamp")?;
     }
     match op {
-        Op::Unary { op, .. } => {
-            elementwise::unary(row(elementwise::UNARY, op.name()).ok_or(missing)?, x)
-        }
+        Op::Unary { op, .. } => elementwise::unary(elementwise::UNARY[op.index()].1, x),
         Op::Binary { op, .. } => elementwise::binary(
-            row(elementwise::BINARY, op.name()).ok_or(missing)?,
+            elementwise::BINARY[op.index()].1,
             x,
             operands.get(1).ok_or("no operand")?,
         ),
         Op::Compare { op, .. } => elementwise::binary(
-            row(elementwise::COMPARE, op.name()).ok_or(missing)?,
+            elementwise::COMPARE[op.index()].1,
             x,
             operands.get(1).ok_or("no operand")?,
         ),
@@ -44,23 +40,17 @@ pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
                 Data::Int(_) => Host::int(vec![1; x.shape.len()], vec![Some(i128::from(*value))]),
                 Data::Bool(_) => Host::bool(vec![1; x.shape.len()], vec![Some(*value % 2 != 0)]),
             };
-            elementwise::binary(
-                row(elementwise::SCALAR, op.name()).ok_or(missing)?,
-                x,
-                &scalar,
-            )
+            elementwise::binary(elementwise::SCALAR[op.index()].1, x, &scalar)
         }
         Op::Quantized { op, .. } => {
-            let layout = row(elementwise::QUANTIZED, op.name()).ok_or(missing)?;
+            let layout = elementwise::QUANTIZED[op.index()].1;
             host::quantized(x, &layout(&x.shape))
         }
-        Op::AlongDim { op, dim, .. } => along_dim::along(
-            row(along_dim::ALONG_DIM, op.name()).ok_or(missing)?,
-            x,
-            usize::from(*dim),
-        ),
+        Op::AlongDim { op, dim, .. } => {
+            along_dim::along(along_dim::ALONG_DIM[op.index()].1, x, usize::from(*dim))
+        }
         Op::Module { op, kernel, .. } => module::module(
-            row(module::MODULE, op.name()).ok_or(missing)?,
+            module::MODULE[op.index()].1,
             x,
             crate::program::kernel_size(*kernel),
         ),

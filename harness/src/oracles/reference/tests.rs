@@ -45,6 +45,48 @@ fn every_op_table_entry_has_a_reference_row_and_at_least_90_percent_have_a_refer
 }
 
 #[test]
+fn each_reference_table_is_indexed_as_its_op_table() {
+    use crate::program::{ALONG_DIM, BINARY, COMPARE, MODULE, QUANTIZED, SCALAR, UNARY};
+    fn names<T>(table: &[(&'static str, T)]) -> Vec<&'static str> {
+        table.iter().map(|(n, _)| *n).collect()
+    }
+    // `of_op` reads a reference at its op's table index.
+    let pairs = [
+        (
+            names(elementwise::UNARY),
+            UNARY.iter().map(|s| s.name).collect(),
+        ),
+        (
+            names(elementwise::BINARY),
+            BINARY.iter().map(|s| s.name).collect(),
+        ),
+        (
+            names(elementwise::COMPARE),
+            COMPARE.iter().map(|s| s.name).collect(),
+        ),
+        (
+            names(elementwise::SCALAR),
+            SCALAR.iter().map(|s| s.name).collect(),
+        ),
+        (
+            names(elementwise::QUANTIZED),
+            QUANTIZED.iter().map(|s| s.name).collect(),
+        ),
+        (
+            names(along_dim::ALONG_DIM),
+            ALONG_DIM.iter().map(|s| s.name).collect(),
+        ),
+        (
+            names(module::MODULE),
+            MODULE.iter().map(|s| s.name).collect::<Vec<_>>(),
+        ),
+    ];
+    for (references, entries) in pairs {
+        assert_eq!(references, entries);
+    }
+}
+
+#[test]
 fn a_mismatch_message_parses_back_to_the_mismatch() {
     let m = Mismatch {
         slot: 2,
