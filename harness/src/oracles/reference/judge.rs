@@ -116,16 +116,8 @@ pub(super) fn judge_tallied(
     dtype: DType,
     family: Tolerance,
     allow: Allowance,
-    mut tally: Option<&mut BoundTally>,
+    tally: Option<&mut BoundTally>,
 ) -> Judged {
-    let Allowance {
-        elements,
-        absolute,
-        headroom,
-        terms,
-        backend,
-    } = allow;
-    let (rel, abs) = bounds(family);
     let mut known = 0;
     if expected.shape != actual.shape {
         return Judged::Differ(
@@ -136,82 +128,9 @@ pub(super) fn judge_tallied(
     }
     match (&expected.data, &actual.data) {
         (Data::Float(e), Data::Float(a)) => {
-            // The reference rounds as Burn stores the value's dtype (F32 unless the program
-            // names another). A dtype coarser than f32 rounds each of the op's steps on its own
-            // grid: its bounds widen to one step of that grid (its epsilon, and its tiniest gap
-            // near zero), and so does the accumulation allowance, in proportion.
-            let dtype = Dtype::from_burn(dtype).unwrap_or(Dtype::F32);
-            let coarse = dtype.epsilon() > Dtype::F32.epsilon();
-            let (rel, abs, absolute) = if family == Tolerance::Rounded {
-                let (rel, floor) = rounded_ulps(backend, dtype);
-                (rel, floor, absolute)
-            } else if coarse && rel > 0.0 {
-                // An exact or step op's result is a value of the dtype whatever grid it was
-                // computed on (a BF16 floor of 64.5 is 64): it stays exact.
-                let widened = rel.max(dtype.epsilon()) + dtype.epsilon();
-                (widened, abs.max(dtype.tiniest()), absolute * widened / rel)
-            } else {
-                (rel, abs, absolute)
-            };
-            let largest = dtype.largest();
-            if terms > largest {
-                return Judged::Agree(0);
-            }
-            for (i, (e, a)) in e.iter().zip(a).enumerate() {
-                let (Some(e), Some(a)) = (*e, *a) else {
-                    continue;
-                };
-                if terms > 0.0 && !e.is_finite() && !a.is_finite() {
-                    continue;
-                }
-                // Beyond the dtype's range Burn's arithmetic overflows somewhere along the op's
-                // formula, to an infinity or, where two overflows meet, a NaN: not pinned down.
-                // (An F64 result is the reference's own f64, never past the range; its way
-                // there, the headroom, may be.)
-                if e.is_finite() && e.abs() * headroom > largest {
-                    continue;
-                }
-                // A derived bound (the roundings to the dtype included); the reference's own
-                // f64 arithmetic errs as much as an F64 result may, so that bound counts twice.
-                let (abs, absolute, rel) = match elements.map(|b| b[i]) {
-                    Some(b) if !b.is_finite() => continue,
-                    Some(b) if dtype == Dtype::F64 => (0.0, 2.0 * b, 0.0),
-                    Some(b) => (0.0, b, 0.0),
-                    None => (abs, absolute, rel),
-                };
-                known += 1;
-                let e = host::as_stored(dtype, e);
-                let allowed = abs.max(absolute) + rel * e.abs().max(a.abs());
-                // F32 elements only (the dtype the bounds are measured for); a zero has no
-                // magnitude to count units of.
-                let counted = dtype == Dtype::F32 && e.is_finite() && e != 0.0;
-                if let Some(tally) = tally.as_deref_mut().filter(|_| counted) {
-                    tally.add(allowed / bound::ulp(dtype, e));
-                }
-                let same = (e.is_nan() && a.is_nan())
-                    || e == a
-                    || (e.is_finite() && a.is_finite() && (e - a).abs() <= allowed);
-                if !same {
-                    return Judged::Differ(i, format!("{e:?}"), format!("{a:?}"));
-                }
-            }
+            return judge_floats((e, a), dtype, family, allow, tally)
         }
-        (Data::Int(e), Data::Int(a)) => {
-            let range = int_range(dtype);
-            for (i, (e, a)) in e.iter().zip(a).enumerate() {
-                let (Some(e), Some(a)) = (*e, *a) else {
-                    continue;
-                };
-                // A result outside the dtype: Burn pins no overflow down.
-                if range.is_some_and(|(lo, hi)| e < lo || e > hi) {
-                    continue;
-                }
-                known += 1;
-                if e != a {
-                    return Judged::Differ(i, e.to_string(), a.to_string());
-                }
-            }
-        }
+        (Data::Int(e), Data::Int(a)) => return judge_ints((e, a), dtype),
         // Bools stored as ints (Flex's U8 from a bool select, a catalogued bug the dtype contract
         // judges) are judged by their truth.
         (Data::Bool(e), Data::Int(a)) => {
@@ -238,6 +157,105 @@ pub(super) fn judge_tallied(
         }
         _ => {
             return Judged::Differ(0, "another kind".into(), "this kind".into());
+        }
+    }
+    Judged::Agree(known)
+}
+
+/// [`judge_tallied`] over float elements.
+fn judge_floats(
+    (e, a): (&[Option<f64>], &[Option<f64>]),
+    dtype: DType,
+    family: Tolerance,
+    allow: Allowance,
+    mut tally: Option<&mut BoundTally>,
+) -> Judged {
+    let Allowance {
+        elements,
+        absolute,
+        headroom,
+        terms,
+        backend,
+    } = allow;
+    let (rel, abs) = bounds(family);
+    let mut known = 0;
+    // The reference rounds as Burn stores the value's dtype (F32 unless the program
+    // names another). A dtype coarser than f32 rounds each of the op's steps on its own
+    // grid: its bounds widen to one step of that grid (its epsilon, and its tiniest gap
+    // near zero), and so does the accumulation allowance, in proportion.
+    let dtype = Dtype::from_burn(dtype).unwrap_or(Dtype::F32);
+    let coarse = dtype.epsilon() > Dtype::F32.epsilon();
+    let (rel, abs, absolute) = if family == Tolerance::Rounded {
+        let (rel, floor) = rounded_ulps(backend, dtype);
+        (rel, floor, absolute)
+    } else if coarse && rel > 0.0 {
+        // An exact or step op's result is a value of the dtype whatever grid it was
+        // computed on (a BF16 floor of 64.5 is 64): it stays exact.
+        let widened = rel.max(dtype.epsilon()) + dtype.epsilon();
+        (widened, abs.max(dtype.tiniest()), absolute * widened / rel)
+    } else {
+        (rel, abs, absolute)
+    };
+    let largest = dtype.largest();
+    if terms > largest {
+        return Judged::Agree(0);
+    }
+    for (i, (e, a)) in e.iter().zip(a).enumerate() {
+        let (Some(e), Some(a)) = (*e, *a) else {
+            continue;
+        };
+        if terms > 0.0 && !e.is_finite() && !a.is_finite() {
+            continue;
+        }
+        // Beyond the dtype's range Burn's arithmetic overflows somewhere along the op's
+        // formula, to an infinity or, where two overflows meet, a NaN: not pinned down.
+        // (An F64 result is the reference's own f64, never past the range; its way
+        // there, the headroom, may be.)
+        if e.is_finite() && e.abs() * headroom > largest {
+            continue;
+        }
+        // A derived bound (the roundings to the dtype included); the reference's own
+        // f64 arithmetic errs as much as an F64 result may, so that bound counts twice.
+        let (abs, absolute, rel) = match elements.map(|b| b[i]) {
+            Some(b) if !b.is_finite() => continue,
+            Some(b) if dtype == Dtype::F64 => (0.0, 2.0 * b, 0.0),
+            Some(b) => (0.0, b, 0.0),
+            None => (abs, absolute, rel),
+        };
+        known += 1;
+        let e = host::as_stored(dtype, e);
+        let allowed = abs.max(absolute) + rel * e.abs().max(a.abs());
+        // F32 elements only (the dtype the bounds are measured for); a zero has no
+        // magnitude to count units of.
+        let counted = dtype == Dtype::F32 && e.is_finite() && e != 0.0;
+        if let Some(tally) = tally.as_deref_mut().filter(|_| counted) {
+            tally.add(allowed / bound::ulp(dtype, e));
+        }
+        let same = (e.is_nan() && a.is_nan())
+            || e == a
+            || (e.is_finite() && a.is_finite() && (e - a).abs() <= allowed);
+        if !same {
+            return Judged::Differ(i, format!("{e:?}"), format!("{a:?}"));
+        }
+    }
+    Judged::Agree(known)
+}
+
+/// [`judge_tallied`] over int elements: exact, where the definition's value is in the dtype.
+fn judge_ints((e, a): (&[Option<i128>], &[Option<i128>]), dtype: DType) -> Judged {
+    let mut known = 0;
+    let range = int_range(dtype);
+    for (i, (e, a)) in e.iter().zip(a).enumerate() {
+        let (Some(e), Some(a)) = (*e, *a) else {
+            continue;
+        };
+        // A result outside the dtype: Burn pins no overflow down.
+        if range.is_some_and(|(lo, hi)| e < lo || e > hi) {
+            continue;
+        }
+        known += 1;
+        if e != a {
+            return Judged::Differ(i, e.to_string(), a.to_string());
         }
     }
     Judged::Agree(known)
