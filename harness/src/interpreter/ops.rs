@@ -358,40 +358,9 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
                 Kind::Bool => cat_kind!(Bool, items, dim),
             }
         }
-        Op::Cast {
-            src,
-            dtype: Some(dtype),
-            ..
-        } => match (arg(*src)?, dtype.float(), dtype.int()) {
-            (F(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
-            (F(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
-            (I(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
-            (I(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
-            (B(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
-            (B(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
-            _ => None,
-        },
-        Op::Cast { src, to, .. } => match (arg(*src)?, to) {
-            (F(r), Kind::Int) => Some(I(map_rank!(r, t => t.int()))),
-            (F(r), Kind::Bool) => Some(B(map_rank!(r, t => t.bool()))),
-            (I(r), Kind::Float) => Some(F(map_rank!(r, t => t.float()))),
-            (I(r), Kind::Bool) => Some(B(map_rank!(r, t => t.bool()))),
-            (B(r), Kind::Int) => Some(I(map_rank!(r, t => t.int()))),
-            (B(r), Kind::Float) => Some(F(map_rank!(r, t => t.float()))),
-            _ => None,
-        },
+        Op::Cast { src, to, dtype } => cast(arg(*src)?, *to, *dtype),
         Op::Compare { op, lhs, rhs } => COMPARE_CALLS[op.index()](arg(*lhs)?, arg(*rhs)?),
-        Op::Clamp { src, min, max } => match arg(*src)? {
-            F(r) => Some(F(
-                map_rank!(r, t => t.clamp(f32::from(*min), f32::from(*max))),
-            )),
-            // As the reproducer's integer literals are: i32, whose conversion to the tensor's
-            // element type a panic names.
-            I(r) => Some(I(
-                map_rank!(r, t => t.clamp(i32::from(*min), i32::from(*max))),
-            )),
-            B(_) => None,
-        },
+        Op::Clamp { src, min, max } => clamp(arg(*src)?, *min, *max),
         Op::MaskWhere { src, mask, value } => match (arg(*src)?, arg(*mask)?, arg(*value)?) {
             (F(s), B(m), F(v)) => mask_where(s, m, v).map(F),
             (I(s), B(m), I(v)) => mask_where(s, m, v).map(I),
@@ -429,6 +398,46 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
     #[cfg(feature = "planted-faults")]
     let out = out.map(|t| super::planted::after_op(op, t));
     out.ok_or_else(|| mismatch(op))
+}
+
+/// A cast to `dtype`, or without one to kind `to` (`int()`, `float()`, `bool()`).
+fn cast(t: AnyTensor, to: Kind, dtype: Option<crate::program::Dtype>) -> Option<AnyTensor> {
+    use AnyTensor::{Bool as B, Float as F, Int as I};
+    if let Some(dtype) = dtype {
+        return match (t, dtype.float(), dtype.int()) {
+            (F(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
+            (F(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
+            (I(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
+            (I(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
+            (B(r), Some(d), _) => Some(F(map_rank!(r, t => t.cast(d)))),
+            (B(r), _, Some(d)) => Some(I(map_rank!(r, t => t.cast(d)))),
+            _ => None,
+        };
+    }
+    match (t, to) {
+        (F(r), Kind::Int) => Some(I(map_rank!(r, t => t.int()))),
+        (F(r), Kind::Bool) => Some(B(map_rank!(r, t => t.bool()))),
+        (I(r), Kind::Float) => Some(F(map_rank!(r, t => t.float()))),
+        (I(r), Kind::Bool) => Some(B(map_rank!(r, t => t.bool()))),
+        (B(r), Kind::Int) => Some(I(map_rank!(r, t => t.int()))),
+        (B(r), Kind::Float) => Some(F(map_rank!(r, t => t.float()))),
+        _ => None,
+    }
+}
+
+/// A clamp to `[min, max]`: as the reproducer's literals are, an f32 for floats and an i32 for
+/// ints, whose conversion to the tensor's element type a panic names.
+fn clamp(t: AnyTensor, min: i8, max: i8) -> Option<AnyTensor> {
+    use AnyTensor::{Float as F, Int as I};
+    match t {
+        F(r) => Some(F(
+            map_rank!(r, t => t.clamp(f32::from(min), f32::from(max))),
+        )),
+        I(r) => Some(I(
+            map_rank!(r, t => t.clamp(i32::from(min), i32::from(max))),
+        )),
+        AnyTensor::Bool(_) => None,
+    }
 }
 
 /// Why a `Backward` step cannot run. A plain value, not an `anyhow::Error`: programs meet it
