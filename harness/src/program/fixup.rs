@@ -337,26 +337,7 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
             fill,
             device,
             dtype,
-        } => {
-            let out = out % MAX_SLOTS;
-            let kind = dtype.map_or(kind, Dtype::kind);
-            let shape = fix_shape(&shape);
-            env.define(
-                out,
-                Ty {
-                    kind,
-                    shape: shape_of(&shape),
-                },
-            );
-            Step::Create {
-                out,
-                kind,
-                shape,
-                fill,
-                device: fix_device(device),
-                dtype,
-            }
-        }
+        } => fix_create(out, (kind, dtype), (shape, fill, device), env),
         // A switch to the thread already running is no switch.
         Step::Thread { thread } => {
             let thread = thread % MAX_THREADS;
@@ -378,21 +359,7 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
             inputs,
             outputs,
             form,
-        } => {
-            env.scopes.pop()?;
-            let inputs = fix_list(inputs, env);
-            let outputs = fix_list(outputs, env);
-            // An unwound scope has no graph: a replay of its number has no outputs to type.
-            env.graphs.push(match form {
-                ExitForm::Unwind => Vec::new(),
-                _ => outputs.iter().filter_map(|s| env.ty(*s)).collect(),
-            });
-            Step::ExitScope {
-                inputs,
-                outputs,
-                form,
-            }
-        }
+        } => fix_exit(inputs, outputs, form, env)?,
         Step::Backward { out, loss, param } => {
             let float = |t: &Ty| t.kind == Kind::Float;
             let (out, loss, param) = (
@@ -427,26 +394,7 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
             graph,
             feed,
             outputs,
-        } => {
-            if env.graphs.is_empty() {
-                return None;
-            }
-            let graph = (usize::from(graph) % env.graphs.len()) as u8;
-            let types = env.graphs[usize::from(graph)].clone();
-            let outputs: Vec<Slot> = outputs
-                .into_iter()
-                .take(types.len())
-                .map(|s| s % MAX_SLOTS)
-                .collect();
-            for (slot, ty) in outputs.iter().zip(types) {
-                env.define(*slot, ty);
-            }
-            Step::Replay {
-                graph,
-                feed: fix_list(feed, env),
-                outputs,
-            }
-        }
+        } => fix_replay(graph, feed, outputs, env)?,
         Step::Read { src, fallible } => Step::Read {
             src: env.pick_any(src)?,
             fallible,
@@ -471,5 +419,74 @@ fn fix_step(step: Step, env: &mut Env) -> Option<Step> {
             env.define(out, env.ty(src)?);
             Step::Autodiff { out, src, mode }
         }
+    })
+}
+
+/// A create into a slot in range, of its dtype's kind (where it names one), of a shape in the
+/// limits, on a device programs have.
+fn fix_create(
+    out: Slot,
+    (kind, dtype): (Kind, Option<Dtype>),
+    (shape, fill, device): (Vec<u8>, Fill, DeviceRef),
+    env: &mut Env,
+) -> Step {
+    let out = out % MAX_SLOTS;
+    let kind = dtype.map_or(kind, Dtype::kind);
+    let shape = fix_shape(&shape);
+    env.define(
+        out,
+        Ty {
+            kind,
+            shape: shape_of(&shape),
+        },
+    );
+    Step::Create {
+        out,
+        kind,
+        shape,
+        fill,
+        device: fix_device(device),
+        dtype,
+    }
+}
+
+/// A scope exit of an open scope, declaring slots that hold values; its graph's outputs typed
+/// for the replays after it.
+fn fix_exit(inputs: Vec<Slot>, outputs: Vec<Slot>, form: ExitForm, env: &mut Env) -> Option<Step> {
+    env.scopes.pop()?;
+    let inputs = fix_list(inputs, env);
+    let outputs = fix_list(outputs, env);
+    // An unwound scope has no graph: a replay of its number has no outputs to type.
+    env.graphs.push(match form {
+        ExitForm::Unwind => Vec::new(),
+        _ => outputs.iter().filter_map(|s| env.ty(*s)).collect(),
+    });
+    Some(Step::ExitScope {
+        inputs,
+        outputs,
+        form,
+    })
+}
+
+/// A replay of a graph some scope completed, fed from slots that hold values, its outputs typed
+/// as the graph's.
+fn fix_replay(graph: u8, feed: Vec<Slot>, outputs: Vec<Slot>, env: &mut Env) -> Option<Step> {
+    if env.graphs.is_empty() {
+        return None;
+    }
+    let graph = (usize::from(graph) % env.graphs.len()) as u8;
+    let types = env.graphs[usize::from(graph)].clone();
+    let outputs: Vec<Slot> = outputs
+        .into_iter()
+        .take(types.len())
+        .map(|s| s % MAX_SLOTS)
+        .collect();
+    for (slot, ty) in outputs.iter().zip(types) {
+        env.define(*slot, ty);
+    }
+    Some(Step::Replay {
+        graph,
+        feed: fix_list(feed, env),
+        outputs,
     })
 }
