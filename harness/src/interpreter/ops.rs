@@ -361,23 +361,8 @@ pub fn exec_op(op: &Op, get: impl Fn(Slot) -> Option<AnyTensor>) -> Result<AnyTe
         Op::Cast { src, to, dtype } => cast(arg(*src)?, *to, *dtype),
         Op::Compare { op, lhs, rhs } => COMPARE_CALLS[op.index()](arg(*lhs)?, arg(*rhs)?),
         Op::Clamp { src, min, max } => clamp(arg(*src)?, *min, *max),
-        Op::MaskWhere { src, mask, value } => match (arg(*src)?, arg(*mask)?, arg(*value)?) {
-            (F(s), B(m), F(v)) => mask_where(s, m, v).map(F),
-            (I(s), B(m), I(v)) => mask_where(s, m, v).map(I),
-            (B(s), B(m), B(v)) => mask_where(s, m, v).map(B),
-            _ => None,
-        },
-        Op::MaskFill { src, mask, value } => {
-            let value = i64::from(*value);
-            match (arg(*src)?, arg(*mask)?) {
-                (F(s), B(m)) => mask_fill(s, m, value).map(F),
-                (I(s), B(m)) => mask_fill(s, m, value).map(I),
-                // A bool tensor is filled with a bool: Burn converts the fill value to the
-                // tensor's storage type, and a negative integer has no bool storage.
-                (B(s), B(m)) => mask_fill(s, m, value % 2 != 0).map(B),
-                _ => None,
-            }
-        }
+        Op::MaskWhere { src, mask, value } => masked_where(arg(*src)?, arg(*mask)?, arg(*value)?),
+        Op::MaskFill { src, mask, value } => masked_fill(arg(*src)?, arg(*mask)?, *value),
         Op::Logic { op: l, lhs, rhs } => match (arg(*lhs)?, arg(*rhs)?) {
             (B(x), B(y)) => zip_rank!(x, y, x, y => match l {
                 LogicOp::And => x.bool_and(y),
@@ -437,6 +422,31 @@ fn clamp(t: AnyTensor, min: i8, max: i8) -> Option<AnyTensor> {
             map_rank!(r, t => t.clamp(i32::from(min), i32::from(max))),
         )),
         AnyTensor::Bool(_) => None,
+    }
+}
+
+/// `mask_where` of `s` by bool mask `m` from `v`, of `s`'s kind.
+fn masked_where(s: AnyTensor, m: AnyTensor, v: AnyTensor) -> Option<AnyTensor> {
+    use AnyTensor::{Bool as B, Float as F, Int as I};
+    match (s, m, v) {
+        (F(s), B(m), F(v)) => mask_where(s, m, v).map(F),
+        (I(s), B(m), I(v)) => mask_where(s, m, v).map(I),
+        (B(s), B(m), B(v)) => mask_where(s, m, v).map(B),
+        _ => None,
+    }
+}
+
+/// `mask_fill` of `s` by bool mask `m` with `value`: a bool tensor is filled with a bool (Burn
+/// converts the fill value to the tensor's storage type, and a negative integer has no bool
+/// storage), true when odd.
+fn masked_fill(s: AnyTensor, m: AnyTensor, value: i8) -> Option<AnyTensor> {
+    use AnyTensor::{Bool as B, Float as F, Int as I};
+    let value = i64::from(value);
+    match (s, m) {
+        (F(s), B(m)) => mask_fill(s, m, value).map(F),
+        (I(s), B(m)) => mask_fill(s, m, value).map(I),
+        (B(s), B(m)) => mask_fill(s, m, value % 2 != 0).map(B),
+        _ => None,
     }
 }
 
