@@ -321,74 +321,14 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     let mut paths = Vec::new();
     files_under(&options.artifacts, &mut paths);
     paths.sort();
-    let mut programs = BTreeMap::new();
-    // Timeout and out-of-memory artifacts each run in a process of their own, most of their time
-    // spent waiting out a limit: in parallel, one at a time per core.
-    let mut limited = Vec::new();
-    // Crash artifacts and corpus inputs run in this process, on every core; a wgpu target's on
-    // one thread, as wgpu's one device stream is shared (`fuzz --jobs` refuses wgpu likewise).
-    let mut crashes = Vec::new();
     let in_process = rayon::ThreadPoolBuilder::new()
         .num_threads(if target.backends.wgpu { 1 } else { 0 })
         .build()
         .context("cannot start triage's thread pool")?;
-    for path in paths {
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let Some(kind) = KINDS
-            .into_iter()
-            .find(|k| name.starts_with(&format!("{k}-")))
-        else {
-            continue;
-        };
-        let shown = path.display().to_string();
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(error) => {
-                triage.artifacts.push(Artifact {
-                    path: shown,
-                    kind: kind.to_string(),
-                    signature: format!("{UNREADABLE} | {} | triage", error.kind()),
-                    limited_run: None,
-                });
-                continue;
-            }
-        };
-        let program = Program::from_fuzz_bytes(&bytes, target.backends);
-        match kind {
-            "timeout" | "oom" => limited.push((shown.clone(), kind, program.clone())),
-            _ => crashes.push((shown.clone(), kind, program.clone())),
-        }
-        programs.insert(shown, program);
-    }
-    {
-        use rayon::prelude::*;
-        let judged: Vec<Artifact> = in_process.install(|| {
-            crashes
-                .par_iter()
-                .map(|(path, kind, program)| Artifact {
-                    path: path.clone(),
-                    kind: kind.to_string(),
-                    signature: artifact_signature(program, kind, &session),
-                    limited_run: None,
-                })
-                .collect()
-        });
-        triage.artifacts.extend(judged);
-        let judged: Vec<Artifact> = limited
-            .par_iter()
-            .map(|(path, kind, program)| {
-                let (signature, ending) = limited_signature(program, kind, limits, &session);
-                Artifact {
-                    path: path.clone(),
-                    kind: kind.to_string(),
-                    signature,
-                    limited_run: Some(ending),
-                }
-            })
-            .collect();
-        triage.artifacts.extend(judged);
-        triage.artifacts.sort_by(|a, b| a.path.cmp(&b.path));
-    }
+    let (programs, crashes, limited) = read_artifacts(paths, target.backends, &mut triage);
+    let judged = judge_artifacts(&in_process, (&crashes, &limited), limits, &session);
+    triage.artifacts.extend(judged);
+    triage.artifacts.sort_by(|a, b| a.path.cmp(&b.path));
     let pending_dir = options.regressions.join("pending");
     let buckets = buckets(&triage.artifacts, &options.regressions);
     triage.buckets.extend(buckets);
@@ -432,6 +372,88 @@ pub fn triage(options: Options) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One artifact as its target decodes it: where it is, libFuzzer's kind, the program.
+type Decoded = (String, &'static str, Program);
+
+/// Reads the artifacts at `paths` (libFuzzer's `<kind>-<hash>` files) and decodes each for
+/// `backends`: every program by path, the crash artifacts and corpus inputs (run in this
+/// process) and the timeout and out-of-memory ones (each run in a process of its own, most of
+/// its time spent waiting out a limit). One that cannot be read is recorded as such.
+fn read_artifacts(
+    paths: Vec<PathBuf>,
+    backends: crate::program::Backends,
+    triage: &mut Triage,
+) -> (BTreeMap<String, Program>, Vec<Decoded>, Vec<Decoded>) {
+    let (mut programs, mut crashes, mut limited) = (BTreeMap::new(), Vec::new(), Vec::new());
+    for path in paths {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let Some(kind) = KINDS
+            .into_iter()
+            .find(|k| name.starts_with(&format!("{k}-")))
+        else {
+            continue;
+        };
+        let shown = path.display().to_string();
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                triage.artifacts.push(Artifact {
+                    path: shown,
+                    kind: kind.to_string(),
+                    signature: format!("{UNREADABLE} | {} | triage", error.kind()),
+                    limited_run: None,
+                });
+                continue;
+            }
+        };
+        let program = Program::from_fuzz_bytes(&bytes, backends);
+        match kind {
+            "timeout" | "oom" => limited.push((shown.clone(), kind, program.clone())),
+            _ => crashes.push((shown.clone(), kind, program.clone())),
+        }
+        programs.insert(shown, program);
+    }
+    (programs, crashes, limited)
+}
+
+/// The signature of each artifact: the crashes on `pool` (every core; a wgpu target's on one
+/// thread, as wgpu's one device stream is shared: `fuzz --jobs` refuses wgpu likewise), the
+/// limited ones each in a process of its own under `limits`, in parallel.
+fn judge_artifacts(
+    pool: &rayon::ThreadPool,
+    (crashes, limited): (&[Decoded], &[Decoded]),
+    limits: RunLimits,
+    session: &Session,
+) -> Vec<Artifact> {
+    use rayon::prelude::*;
+    let mut judged: Vec<Artifact> = pool.install(|| {
+        crashes
+            .par_iter()
+            .map(|(path, kind, program)| Artifact {
+                path: path.clone(),
+                kind: kind.to_string(),
+                signature: artifact_signature(program, kind, session),
+                limited_run: None,
+            })
+            .collect()
+    });
+    judged.extend(
+        limited
+            .par_iter()
+            .map(|(path, kind, program)| {
+                let (signature, ending) = limited_signature(program, kind, limits, session);
+                Artifact {
+                    path: path.clone(),
+                    kind: kind.to_string(),
+                    signature,
+                    limited_run: Some(ending),
+                }
+            })
+            .collect::<Vec<Artifact>>(),
+    );
+    judged
 }
 
 /// The night's artifacts bucketed by signature, each bucket's status read against the store's
