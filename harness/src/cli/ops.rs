@@ -211,21 +211,7 @@ impl Args {
             None => None,
         };
         let reach = match &self.coverage {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
-                let functions = Coverage::parse(&text)
-                    .with_context(|| format!("cannot read {}", path.display()))?
-                    .router_functions();
-                if functions.is_empty() {
-                    anyhow::bail!(
-                        "{} holds no burn-router ops function: export the run over \
-                         burn-router's sources (ci/reach.sh does)",
-                        path.display()
-                    );
-                }
-                Some(functions.into_iter().map(reach_row).collect::<Vec<_>>())
-            }
+            Some(path) => Some(reach_rows(path)?),
             None => None,
         };
         if self.json {
@@ -304,42 +290,7 @@ impl Args {
             );
         }
         if let Some(reach) = reach {
-            // Per trait: recorded through capture, run on Flex, either, all.
-            let mut traits: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
-            for Reach { function: f, .. } in &reach {
-                let t = traits.entry(&f.r#trait).or_default();
-                t[0] += usize::from(f.count > 0);
-                t[1] += usize::from(f.on_flex > 0);
-                t[2] += usize::from(f.reached());
-                t[3] += 1;
-            }
-            let total = |k: usize| traits.values().map(|t| t[k]).sum::<usize>();
-            println!(
-                "\nBackend trait functions ({} that burn-router implements): {} reached through \
-                 capture (burn-router records them), {} run by Flex's own impls, {} either way",
-                reach.len(),
-                total(0),
-                total(1),
-                total(2)
-            );
-            println!(
-                "  {:<22} {:>7} {:>7} {:>7}",
-                "trait", "capture", "flex", "either"
-            );
-            for (name, [capture, flex, either, all]) in &traits {
-                println!("  {name:<22} {capture:>7} {flex:>7} {either:>4} of {all}");
-            }
-            let mut by_reason: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-            for r in reach.iter().filter(|r| !r.function.reached()) {
-                by_reason
-                    .entry(r.why_unreached)
-                    .or_default()
-                    .push(format!("{}::{}", r.function.r#trait, r.function.name));
-            }
-            println!("\nnot reached, by reason:");
-            for (why, names) in by_reason {
-                println!("  {why} ({}):\n    {}", names.len(), names.join(" "));
-            }
+            print_reach(&reach);
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -354,5 +305,64 @@ fn reach_row(function: TraitFunction) -> Reach {
     Reach {
         function,
         why_unreached: why,
+    }
+}
+
+/// The rows of the backend functions a coverage export at `path` counts (an export over
+/// burn-router's sources, as `ci/reach.sh` makes).
+fn reach_rows(path: &std::path::Path) -> Result<Vec<Reach>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let functions = Coverage::parse(&text)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .router_functions();
+    if functions.is_empty() {
+        anyhow::bail!(
+            "{} holds no burn-router ops function: export the run over \
+             burn-router's sources (ci/reach.sh does)",
+            path.display()
+        );
+    }
+    Ok(functions.into_iter().map(reach_row).collect())
+}
+
+/// The backend trait functions reached, per trait (recorded through capture, run on Flex,
+/// either, all), and those not reached by reason.
+fn print_reach(reach: &[Reach]) {
+    // Per trait: recorded through capture, run on Flex, either, all.
+    let mut traits: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
+    for Reach { function: f, .. } in reach {
+        let t = traits.entry(&f.r#trait).or_default();
+        t[0] += usize::from(f.count > 0);
+        t[1] += usize::from(f.on_flex > 0);
+        t[2] += usize::from(f.reached());
+        t[3] += 1;
+    }
+    let total = |k: usize| traits.values().map(|t| t[k]).sum::<usize>();
+    println!(
+        "\nBackend trait functions ({} that burn-router implements): {} reached through \
+         capture (burn-router records them), {} run by Flex's own impls, {} either way",
+        reach.len(),
+        total(0),
+        total(1),
+        total(2)
+    );
+    println!(
+        "  {:<22} {:>7} {:>7} {:>7}",
+        "trait", "capture", "flex", "either"
+    );
+    for (name, [capture, flex, either, all]) in &traits {
+        println!("  {name:<22} {capture:>7} {flex:>7} {either:>4} of {all}");
+    }
+    let mut by_reason: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for r in reach.iter().filter(|r| !r.function.reached()) {
+        by_reason
+            .entry(r.why_unreached)
+            .or_default()
+            .push(format!("{}::{}", r.function.r#trait, r.function.name));
+    }
+    println!("\nnot reached, by reason:");
+    for (why, names) in by_reason {
+        println!("  {why} ({}):\n    {}", names.len(), names.join(" "));
     }
 }
