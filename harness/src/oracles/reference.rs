@@ -35,7 +35,7 @@ use burn::tensor::{BoolStore, DType};
 use super::compare::Poison;
 use super::naming::writer_step;
 pub use super::ReferenceCounts;
-use super::{Backend, Oracle, Shared, StepFacts};
+use super::{Backend, Deviation, Facts, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{Outcome, World};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{Dtype, Kind, Op, Scheme, Step};
@@ -253,6 +253,45 @@ fn regime<'a>(operands: impl Iterator<Item = &'a Value>) -> &'static str {
         " holding NaN or inf"
     } else {
         ""
+    }
+}
+
+/// A reference mismatch at step `index` on `backend`: the entry `what` over its operands'
+/// `dtypes` and their `regime`, and the element (`at`) of output `out` where Burn's value (`got`,
+/// of `dtype`) differs from the definition's (`want`).
+fn mismatch(
+    index: usize,
+    backend: Backend,
+    (what, dtypes, regime): (&str, &[DType], &str),
+    (out, at, want, got, dtype): on_flex::Found,
+) -> Violation {
+    let listed = (dtypes.iter())
+        .map(|d| format!("{d:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let on = if backend == Backend::Wgpu {
+        " on wgpu"
+    } else {
+        ""
+    };
+    Violation {
+        step: index,
+        class: REFERENCE_MISMATCH.to_string(),
+        summary: format!("{what} over ({listed}){regime}{on} differs from its definition"),
+        facts: Facts {
+            deviation: Deviation::between(&want, &got, Some(dtype)),
+            entry: Some(what.to_string()),
+            dtype: dtypes.first().copied().and_then(Dtype::from_burn),
+            backend: Some(backend),
+        },
+        message: Mismatch {
+            slot: out,
+            element: at,
+            expected: want,
+            actual: got,
+        }
+        .to_string(),
+        ..Violation::default()
     }
 }
 

@@ -7,13 +7,11 @@ use burn::tensor::DType;
 use super::host::Host;
 use super::judge::{Expected, Judged, Value, Why};
 use super::track::judge_value;
-use super::{gradient, regime, Mismatch, Reference, REFERENCE_MISMATCH};
+use super::{gradient, mismatch, regime, Reference};
 use crate::interpreter::World;
 use crate::oracles::taint::{Elements, Poison};
-use crate::oracles::{
-    Backend, Context, Deviation, Facts, Judgement, OracleId, Shared, StepFacts, Violation,
-};
-use crate::program::{Dtype, Step, Tolerance};
+use crate::oracles::{Backend, Context, Judgement, OracleId, Shared, StepFacts, Violation};
+use crate::program::{Step, Tolerance};
 
 /// What judging one step's wgpu values needs from its eager judging.
 pub(super) struct Judging<'a> {
@@ -215,10 +213,6 @@ impl Reference {
             .filter_map(|s| self.on_wgpu.held[usize::from(*s)].as_ref())
             .map(|v| v.data.dtype())
             .collect();
-        let dtypes = (operands.iter())
-            .map(|d| format!("{d:?}"))
-            .collect::<Vec<_>>()
-            .join(", ");
         let what = match step {
             Step::Op { op, .. } => op.name(),
             other => other.name().to_string(),
@@ -227,27 +221,7 @@ impl Reference {
             .reads()
             .into_iter()
             .filter_map(|s| self.on_wgpu.held[usize::from(s)].as_deref());
-        Violation {
-            step: index,
-            class: REFERENCE_MISMATCH.to_string(),
-            summary: format!(
-                "{what} over ({dtypes}){} on wgpu differs from its definition",
-                regime(held)
-            ),
-            facts: Facts {
-                deviation: Deviation::between(&want, &got, Some(dtype)),
-                entry: Some(what.clone()),
-                dtype: operands.first().copied().and_then(Dtype::from_burn),
-                backend: Some(Backend::Wgpu),
-            },
-            message: Mismatch {
-                slot: out,
-                element: at,
-                expected: want,
-                actual: got,
-            }
-            .to_string(),
-            ..Violation::default()
-        }
+        let signed = (what.as_str(), operands.as_slice(), regime(held));
+        mismatch(index, Backend::Wgpu, signed, (out, at, want, got, dtype))
     }
 }

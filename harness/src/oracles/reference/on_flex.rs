@@ -8,11 +8,11 @@ use burn::tensor::DType;
 
 use super::host::Host;
 use super::judge::{Expected, Value, Why};
-use super::{bound, gradient, regime, Mismatch, Reference, REFERENCE_MISMATCH};
+use super::{bound, gradient, mismatch, regime, Reference};
 use crate::interpreter::World;
 use crate::oracles::naming::{gradient_role, producer_step};
-use crate::oracles::{Backend, Context, Deviation, Facts, Judgement, OracleId, Shared, Violation};
-use crate::program::{Dtype, Slot, Step, Tolerance};
+use crate::oracles::{Backend, Context, Judgement, OracleId, Shared, Violation};
+use crate::program::{Slot, Step, Tolerance};
 
 /// What the reference holds of one slot a step wrote: its value as Burn holds it (where it was
 /// read), the known bug it carries, and whether it is still to be read.
@@ -138,40 +138,17 @@ impl Reference {
                 None => Some(shared.flex.as_ref()?.data(*s)?.dtype()),
             })
             .collect();
-        let dtypes = (operands.iter())
-            .map(|d| format!("{d:?}"))
-            .collect::<Vec<_>>()
-            .join(", ");
         let role = match step {
             Step::Backward { loss, param, .. } => Some(gradient_role(world, *loss, *param, index)),
             _ => None,
         };
+        let held = reads
+            .iter()
+            .filter_map(|s| self.flex.held[usize::from(*s)].as_deref());
+        let signed = (what.as_str(), operands.as_slice(), regime(held));
         Violation {
             role,
-            step: index,
-            class: REFERENCE_MISMATCH.to_string(),
-            summary: format!(
-                "{what} over ({dtypes}){} differs from its definition",
-                regime(
-                    reads
-                        .iter()
-                        .filter_map(|s| { self.flex.held[usize::from(*s)].as_deref() })
-                )
-            ),
-            facts: Facts {
-                deviation: Deviation::between(&want, &got, Some(dtype)),
-                entry: Some(what.clone()),
-                dtype: operands.first().copied().and_then(Dtype::from_burn),
-                backend: Some(Backend::Flex),
-            },
-            message: Mismatch {
-                slot: out,
-                element: at,
-                expected: want,
-                actual: got,
-            }
-            .to_string(),
-            ..Violation::default()
+            ..mismatch(index, Backend::Flex, signed, (out, at, want, got, dtype))
         }
     }
 
