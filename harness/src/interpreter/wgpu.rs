@@ -100,7 +100,7 @@ fn device_kind(adapter: Adapter) -> burn::tensor::DeviceKind {
 /// The device and adapter brought up on `choice` (once per process: Burn holds one), or why
 /// there are none: no adapter, or the device came up on another choice earlier in this
 /// process, which is refused rather than silently served by the first one.
-fn start(choice: AdapterChoice) -> Result<(Device, AdapterInfo), String> {
+fn start(choice: AdapterChoice) -> Result<&'static (Device, AdapterInfo), String> {
     let (first, started) = DEVICE.get_or_init(|| (choice, init(choice)));
     if *first != choice {
         return Err(format!(
@@ -108,18 +108,18 @@ fn start(choice: AdapterChoice) -> Result<(Device, AdapterInfo), String> {
              per process: adapter `{choice}` cannot be had here"
         ));
     }
-    started.clone()
+    started.as_ref().map_err(String::clone)
 }
 
 /// The wgpu device on `choice`, or why there is none. Initialized on first use.
 pub fn device(choice: AdapterChoice) -> Result<Device, String> {
-    start(choice).map(|(device, _)| device)
+    start(choice).map(|(device, _)| device.clone())
 }
 
 /// The adapter the wgpu device runs on when brought up on `choice`, or why there is none:
 /// initializes the device. Whether a program runs on it is its session's choice.
 pub fn adapter(choice: AdapterChoice) -> Result<AdapterInfo, String> {
-    start(choice).map(|(_, info)| info)
+    start(choice).map(|(_, info)| info.clone())
 }
 
 /// The dtypes the wgpu device says it does not support (`Device::supports_dtype` false), asked
