@@ -19,11 +19,7 @@ pub fn seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
             continue;
         }
         for (stem, path) in program_files(&dir)? {
-            let program = ProgramFile::load(&path)?.program();
-            let bytes = program
-                .to_fuzz_bytes()
-                .with_context(|| format!("{}: cannot encode", path.display()))?;
-            seeds.push((format!("{prefix}{stem}"), bytes));
+            seeds.push((format!("{prefix}{stem}"), encoded(&path)?));
         }
     }
     seeds.sort();
@@ -38,15 +34,20 @@ pub fn seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
 pub fn class_seed_inputs(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     let mut seeds = Vec::new();
     for (class, path) in program_files(dir)? {
-        let program = ProgramFile::load(&path)?.program();
-        let bytes = program
-            .to_fuzz_bytes()
-            .with_context(|| format!("{}: cannot encode", path.display()))?;
+        let bytes = encoded(&path)?;
         let hash = crate::hash::fnv1a(&[&bytes]);
         seeds.push((format!("{class}-{hash:016x}"), bytes));
     }
     seeds.sort();
     Ok(seeds)
+}
+
+/// The program file at `path` encoded to the fuzz target's bytes.
+fn encoded(path: &Path) -> Result<Vec<u8>> {
+    ProgramFile::load(path)?
+        .program()
+        .to_fuzz_bytes()
+        .with_context(|| format!("{}: cannot encode", path.display()))
 }
 
 /// Whether `name` is a class input's file name (`<class>-<16 hex digits>`).
