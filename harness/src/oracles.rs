@@ -23,6 +23,7 @@ pub mod known;
 mod lockstep;
 pub mod model;
 pub mod naming;
+pub mod payload;
 pub mod reference;
 pub mod signature;
 pub mod taint;
@@ -41,6 +42,7 @@ pub use classify::{
 pub use deviation::{Backend, Deviation, Facts};
 pub use judgement::{Context, Judgement};
 pub use lockstep::{run, BoundTally, Judged, OracleReport, ReferenceCounts, Shared};
+pub use payload::{Derivation, Mismatch, Payload};
 pub use signature::{Field, Key, Signature};
 
 /// A broken oracle invariant, found at a step.
@@ -69,6 +71,9 @@ pub struct Violation {
     /// What went wrong, as data, for root-cause predicates ([`known::Predicate`]).
     #[serde(skip_serializing_if = "Facts::is_empty", default)]
     pub facts: Facts,
+    /// What the oracle knows beyond the signature, for reports and reproducers.
+    #[serde(skip_serializing_if = "Payload::is_none", default)]
+    pub payload: Payload,
 }
 
 /// Class of a replayed output that differs from the eager run ([`eager_replay`]).

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::catalogue::{burn_file, catalogue, lookup, lookup_error, lookup_known_bug};
 use super::deviation::{Backend, Deviation, Facts};
 use super::known::known_case;
+use super::payload::Payload;
 use super::{
     naming, oracle_of, Signature, Violation, DIVERGENCE, REFERENCE_MISMATCH, REPLAY_FAILURE,
 };
@@ -115,6 +116,10 @@ pub struct Finding {
     /// What went wrong, as data (root-cause predicates read it, never the summary).
     #[serde(skip_serializing_if = "Facts::is_empty", default)]
     pub facts: Facts,
+    /// What its oracle knows beyond the signature (reports and reproducers read it, never the
+    /// message).
+    #[serde(skip_serializing_if = "Payload::is_none", default)]
+    pub payload: Payload,
 }
 
 /// The message with every free-standing run of digits, and its sign, replaced by `N` (tensor
@@ -463,6 +468,7 @@ pub fn classify(
             step: Some(step),
             message: p.message.clone(),
             facts: panic_facts(steps, trace, step),
+            payload: Payload::None,
         });
     let violation = violation_findings(violations, policy);
     let leak = (!trace.leaked_devices.is_empty()).then(|| Finding {
@@ -478,6 +484,7 @@ pub fn classify(
             trace.leaked_devices
         ),
         facts: Facts::default(),
+        payload: Payload::None,
     });
     let errors = error_findings(steps, trace, policy);
     let mut candidates: Vec<Finding> = panics.chain(errors).chain(violation).collect();
@@ -533,6 +540,7 @@ fn violation_findings(violations: &[Violation], policy: &Policy) -> Vec<Finding>
                 step: Some(v.step),
                 message: v.message.clone(),
                 facts: v.facts.clone(),
+                payload: v.payload.clone(),
             }
         })
         .filter(|f| policy.is_finding(&f.class) || oracle_of(&f.class).is_some())
@@ -571,6 +579,7 @@ fn error_findings(steps: &[Step], trace: &Trace, policy: &Policy) -> Vec<Finding
                 step: Some(step),
                 message: message.clone(),
                 facts: Facts::default(),
+                payload: Payload::None,
             })
         })
         .collect()

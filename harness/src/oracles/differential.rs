@@ -11,7 +11,7 @@ use super::naming::{
 };
 use super::taint::{Elements, Taint};
 use super::{
-    faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Shared,
+    faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Payload, Shared,
     StepFacts, Violation,
 };
 use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
@@ -352,7 +352,10 @@ fn judge(
                     &panic.message,
                 );
                 let message = panic.message.clone();
-                diverge(shared, index, out, (&summary, &named), message);
+                let failed = Payload::Failed {
+                    message: panic.message.clone(),
+                };
+                diverge(shared, (index, out), (&summary, &named), message, failed);
             } else {
                 shared.wgpu_met_panic(panic);
                 note(panic.clone());
@@ -396,7 +399,13 @@ fn judge(
         );
         let named = what();
         let summary = format!("the result of {} differs between Flex and wgpu", named.what);
-        diverge(shared, index, out, (&summary, &named), both);
+        diverge(
+            shared,
+            (index, out),
+            (&summary, &named),
+            both,
+            Payload::None,
+        );
     }
     // Read once: the reference oracle judges the same data against its definition.
     shared.wgpu_read.push((out, on_wgpu));
@@ -420,7 +429,10 @@ fn read_flex(
             if lookup_error(catalogue(), &error).is_none() {
                 let named = what();
                 let summary = failure("Flex failed to read", &named.what, &error);
-                diverge(shared, index, out, (&summary, &named), error);
+                let failed = Payload::Failed {
+                    message: error.clone(),
+                };
+                diverge(shared, (index, out), (&summary, &named), error, failed);
                 return None;
             }
             Some(None)
@@ -450,7 +462,10 @@ fn read_wgpu(
                 None => {
                     let named = what();
                     let summary = failure("wgpu failed to read", &named.what, &error);
-                    diverge(shared, index, out, (&summary, &named), error)
+                    let failed = Payload::Failed {
+                        message: error.clone(),
+                    };
+                    diverge(shared, (index, out), (&summary, &named), error, failed)
                 }
                 Some(record) => {
                     shared.wgpu_met(&record.background_tag);
@@ -462,7 +477,16 @@ fn read_wgpu(
             if !is_known_bug(&panic) {
                 let named = what();
                 let summary = failure("wgpu panicked reading", &named.what, &panic.message);
-                diverge(shared, index, out, (&summary, &named), panic.message);
+                let failed = Payload::Failed {
+                    message: panic.message.clone(),
+                };
+                diverge(
+                    shared,
+                    (index, out),
+                    (&summary, &named),
+                    panic.message,
+                    failed,
+                );
             } else {
                 shared.wgpu_met_panic(&panic);
                 note(panic);
@@ -520,10 +544,10 @@ struct Named {
 
 fn diverge(
     shared: &mut Shared,
-    index: usize,
-    out: Slot,
+    (index, out): (usize, Slot),
     (summary, named): (&str, &Named),
     details: String,
+    payload: Payload,
 ) {
     // What is computed from a diverged value would only repeat the report.
     shared.poison[usize::from(out)] = Some(Taint::whole(Poison::FromPoisoned));
@@ -534,6 +558,7 @@ fn diverge(
         message: format!("t{out}: {details}"),
         operands: named.operands.clone(),
         role: named.role.clone(),
+        payload,
         ..Violation::default()
     });
 }

@@ -9,8 +9,8 @@ use super::compare::{self, native_bools, Poison};
 use super::naming::producer_step;
 use super::taint::Taint;
 use super::{
-    chose_dtype_mix, faults, Backend, Deviation, Facts, Oracle, Shared, StepFacts, Violation,
-    REFERENCE_MISMATCH,
+    chose_dtype_mix, faults, Backend, Deviation, Facts, Oracle, Payload, Shared, StepFacts,
+    Violation, REFERENCE_MISMATCH,
 };
 use crate::interpreter::{AnyTensor, CompletedScope, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
@@ -22,8 +22,8 @@ pub use super::{REPLAY_FAILURE, REPLAY_MISMATCH};
 use outputs::{differing_violations, replay_flex, Differing};
 
 /// What a replay-mismatch summary says between the replayed and the recorded dtype of an
-/// output replayed in another dtype than its graph recorded: reports key on it.
-pub const DTYPE_LOST: &str = " where the graph recorded ";
+/// output replayed in another dtype than its graph recorded.
+const DTYPE_LOST: &str = " where the graph recorded ";
 
 /// Where `replayed` and `eager` differ, as Burn's `assert_approx_eq` would report it, without
 /// panicking (a panic here would be taken for Burn's): NaN equals NaN, same-signed infinities
@@ -253,6 +253,10 @@ impl Lost {
                     dtype: Dtype::from_burn(*recorded),
                     deviation,
                     backend: Some(on),
+                },
+                payload: Payload::Replay {
+                    backend: on,
+                    dtype_lost: true,
                 },
                 ..Violation::default()
             });

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 
-use super::{class_of, Oracle, OracleReport, Violation};
+use super::{class_of, Oracle, OracleReport, Payload, Violation};
 use crate::interpreter::{Outcome, Trace};
 use crate::program::{Kind, Program, Slot, Step, DTYPES};
 
@@ -272,6 +272,10 @@ impl State {
                 rule.contract,
                 rule.source
             ),
+            payload: Payload::Outcome {
+                expected: expected_text,
+                actual: actual_text,
+            },
             ..Violation::default()
         });
         self.lost = true;

@@ -34,6 +34,7 @@ use burn::tensor::{BoolStore, DType};
 
 use super::compare::Poison;
 use super::naming::writer_step;
+use super::payload::{Derivation, Mismatch, Payload};
 pub use super::ReferenceCounts;
 use super::{Backend, Deviation, Facts, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{Outcome, World};
@@ -144,47 +145,6 @@ fn open_reason(
     }
 }
 
-/// One value that differs from its definition: the slot, the element (row-major), the
-/// definition's value and Burn's, as [`judge`] prints them (`{:?}` of an f64, an int's digits, a
-/// bool). It is the violation's message, and the reproducer asserts it back.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mismatch {
-    /// The slot the step wrote.
-    pub slot: u8,
-    /// The element's row-major index.
-    pub element: usize,
-    /// The definition's value.
-    pub expected: String,
-    /// Burn's value.
-    pub actual: String,
-}
-
-impl Mismatch {
-    /// The mismatch a violation message of this oracle states (`None` for any other text).
-    pub fn parse(message: &str) -> Option<Mismatch> {
-        let rest = message.strip_prefix('t')?;
-        let (slot, rest) = rest.split_once(" element ")?;
-        let (element, rest) = rest.split_once(": the definition gives ")?;
-        let (expected, actual) = rest.split_once(", Burn computed ")?;
-        Some(Mismatch {
-            slot: slot.parse().ok()?,
-            element: element.parse().ok()?,
-            expected: expected.to_string(),
-            actual: actual.to_string(),
-        })
-    }
-}
-
-impl std::fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "t{} element {}: the definition gives {}, Burn computed {}",
-            self.slot, self.element, self.expected, self.actual
-        )
-    }
-}
-
 /// The reference oracle's state over one run: what the eager Flex mirror holds, and the wgpu
 /// mirror where the differential runs (each value judged over its own backend's operands).
 pub struct Reference {
@@ -260,7 +220,7 @@ fn regime<'a>(operands: impl Iterator<Item = &'a Value>) -> &'static str {
 /// `dtypes` and their `regime`, and the element (`at`) of output `out` where Burn's value (`got`,
 /// of `dtype`) differs from the definition's (`want`).
 fn mismatch(
-    index: usize,
+    (index, by): (usize, Derivation),
     backend: Backend,
     (what, dtypes, regime): (&str, &[DType], &str),
     (out, at, want, got, dtype): on_flex::Found,
@@ -274,23 +234,29 @@ fn mismatch(
     } else {
         ""
     };
+    let deviation = Deviation::between(&want, &got, Some(dtype));
+    let mismatch = Mismatch {
+        slot: out,
+        element: at,
+        expected: want,
+        actual: got,
+    };
     Violation {
         step: index,
         class: REFERENCE_MISMATCH.to_string(),
         summary: format!("{what} over ({listed}){regime}{on} differs from its definition"),
         facts: Facts {
-            deviation: Deviation::between(&want, &got, Some(dtype)),
+            deviation,
             entry: Some(what.to_string()),
             dtype: dtypes.first().copied().and_then(Dtype::from_burn),
             backend: Some(backend),
         },
-        message: Mismatch {
-            slot: out,
-            element: at,
-            expected: want,
-            actual: got,
-        }
-        .to_string(),
+        message: mismatch.to_string(),
+        payload: Payload::Reference {
+            mismatch,
+            by,
+            backend,
+        },
         ..Violation::default()
     }
 }

@@ -7,9 +7,8 @@ use std::fmt::Write as _;
 
 use crate::interpreter::{Outcome, Trace, ValueInfo};
 use crate::oracles::reference::host::{Data, Host};
-use crate::oracles::reference::Mismatch;
 use crate::oracles::reference::REFERENCE_MISMATCH;
-use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT};
+use crate::oracles::{Backend, Finding, DIVERGENCE, DTYPE_CONTRACT};
 use crate::program::{replace_ident, DeviceRef, Dtype, Program, Slot, Step};
 
 use super::rust::step_expr;
@@ -168,7 +167,7 @@ fn expected_value(
     if !matches!(program.steps[at], Step::Backward { .. }) {
         return evaluate(program, steps);
     }
-    Mismatch::parse(&finding.message)
+    (finding.payload.mismatch())
         .filter(|_| value.is_some_and(|v| v.shape.iter().product::<usize>() == 1))
         .and_then(|m| m.expected.parse::<f64>().ok())
         .map(|x| Host::float(value.map_or(vec![1], |v| v.shape.clone()), vec![Some(x)]))
@@ -249,7 +248,8 @@ pub fn integration_test(id: &str, rust: &str) -> String {
 /// the chain ran on (`device`), `Flex` or `wgpu`.
 fn backend_of(finding: &Finding, device: DeviceRef) -> &'static str {
     let on_wgpu = finding.class == DIVERGENCE
-        || (finding.class == REFERENCE_MISMATCH && finding.signature.summary.contains(" on wgpu "));
+        || (finding.class == REFERENCE_MISMATCH
+            && finding.payload.backend() == Some(Backend::Wgpu));
     if on_wgpu || device == DeviceRef::Wgpu {
         "wgpu"
     } else {

@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::interpreter::PanicInfo;
 use crate::oracles::catalogue::{catalogue, record_of};
-use crate::oracles::eager_replay::DTYPE_LOST;
-use crate::oracles::reference::{Mismatch, REFERENCE_MISMATCH};
-use crate::oracles::{Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH};
+use crate::oracles::reference::REFERENCE_MISMATCH;
+use crate::oracles::{
+    Derivation, Finding, Payload, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REPLAY_MISMATCH,
+};
 use crate::program::{Program, ProgramFile};
 use crate::Verdict;
 
@@ -22,7 +23,7 @@ use super::rust::{burn_features, contract_words, expected_outcome, to_rust, with
 /// What a maintainer should see instead, from the finding's kind.
 fn expected(finding: &Finding) -> String {
     match finding.class.as_str() {
-        REPLAY_MISMATCH if finding.signature.summary.contains(DTYPE_LOST) => {
+        REPLAY_MISMATCH if finding.payload.lost_dtype() => {
             "Replaying the captured graph hands each output back in the dtype the graph \
              recorded for it, as the capture device reported it."
                 .into()
@@ -42,7 +43,7 @@ fn expected(finding: &Finding) -> String {
         }
         MODEL_MISMATCH => format!(
             "The call gives `{}`, as the capture/dispatch contract says.",
-            expected_outcome(&finding.signature)
+            expected_outcome(finding)
         ),
         REFERENCE_MISMATCH => reference_value(finding).unwrap_or_else(|| {
             "The value the op's definition gives (the reference oracle's host arithmetic).".into()
@@ -59,11 +60,19 @@ pub fn reference_value(finding: &Finding) -> Option<String> {
     if finding.class != REFERENCE_MISMATCH {
         return None;
     }
-    let m = Mismatch::parse(&finding.message)?;
-    let how = if finding.signature.summary.starts_with("backward of") {
-        "Central finite differences in f64 over the ops' definitions give"
-    } else {
-        "The op's definition, computed in f64 and rounded to the value's dtype, gives"
+    let Payload::Reference {
+        mismatch: m, by, ..
+    } = &finding.payload
+    else {
+        return None;
+    };
+    let how = match by {
+        Derivation::FiniteDifference => {
+            "Central finite differences in f64 over the ops' definitions give"
+        }
+        Derivation::Definition => {
+            "The op's definition, computed in f64 and rounded to the value's dtype, gives"
+        }
     };
     Some(format!(
         "{how} `{}` at element {} of `t{}`; Burn computed `{}`.",
@@ -151,7 +160,7 @@ fn lead(finding: &Finding, step: Option<&str>, panic: Option<&PanicInfo>) -> Str
         return format!("The call{at} panics{location}:");
     }
     match finding.class.as_str() {
-        REPLAY_MISMATCH if finding.signature.summary.contains(DTYPE_LOST) => {
+        REPLAY_MISMATCH if finding.payload.lost_dtype() => {
             "Replaying the captured graph hands an output back in another dtype than the graph \
              records for it:"
                 .into()
@@ -179,12 +188,12 @@ pub fn issue_parts(
     adapter: Option<&str>,
 ) -> Option<IssueParts> {
     let finding = verdict.finding.as_ref()?;
-    let mut first = crate_relative(finding.message.lines().next().unwrap_or_default());
-    if finding.class == MODEL_MISMATCH {
-        first = contract_words(&first);
+    let first = if finding.class == MODEL_MISMATCH {
+        contract_words(finding)
     } else {
-        first = without_step(&first).to_string();
-    }
+        let first = crate_relative(finding.message.lines().next().unwrap_or_default());
+        without_step(&first).to_string()
+    };
     let step = finding
         .step
         .and_then(|s| program.steps.get(s))
@@ -340,13 +349,29 @@ fn write_common(out: &mut String, file: &ProgramFile, parts: &IssueParts) {
 mod tests {
     use super::*;
 
-    fn finding(class: &str, signature: &str, message: &str) -> Finding {
+    fn finding(class: &str, signature: &str, payload: Payload) -> Finding {
         Finding {
             signature: signature.parse().expect("a signature"),
             class: class.into(),
             step: Some(1),
-            message: message.into(),
+            message: String::new(),
             facts: crate::oracles::Facts::default(),
+            payload,
+        }
+    }
+
+    fn mismatch(slot: u8, (expected, actual): (&str, &str), by: Derivation) -> Payload {
+        let mismatch = crate::oracles::Mismatch {
+            slot,
+            element: 0,
+            expected: expected.into(),
+            actual: actual.into(),
+        };
+        let backend = crate::oracles::Backend::Flex;
+        Payload::Reference {
+            mismatch,
+            by,
+            backend,
         }
     }
 
@@ -366,7 +391,7 @@ mod tests {
         let value = finding(
             REFERENCE_MISMATCH,
             "reference-mismatch | quantize_roundtrip over (F32) differs from its definition | -",
-            "t1 element 0: the definition gives 2.0, Burn computed 1e-36",
+            mismatch(1, ("2.0", "1e-36"), Derivation::Definition),
         );
         let text = expected(&value);
         assert!(text.contains("`2.0` at element 0 of `t1`"), "{text}");
@@ -374,14 +399,10 @@ mod tests {
         let gradient = finding(
             REFERENCE_MISMATCH,
             "reference-mismatch | backward of selu over (F32) differs from its definition | -",
-            "t3 element 0: the definition gives 1.05, Burn computed NaN",
+            mismatch(3, ("1.05", "NaN"), Derivation::FiniteDifference),
         );
         assert!(expected(&gradient).starts_with("Central finite differences"));
-        let other = finding(
-            DIVERGENCE,
-            "flex-wgpu-divergence | x | -",
-            "t1 element 0: ...",
-        );
+        let other = finding(DIVERGENCE, "flex-wgpu-divergence | x | -", Payload::None);
         assert_eq!(reference_value(&other), None);
     }
 }

@@ -10,8 +10,7 @@ use std::fmt::Write as _;
 
 use crate::interpreter::Trace;
 use crate::oracles::catalogue::{catalogue, record_of};
-use crate::oracles::eager_replay::DTYPE_LOST;
-use crate::oracles::{normalize_message, Finding};
+use crate::oracles::{normalize_message, Finding, Payload};
 use crate::oracles::{
     DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REFERENCE_MISMATCH, REPLAY_MISMATCH,
 };
@@ -126,25 +125,20 @@ impl Lanes {
 /// words for an oracle finding, else the catalogue pattern of the finding's class (or its
 /// message's first line).
 pub fn fails_with(finding: &Finding) -> String {
-    match finding.class.as_str() {
+    match (finding.class.as_str(), &finding.payload) {
         // A backend that failed where the other computed fails the reproducer with its own
-        // message (`tN: ` and the failure's text, as the differential records it).
-        DIVERGENCE
-            if finding.signature.summary.contains("panicked")
-                || finding.signature.summary.contains("failed to read") =>
-        {
-            let message = finding.message.lines().next().unwrap_or_default();
-            let message = message.split_once(": ").map_or(message, |(_, m)| m);
-            normalize_message(message)
+        // message, as the backend raised it.
+        (DIVERGENCE, Payload::Failed { message }) => {
+            normalize_message(message.lines().next().unwrap_or_default())
         }
-        REPLAY_MISMATCH if finding.signature.summary.contains(DTYPE_LOST) => {
+        (REPLAY_MISMATCH, p) if p.lost_dtype() => {
             "the replayed dtype is not the recorded one".to_string()
         }
-        REPLAY_MISMATCH | DIVERGENCE => "Tensors are not".to_string(),
-        MODEL_MISMATCH => "the contract expects".to_string(),
-        DTYPE_CONTRACT => "tensor stored as".to_string(),
-        REFERENCE_MISMATCH => "the definition gives".to_string(),
-        class => record_of(catalogue(), class, &finding.message)
+        (REPLAY_MISMATCH | DIVERGENCE, _) => "Tensors are not".to_string(),
+        (MODEL_MISMATCH, _) => "the contract expects".to_string(),
+        (DTYPE_CONTRACT, _) => "tensor stored as".to_string(),
+        (REFERENCE_MISMATCH, _) => "the definition gives".to_string(),
+        (class, _) => record_of(catalogue(), class, &finding.message)
             .map(|r| r.message_pattern.clone())
             .unwrap_or_else(|| {
                 normalize_message(finding.message.lines().next().unwrap_or_default())

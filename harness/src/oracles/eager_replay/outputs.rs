@@ -15,7 +15,8 @@ use crate::oracles::compare::{self, DiffEq, Poison};
 use crate::oracles::naming::{producer, producer_step, replayed_on_wgpu, step_name};
 use crate::oracles::taint::{Elements, Taint};
 use crate::oracles::{
-    is_known_bug, normalize_message, Backend, Context, Judgement, OracleId, Shared, Violation,
+    is_known_bug, normalize_message, Backend, Context, Judgement, OracleId, Payload, Shared,
+    Violation,
 };
 use crate::program::Slot;
 
@@ -55,7 +56,8 @@ pub(super) fn replay_flex(
             let summary = normalize_message(&panic.message);
             let at = panic.location.clone().unwrap_or_default();
             let message = format!("{} at {at}", panic.message);
-            let mut failed = replay_violation(exit, REPLAY_FAILURE, summary, message);
+            let mut failed =
+                replay_violation((exit, Backend::Flex), REPLAY_FAILURE, summary, message);
             failed.location = panic.location;
             shared.report.violations.push(failed);
             None
@@ -65,7 +67,7 @@ pub(super) fn replay_flex(
         Ok(Err(e)) => {
             let summary = normalize_message(&e.to_string());
             shared.report.violations.push(replay_violation(
-                exit,
+                (exit, Backend::Flex),
                 REPLAY_FAILURE,
                 summary,
                 e.to_string(),
@@ -220,7 +222,7 @@ impl EagerReplay {
                     let message = e.to_string();
                     let summary = format!("replay on wgpu: {}", stable_summary(&message));
                     shared.report.violations.push(replay_violation(
-                        exit,
+                        (exit, Backend::Wgpu),
                         REPLAY_FAILURE,
                         summary,
                         message,
@@ -233,7 +235,8 @@ impl EagerReplay {
                         && !chosen_or_documented(&world.program().steps, &panic) =>
                 {
                     let summary = format!("replay on wgpu: {}", stable_summary(&panic.message));
-                    let mut failed = replay_violation(exit, REPLAY_FAILURE, summary, panic.message);
+                    let on = (exit, Backend::Wgpu);
+                    let mut failed = replay_violation(on, REPLAY_FAILURE, summary, panic.message);
                     failed.location = panic.location;
                     shared.report.violations.push(failed);
                 }
@@ -277,13 +280,27 @@ pub(super) fn differing_violations(
              {eager:?} eager)"
         );
         let texts = differing.iter().map(|f| f.text.as_str());
+        // The reproducer replays on wgpu where any differing output is wgpu's replay.
+        let backend = if differing.iter().all(|f| f.on_flex) {
+            Backend::Flex
+        } else {
+            Backend::Wgpu
+        };
         match violations.iter_mut().find(|v| v.summary == summary) {
-            Some(v) => texts.for_each(|t| {
-                v.message.push_str("; ");
-                v.message.push_str(t);
-            }),
+            Some(v) => {
+                texts.for_each(|t| {
+                    v.message.push_str("; ");
+                    v.message.push_str(t);
+                });
+                if backend == Backend::Wgpu {
+                    v.payload = Payload::Replay {
+                        backend,
+                        dtype_lost: false,
+                    };
+                }
+            }
             None => violations.push(replay_violation(
-                exit,
+                (exit, backend),
                 REPLAY_MISMATCH,
                 summary,
                 texts.collect::<Vec<_>>().join("; "),
@@ -294,12 +311,21 @@ pub(super) fn differing_violations(
 }
 
 /// A violation of the eager replay at scope exit `exit`.
-fn replay_violation(exit: usize, class: &str, summary: String, message: String) -> Violation {
+fn replay_violation(
+    (exit, backend): (usize, Backend),
+    class: &str,
+    summary: String,
+    message: String,
+) -> Violation {
     Violation {
         step: exit,
         class: class.to_string(),
         summary,
         message,
+        payload: Payload::Replay {
+            backend,
+            dtype_lost: false,
+        },
         ..Violation::default()
     }
 }

@@ -10,7 +10,9 @@ use super::track::judge_value;
 use super::{gradient, mismatch, regime, Reference};
 use crate::interpreter::World;
 use crate::oracles::taint::{Elements, Poison};
-use crate::oracles::{Backend, Context, Judgement, OracleId, Shared, StepFacts, Violation};
+use crate::oracles::{
+    Backend, Context, Derivation, Judgement, OracleId, Shared, StepFacts, Violation,
+};
 use crate::program::{Step, Tolerance};
 
 /// What judging one step's wgpu values needs from its eager judging.
@@ -222,6 +224,12 @@ impl Reference {
             .into_iter()
             .filter_map(|s| self.on_wgpu.held[usize::from(s)].as_deref());
         let signed = (what.as_str(), operands.as_slice(), regime(held));
-        mismatch(index, Backend::Wgpu, signed, (out, at, want, got, dtype))
+        let by = Derivation::Definition;
+        mismatch(
+            (index, by),
+            Backend::Wgpu,
+            signed,
+            (out, at, want, got, dtype),
+        )
     }
 }

@@ -11,7 +11,7 @@ use super::judge::{Expected, Value, Why};
 use super::{bound, gradient, mismatch, regime, Reference};
 use crate::interpreter::World;
 use crate::oracles::naming::{gradient_role, producer_step};
-use crate::oracles::{Backend, Context, Judgement, OracleId, Shared, Violation};
+use crate::oracles::{Backend, Context, Derivation, Judgement, OracleId, Shared, Violation};
 use crate::program::{Slot, Step, Tolerance};
 
 /// What the reference holds of one slot a step wrote: its value as Burn holds it (where it was
@@ -146,9 +146,18 @@ impl Reference {
             .iter()
             .filter_map(|s| self.flex.held[usize::from(*s)].as_deref());
         let signed = (what.as_str(), operands.as_slice(), regime(held));
+        let by = match step {
+            Step::Backward { .. } => Derivation::FiniteDifference,
+            _ => Derivation::Definition,
+        };
         Violation {
             role,
-            ..mismatch(index, Backend::Flex, signed, (out, at, want, got, dtype))
+            ..mismatch(
+                (index, by),
+                Backend::Flex,
+                signed,
+                (out, at, want, got, dtype),
+            )
         }
     }
 

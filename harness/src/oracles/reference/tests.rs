@@ -87,23 +87,6 @@ fn each_reference_table_is_indexed_as_its_op_table() {
 }
 
 #[test]
-fn a_mismatch_message_parses_back_to_the_mismatch() {
-    let m = Mismatch {
-        slot: 2,
-        element: 1,
-        expected: "6.0".into(),
-        actual: "NaN".into(),
-    };
-    let text = m.to_string();
-    assert_eq!(
-        text,
-        "t2 element 1: the definition gives 6.0, Burn computed NaN"
-    );
-    assert_eq!(Mismatch::parse(&text), Some(m));
-    assert_eq!(Mismatch::parse("the values differ"), None);
-}
-
-#[test]
 fn partial_sums_past_the_range_are_open_and_a_non_finite_sum_may_be_any_non_finite() {
     // An average pool of two f32::MAX: the window's sum is inf before it is halved.
     let sum = Allowance {

@@ -12,10 +12,9 @@ use super::checks::{
 };
 use super::expr::{device, expr, kind_path};
 use crate::interpreter::{Outcome, Trace};
-use crate::oracles::eager_replay::DTYPE_LOST;
-use crate::oracles::reference::Mismatch;
 use crate::oracles::{
-    Finding, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH, REFERENCE_MISMATCH, REPLAY_MISMATCH,
+    Backend, Finding, Mismatch, Payload, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH,
+    REFERENCE_MISMATCH, REPLAY_MISMATCH,
 };
 use crate::program::{exit_statements, DeviceRef, ExitForm, Program, Slot, Step};
 use crate::report::simplify::{literals, Literals};
@@ -44,13 +43,12 @@ impl<'a> Asked<'a> {
         Asked {
             at: finding.and_then(|f| f.step),
             model: class(MODEL_MISMATCH),
-            replay: finding
-                .filter(|f| f.class == REPLAY_MISMATCH || f.signature.origin == "eager-replay"),
+            replay: finding.filter(|f| matches!(f.payload, Payload::Replay { .. })),
             differential: class(DIVERGENCE),
             dtype: class(DTYPE_CONTRACT),
-            reference: class(REFERENCE_MISMATCH).and_then(|f| Mismatch::parse(&f.message)),
+            reference: class(REFERENCE_MISMATCH).and_then(|f| f.payload.mismatch().cloned()),
             reference_on_wgpu: class(REFERENCE_MISMATCH)
-                .is_some_and(|f| f.signature.summary.contains(" on wgpu ")),
+                .is_some_and(|f| f.payload.backend() == Some(Backend::Wgpu)),
         }
     }
 }
@@ -290,10 +288,10 @@ impl<'a> Body<'a> {
     fn exit_checks(&mut self, i: usize, graph: usize, pad: &str) {
         let at = self.asked.at;
         if let Some(f) = self.asked.model.filter(|_| at == Some(i)) {
-            let expected = expected_outcome(&f.signature);
+            let expected = expected_outcome(f);
             let ok = expected == "ok";
-            let expected = outcome_words(&expected).replace('"', "'");
-            let _ = writeln!(self.text, "{pad}// {}", contract_words(&f.message));
+            let expected = outcome_words(expected).replace('"', "'");
+            let _ = writeln!(self.text, "{pad}// {}", contract_words(f));
             let _ = writeln!(
                 self.text,
                 "{pad}assert!(graph{graph}.{}(), \"the contract expects {expected} here: {{:?}}\", graph{graph}.as_ref().map(|_| \"a graph\"));",
@@ -301,7 +299,7 @@ impl<'a> Body<'a> {
             );
         }
         if let Some(f) = self.asked.replay.filter(|_| at == Some(i)) {
-            let dtype_lost = f.signature.summary.contains(DTYPE_LOST);
+            let dtype_lost = f.payload.lost_dtype();
             let mismatch = f.class == REPLAY_MISMATCH;
             let check = eager_replay_check(
                 self.program,
@@ -334,7 +332,7 @@ impl<'a> Body<'a> {
         let read_expected_ok = self
             .asked
             .model
-            .is_some_and(|f| expected_outcome(&f.signature) == "ok")
+            .is_some_and(|f| expected_outcome(f) == "ok")
             && at == Some(i)
             && matches!(self.outcome(i), Some(Outcome::Error { .. }));
         let text = &mut self.text;
@@ -423,10 +421,10 @@ impl<'a> Body<'a> {
             }
         }
         if let Some(f) = self.asked.model.filter(|_| at == Some(i)) {
-            let expected = expected_outcome(&f.signature);
-            let _ = writeln!(self.text, "{pad}// {}", contract_words(&f.message));
+            let expected = expected_outcome(f);
+            let _ = writeln!(self.text, "{pad}// {}", contract_words(f));
             if expected.starts_with("panic") && !panicked {
-                let expected = outcome_words(&expected).replace('"', "'");
+                let expected = outcome_words(expected).replace('"', "'");
                 let _ = writeln!(
                     self.text,
                     "{pad}let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {{ let _ = {expr}; }}));"

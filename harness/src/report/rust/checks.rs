@@ -8,8 +8,7 @@ use super::expr::{device, expr, kind_path};
 use super::{FLEX_REPLAY, WGPU_REPLAY};
 use crate::interpreter::ValueInfo;
 use crate::oracles::catalogue::catalogue;
-use crate::oracles::reference::Mismatch;
-use crate::oracles::{Finding, Signature};
+use crate::oracles::{Backend, Finding, Mismatch, Payload};
 use crate::program::{replace_ident, DeviceRef, Kind, Program, Slot, Step};
 use crate::report::simplify::Literals;
 
@@ -69,21 +68,17 @@ pub(in crate::report) fn without_step(message: &str) -> &str {
     }
 }
 
-/// A model mismatch's message in the words of the call's contract: `step N `call`: the model
-/// expected X (rule: why), Burn gave Y` becomes `expected X, Burn gave Y` (the rule's name and
-/// the step number are this project's; the call is on the line the comment stands over).
-pub(in crate::report) fn contract_words(message: &str) -> String {
-    match message.split_once("expected ") {
-        Some((_, rest)) => {
-            let outcome = rest.split(" (").next().unwrap_or(rest);
-            let gave = rest.rsplit_once("Burn gave ").map_or("", |(_, g)| g);
-            format!(
-                "expected {}, Burn gave {}",
-                outcome_words(outcome),
-                outcome_words(gave)
-            )
-        }
-        None => message.to_string(),
+/// A model mismatch in the words of the call's contract: `expected X, Burn gave Y`, with the
+/// outcomes in the panics' own words (the rule's name and the step number are this project's;
+/// the call is on the line the comment stands over). Any other finding: its message.
+pub(in crate::report) fn contract_words(finding: &Finding) -> String {
+    match &finding.payload {
+        Payload::Outcome { expected, actual } => format!(
+            "expected {}, Burn gave {}",
+            outcome_words(expected),
+            outcome_words(actual)
+        ),
+        _ => finding.message.clone(),
     }
 }
 
@@ -100,22 +95,18 @@ pub(in crate::report) fn outcome_words(outcome: &str) -> String {
     }
 }
 
-/// What a model-mismatch signature says the contract expects (`ok`, `panic <class>`,
-/// `error <Variant>`).
-pub(in crate::report) fn expected_outcome(signature: &Signature) -> String {
-    signature
-        .summary
-        .split_once("expected ")
-        .and_then(|(_, rest)| rest.split_once(", got "))
-        .map_or_else(|| "another outcome".to_string(), |(e, _)| e.to_string())
+/// What a model mismatch says the contract expects (`ok`, `panic <class>`, `error <Variant>`).
+pub(in crate::report) fn expected_outcome(finding: &Finding) -> &str {
+    match &finding.payload {
+        Payload::Outcome { expected, .. } => expected,
+        _ => "another outcome",
+    }
 }
 
 /// The call an eager-replay finding replays its graph with (up to its graph and feed): on wgpu
 /// when the finding says so.
 pub(super) fn replayed_on(finding: &Finding) -> &'static str {
-    let on_wgpu =
-        finding.signature.summary.contains("on wgpu") || finding.message.contains("on wgpu");
-    if on_wgpu {
+    if finding.payload.backend() == Some(Backend::Wgpu) {
         WGPU_REPLAY
     } else {
         FLEX_REPLAY

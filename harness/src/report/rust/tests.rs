@@ -1,6 +1,7 @@
 //! Tests of `rust`.
 
 use super::*;
+use crate::oracles::Facts;
 
 #[test]
 fn a_word_inside_a_string_literal_is_no_use_of_a_name() {
@@ -17,9 +18,23 @@ fn a_word_inside_a_string_literal_is_no_use_of_a_name() {
 
 #[test]
 fn a_model_message_is_told_in_the_contracts_words_without_the_projects_names() {
-    let message = "step 7 `scope.complete([], [])`: the model expected panic \
-                   capture-scope-complete (stale-operand: why), Burn gave ok";
-    let words = contract_words(message);
+    let finding = Finding {
+        signature: "model-mismatch | stale-operand: expected panic capture-scope-complete, got ok \
+                    | model"
+            .parse()
+            .expect("a signature"),
+        class: MODEL_MISMATCH.into(),
+        step: Some(7),
+        message: "step 7 `scope.complete([], [])`: the model expected panic \
+                  capture-scope-complete (stale-operand: why), Burn gave ok"
+            .into(),
+        facts: Facts::default(),
+        payload: Payload::Outcome {
+            expected: "panic capture-scope-complete".into(),
+            actual: "ok".into(),
+        },
+    };
+    let words = contract_words(&finding);
     assert!(words.starts_with("expected a panic \""), "{words}");
     assert!(words.ends_with("Burn gave ok"), "{words}");
     assert!(!words.contains("capture-scope-complete"), "{words}");
