@@ -11,7 +11,6 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::interpreter::HARNESS_ERROR;
-use crate::oracles::Signature;
 use crate::program::RunLimits;
 use crate::program::{Program, ProgramFile};
 use crate::regressions::limited::{run_limited, Ending, OUT_OF_MEMORY, TIMEOUT};
@@ -470,9 +469,10 @@ fn buckets(artifacts: &[Artifact], regressions: &Path) -> Vec<Bucket> {
     }
     let mut buckets = Vec::new();
     for (signature, artifacts) in by_signature {
-        let class = signature
-            .parse::<Signature>()
-            .map_or_else(|_| signature.clone(), |s| s.class);
+        // The bucket's class is the signature's first field: a finding's class, or one of the
+        // triage's own (an artifact it could not read).
+        let class = (signature.split_once(" | ")).map_or(signature.as_str(), |(c, _)| c);
+        let class = class.to_string();
         let find = |cases: &[(String, String)]| {
             cases
                 .iter()

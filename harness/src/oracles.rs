@@ -7,6 +7,7 @@
 //! [`OracleId::build`].
 
 pub mod catalogue;
+pub mod class;
 mod classify;
 pub mod compare;
 pub mod deviation;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::interpreter::{Computed, Outcome, Trace, World};
 use crate::program::Program;
 
+pub use class::{Class, OracleClass};
 pub use classify::{
     assign_classes, chose_dtype_mix, class_of, classify, is_known_bug, may_be_chosen_dtype_mix,
     normalize_message, past_unsupported_dtype, signature, Classified, Finding, Policy, KNOWN,
@@ -51,7 +53,7 @@ pub struct Violation {
     /// The step where the oracle saw it (a scope exit for a replay).
     pub step: usize,
     /// One of the classes in [`ORACLES`].
-    pub class: String,
+    pub class: Class,
     /// What is stable about it, for the signature.
     pub summary: String,
     /// The details: both values, or the failure.
@@ -77,21 +79,21 @@ pub struct Violation {
 }
 
 /// Class of a replayed output that differs from the eager run ([`eager_replay`]).
-pub const REPLAY_MISMATCH: &str = "replay-mismatch";
+pub const REPLAY_MISMATCH: Class = Class::Oracle(OracleClass::ReplayMismatch);
 /// Class of a cleanly captured graph whose replay panics or errors ([`eager_replay`]).
-pub const REPLAY_FAILURE: &str = "replay-failure";
+pub const REPLAY_FAILURE: Class = Class::Oracle(OracleClass::ReplayFailure);
 /// Class of a value that differs between Flex and wgpu, or that only one of them computed
 /// ([`differential`]).
-pub const DIVERGENCE: &str = "flex-wgpu-divergence";
+pub const DIVERGENCE: Class = Class::Oracle(OracleClass::Divergence);
 /// Class of a step whose real outcome is not the one the model predicted ([`model`]).
-pub const MODEL_MISMATCH: &str = "model-mismatch";
+pub const MODEL_MISMATCH: Class = Class::Oracle(OracleClass::ModelMismatch);
 /// Class of a tensor stored in a dtype of another kind ([`dtype_contract`]).
-pub const DTYPE_CONTRACT: &str = "dtype-contract";
+pub const DTYPE_CONTRACT: Class = Class::Oracle(OracleClass::DtypeContract);
 /// Class of a transaction whose answer for a tensor is not that tensor's own read
 /// ([`transaction_reads`]).
-pub const TRANSACTION_MISMATCH: &str = "transaction-mismatch";
+pub const TRANSACTION_MISMATCH: Class = Class::Oracle(OracleClass::TransactionMismatch);
 /// Class of a value Burn computed that its op's definition does not give ([`reference`]).
-pub const REFERENCE_MISMATCH: &str = reference::REFERENCE_MISMATCH;
+pub const REFERENCE_MISMATCH: Class = Class::Oracle(OracleClass::ReferenceMismatch);
 
 /// Which oracle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -135,7 +137,7 @@ pub struct OracleSpec {
     /// The name signatures and `bench` use.
     pub name: &'static str,
     /// The violation classes it reports.
-    pub classes: &'static [&'static str],
+    pub classes: &'static [Class],
     /// What it compares, for people.
     pub compares: &'static str,
     /// The shared state it reads that another oracle may have written in the same step (what
@@ -236,7 +238,7 @@ impl OracleId {
 }
 
 /// The oracle that reports violation class `class`, if any.
-pub fn oracle_of(class: &str) -> Option<&'static OracleSpec> {
+pub fn oracle_of(class: Class) -> Option<&'static OracleSpec> {
     ORACLES.iter().find(|s| s.classes.contains(&class))
 }
 

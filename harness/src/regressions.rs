@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::interpreter::wgpu::Placement;
 use crate::oracles::catalogue::catalogue;
-use crate::oracles::Policy;
+use crate::oracles::{Class, Policy};
 use crate::program::{Backends, ProgramFile};
 use crate::report::{render, Style};
 use crate::{check, Session, Verdict};
@@ -43,6 +43,11 @@ pub struct Case {
 }
 
 impl Case {
+    /// The class it stores (checked to parse when the store is loaded: [`load_all`]).
+    pub fn class(&self) -> Option<Class> {
+        self.file.class.as_deref().and_then(|c| c.parse().ok())
+    }
+
     /// The policy it runs under: its own class counts as a finding, so the snapshot shows the
     /// signature whether or not the class is catalogued.
     pub fn policy(&self) -> Policy {
@@ -68,7 +73,7 @@ impl Case {
     /// serves them all).
     pub fn uses_wgpu(&self) -> bool {
         // A Flex/wgpu divergence needs the wgpu run even when every step names Flex.
-        self.file.class.as_deref() == Some(crate::oracles::DIVERGENCE)
+        self.class() == Some(crate::oracles::DIVERGENCE)
             || self
                 .file
                 .steps
@@ -139,23 +144,22 @@ impl Case {
     /// Whether the case pins an intended guard: its class is a catalogued guard, not a known
     /// bug or an oracle's finding.
     pub fn pins_guard(&self) -> bool {
-        self.file.class.as_deref().is_some_and(|class| {
-            crate::oracles::ORACLES
+        self.class().is_some_and(|class| match class {
+            Class::Catalogued(tag) => catalogue()
                 .iter()
-                .all(|o| !o.classes.contains(&class))
-                && catalogue()
-                    .iter()
-                    .any(|r| r.background_tag == class && !r.explains_failures())
+                .any(|r| r.background_tag == tag && !r.explains_failures()),
+            _ => false,
         })
     }
 
     /// Whether the case pins a limitation Burn documents (its class is a `limitation` record):
     /// nothing to report as a bug either.
     pub fn pins_limitation(&self) -> bool {
-        self.file.class.as_deref().is_some_and(|class| {
-            catalogue()
+        self.class().is_some_and(|class| match class {
+            Class::Catalogued(tag) => catalogue()
                 .iter()
-                .any(|r| r.background_tag == class && r.is_limitation())
+                .any(|r| r.background_tag == tag && r.is_limitation()),
+            _ => false,
         })
     }
 
@@ -488,6 +492,11 @@ pub fn load_all(dir: &Path) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
     for (name, path) in program_files(dir)? {
         let file = ProgramFile::load(&path)?;
+        if let Some(class) = &file.class {
+            class
+                .parse::<Class>()
+                .with_context(|| format!("stored case {}", path.display()))?;
+        }
         cases.push(Case { name, path, file });
     }
     Ok(cases)

@@ -89,7 +89,7 @@ fn a_panic_in_the_eager_mirror_is_recorded_and_judged_like_a_steps() {
         .finding
         .expect("a finding");
     assert_eq!(
-        (finding.class.as_str(), finding.step),
+        (finding.class.name(), finding.step),
         ("int-dtype-mismatch", Some(4))
     );
 }
@@ -292,7 +292,7 @@ fn n_workers_find_the_same_signatures_as_one_worker_over_the_same_programs() {
     assert!(
         signatures
             .iter()
-            .any(|s| s.starts_with(dispatch_fuzz::oracles::REPLAY_MISMATCH)),
+            .any(|s| s.starts_with(dispatch_fuzz::oracles::REPLAY_MISMATCH.name())),
         "the planted fault shows: {signatures:#?}"
     );
     assert!(signatures.len() >= 3, "{signatures:#?}");

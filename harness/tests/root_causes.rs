@@ -2,7 +2,10 @@
 //! case's predicate holds for its entry, dtype, deviation, backend and role alike.
 
 use dispatch_fuzz::interpreter::Trace;
-use dispatch_fuzz::oracles::{classify, Backend, Deviation, Facts, Policy, Violation};
+use dispatch_fuzz::oracles::{
+    classify, Backend, Deviation, Facts, Policy, Violation, DIVERGENCE, REFERENCE_MISMATCH,
+    REPLAY_MISMATCH,
+};
 use dispatch_fuzz::program::Dtype;
 
 /// The stored case classification makes of `violation` alone, or `None` where it is new.
@@ -19,7 +22,7 @@ fn known_as(violation: Violation) -> Option<String> {
 fn reference(entry: &str, dtype: Dtype, deviation: Deviation, backend: Backend) -> Violation {
     Violation {
         step: 2,
-        class: "reference-mismatch".into(),
+        class: REFERENCE_MISMATCH,
         summary: format!("{entry} over ({dtype:?}) differs from its definition"),
         message: "t1 element 0: the definition gives 1, Burn computed 2".into(),
         facts: Facts {
@@ -36,7 +39,7 @@ fn reference(entry: &str, dtype: Dtype, deviation: Deviation, backend: Backend) 
 fn lost(entry: &str, recorded: Dtype, got: Dtype) -> Violation {
     Violation {
         step: 4,
-        class: "replay-mismatch".into(),
+        class: REPLAY_MISMATCH,
         summary: format!("the replayed {entry} is {got:?} where the graph recorded {recorded:?}"),
         message: "output 0 (t2): replayed on Flex".into(),
         facts: Facts {
@@ -216,7 +219,7 @@ fn a_divergence_at_a_step_whose_flex_value_the_reference_found_wrong_is_that_fin
     };
     let divergence = |step| Violation {
         step,
-        class: "flex-wgpu-divergence".into(),
+        class: DIVERGENCE,
         summary: "the result of unary asinh differs between Flex and wgpu".into(),
         message: "t1: 1 value(s) differ".into(),
         ..Violation::default()
@@ -233,16 +236,10 @@ fn a_divergence_at_a_step_whose_flex_value_the_reference_found_wrong_is_that_fin
     );
     // Another step's divergence is judged on its own.
     let later = classified(&[asinh(), divergence(3)]);
-    assert_eq!(
-        later.finding.map(|f| f.class).as_deref(),
-        Some("flex-wgpu-divergence")
-    );
+    assert_eq!(later.finding.map(|f| f.class), Some(DIVERGENCE));
     // A reference finding on wgpu leaves Flex's value to the differential.
     let mut on_wgpu = asinh();
     on_wgpu.facts.backend = Some(Backend::Wgpu);
     let kept = classified(&[divergence(2), on_wgpu]);
-    assert_eq!(
-        kept.finding.map(|f| f.class).as_deref(),
-        Some("flex-wgpu-divergence")
-    );
+    assert_eq!(kept.finding.map(|f| f.class), Some(DIVERGENCE));
 }

@@ -499,7 +499,7 @@ impl AutodiffDevice {
 /// What a regression test's failure must say: Burn's `assert_eq`/`assert_approx_eq` words for
 /// a wrong value, the dtype assertion's for a wrong dtype, else the finding's own panic.
 fn test_fails_with(finding: &Finding) -> String {
-    match finding.class.as_str() {
+    match finding.class {
         DIVERGENCE | REFERENCE_MISMATCH | REPLAY_MISMATCH => "Tensors are not".into(),
         DTYPE_CONTRACT => "stored as".into(),
         _ => normalize_message(&fails_with(finding)),

@@ -469,7 +469,7 @@ mod differential {
             // as that bug; only what is left is a finding.
             if let Some(f) = &verdict.finding {
                 assert!(
-                    ![DIVERGENCE, REPLAY_MISMATCH, REPLAY_FAILURE].contains(&f.class.as_str()),
+                    ![DIVERGENCE, REPLAY_MISMATCH, REPLAY_FAILURE].contains(&f.class),
                     "{}: {}\n{program}",
                     f.signature,
                     f.message
@@ -1123,8 +1123,8 @@ fn an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation
         .unwrap()
         .finding;
     assert_eq!(
-        finding.map(|f| (f.class, f.step)),
-        Some((class.to_string(), Some(2)))
+        finding.map(|f| (f.class.name(), f.step)),
+        Some((class, Some(2)))
     );
 }
 
@@ -1153,7 +1153,7 @@ fn a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and
     let finding = dispatch_fuzz::check(&common::on_wgpu().with_policy(policy), &chosen)
         .unwrap()
         .finding;
-    assert_eq!(finding.map(|f| f.class), Some(known.to_string()));
+    assert_eq!(finding.map(|f| f.class.name()), Some(known));
     // A BF16 tensor the program puts on wgpu: its kernel does not compile, reported at the read.
     let on_wgpu = common::program(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2], "fill": "ones", "device": "wgpu", "dtype": "bf16"}},
@@ -1167,8 +1167,8 @@ fn a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and
         .unwrap()
         .finding;
     assert_eq!(
-        finding.map(|f| (f.class, f.step)),
-        Some((class.to_string(), Some(2)))
+        finding.map(|f| (f.class.name(), f.step)),
+        Some((class, Some(2)))
     );
     // Nor judged there from then on: its dtypes (a BF16 prelu comes back F32), a graph replayed
     // by the wgpu mirror (a BF16 matmul cubecl cannot launch), a value moved off the device (a
@@ -1295,8 +1295,8 @@ fn operands_in_two_dtypes_the_program_chose_are_its_mix_in_whatever_words_wgpu_r
         .unwrap()
         .finding;
     assert_eq!(
-        finding.map(|f| (f.class, f.step)),
-        Some((class.to_string(), Some(2)))
+        finding.map(|f| (f.class.name(), f.step)),
+        Some((class, Some(2)))
     );
 }
 

@@ -27,7 +27,7 @@ pub(super) fn save(
     let hash = fnv1a(&[signature.as_bytes()]);
     let file = ProgramFile {
         signature: Some(signature),
-        class: Some(finding.class.clone()),
+        class: Some(finding.class.to_string()),
         origin: Some(format!(
             "dispatch-fuzz fuzz --seed {}{}{}{}, input #{exec} ({}, {} bytes, fnv1a {:016x}){}",
             options.seed,

@@ -63,7 +63,7 @@ fn minimize_to_file(path: &Path, quiet: bool) -> Result<Option<ProgramFile>> {
         );
         return Ok(None);
     }
-    let class = signature.class.clone();
+    let class = signature.class.to_string();
     let signature = signature.to_string();
     let (minimized, again) = match settle_alone(&original, &signature, minimized, &session) {
         Ok(settled) => settled,

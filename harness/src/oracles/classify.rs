@@ -16,6 +16,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 
 use super::catalogue::{burn_file, catalogue, lookup, lookup_error, lookup_known_bug};
+use super::class::Class;
 use super::deviation::{Backend, Deviation, Facts};
 use super::known::known_case;
 use super::payload::Payload;
@@ -26,12 +27,9 @@ use crate::hash::words_digest;
 use crate::interpreter::{Outcome, PanicInfo, Trace};
 use crate::program::{DeviceRef, Dtype, Step};
 
-/// Class of a panic that matches no catalogue record: always a finding.
-pub const UNKNOWN: &str = "unknown";
 pub use super::catalogue::UNSUPPORTED_DTYPE;
+pub use super::class::{STATE_LEAK, UNKNOWN};
 pub use crate::interpreter::EXECUTION_ERROR;
-/// Class of a program after which a pooled capture device refused a fresh scope.
-pub const STATE_LEAK: &str = "state-leak";
 /// The `DISPATCH_FUZZ_CRASH_ON` entry that makes known findings (stored cases) findings again.
 pub const KNOWN: &str = "known";
 
@@ -108,7 +106,7 @@ pub struct Finding {
     /// crate/src/file.rs`, with the op, operands and role where an oracle knows them).
     pub signature: Signature,
     /// The class.
-    pub class: String,
+    pub class: Class,
     /// The step that raised it (`None` for a state leak).
     pub step: Option<usize>,
     /// The raw message.
@@ -264,6 +262,13 @@ pub fn class_of(panic: &PanicInfo) -> String {
     .to_string()
 }
 
+/// The class a panic's record names, as [`assign_classes`] or [`class_of`] wrote it: a
+/// catalogue record's tag or a harness class, so it always parses.
+fn class_named(name: &str) -> Class {
+    name.parse()
+        .unwrap_or_else(|e| panic!("the classifier named a class it does not have: {e}"))
+}
+
 /// The class of an `ExecutionError` a read or a replay returned: its execution-error record's
 /// `backgroundTag`, or [`UNKNOWN`].
 fn error_class(message: &str) -> &'static str {
@@ -286,7 +291,11 @@ pub fn signature(panic: &PanicInfo) -> Signature {
         .as_deref()
         .and_then(burn_file)
         .unwrap_or_else(|| "?".to_string());
-    Signature::new(&panic.class, normalize_message(&panic.message), file)
+    Signature::new(
+        class_named(&panic.class),
+        normalize_message(&panic.message),
+        file,
+    )
 }
 
 /// Whether a panic's file pins its call site: code of Burn, cubecl or cubek (or the harness's
@@ -464,7 +473,7 @@ pub fn classify(
         .filter(|(_, p)| policy.is_finding(&p.class))
         .map(|(step, p)| Finding {
             signature: signature_at(p, steps, step),
-            class: p.class.clone(),
+            class: class_named(&p.class),
             step: Some(step),
             message: p.message.clone(),
             facts: panic_facts(steps, trace, step),
@@ -473,11 +482,11 @@ pub fn classify(
     let violation = violation_findings(violations, policy);
     let leak = (!trace.leaked_devices.is_empty()).then(|| Finding {
         signature: Signature::new(
-            STATE_LEAK,
+            Class::StateLeak,
             "a pooled capture device refused a fresh scope",
             "harness",
         ),
-        class: STATE_LEAK.to_string(),
+        class: Class::StateLeak,
         step: None,
         message: format!(
             "capture devices {:?} of the pool refused a fresh empty scope after the program",
@@ -493,7 +502,8 @@ pub fn classify(
     candidates.extend(leak);
     let mut classified = Classified::default();
     for finding in candidates {
-        if let Some(case) = policy.known(&finding.class, &finding.signature, &finding.facts) {
+        let (class, facts) = (finding.class.name(), &finding.facts);
+        if let Some(case) = policy.known(class, &finding.signature, facts) {
             if !classified.known.iter().any(|c| c == case) {
                 classified.known.push(case.to_string());
             }
@@ -527,8 +537,8 @@ fn violation_findings(violations: &[Violation], policy: &Policy) -> Vec<Finding>
             let known = (v.class == REPLAY_FAILURE)
                 .then(|| lookup_known_bug(catalogue(), &v.message, v.location.as_deref()))
                 .flatten();
-            let class = known.map_or(v.class.as_str(), |r| r.background_tag.as_str());
-            let oracle = oracle_of(&v.class).map_or("unknown-oracle", |o| o.name);
+            let class = known.map_or(v.class, |r| Class::Catalogued(&r.background_tag));
+            let oracle = oracle_of(v.class).map_or("unknown-oracle", |o| o.name);
             Finding {
                 signature: Signature {
                     op: v.op.clone(),
@@ -536,14 +546,14 @@ fn violation_findings(violations: &[Violation], policy: &Policy) -> Vec<Finding>
                     role: v.role.clone(),
                     ..Signature::new(class, &v.summary, oracle)
                 },
-                class: class.to_string(),
+                class,
                 step: Some(v.step),
                 message: v.message.clone(),
                 facts: v.facts.clone(),
                 payload: v.payload.clone(),
             }
         })
-        .filter(|f| policy.is_finding(&f.class) || oracle_of(&f.class).is_some())
+        .filter(|f| policy.is_finding(f.class.name()) || oracle_of(f.class).is_some())
         .collect()
 }
 
@@ -574,8 +584,12 @@ fn error_findings(steps: &[Step], trace: &Trace, policy: &Policy) -> Vec<Finding
                 _ => error_class(message),
             };
             policy.is_finding(class).then(|| Finding {
-                signature: Signature::new(class, normalize_message(message), "execution-error"),
-                class: class.to_string(),
+                signature: Signature::new(
+                    class_named(class),
+                    normalize_message(message),
+                    "execution-error",
+                ),
+                class: class_named(class),
                 step: Some(step),
                 message: message.clone(),
                 facts: Facts::default(),

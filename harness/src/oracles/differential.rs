@@ -553,7 +553,7 @@ fn diverge(
     shared.poison[usize::from(out)] = Some(Taint::whole(Poison::FromPoisoned));
     shared.report.violations.push(Violation {
         step: index,
-        class: DIVERGENCE.to_string(),
+        class: DIVERGENCE,
         summary: summary.to_string(),
         message: format!("t{out}: {details}"),
         operands: named.operands.clone(),

@@ -105,7 +105,7 @@ fn stated_dtype<'a>(op: &Op, held: &[Option<&'a ValueInfo>]) -> Option<&'a str> 
 fn lost(op: &Op, index: usize, step: &Step, value: &ValueInfo, stated: &str) -> Violation {
     Violation {
         step: index,
-        class: DTYPE_CONTRACT.to_string(),
+        class: DTYPE_CONTRACT,
         summary: format!(
             "{} gives {} where its table row states {stated}",
             op.name(),
@@ -130,7 +130,7 @@ fn violation(step: &Step, index: usize, value: &ValueInfo) -> Violation {
     };
     Violation {
         step: index,
-        class: DTYPE_CONTRACT.to_string(),
+        class: DTYPE_CONTRACT,
         summary: format!(
             "{what} gives a {:?} tensor stored as {}",
             value.kind, value.dtype

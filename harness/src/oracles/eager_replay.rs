@@ -245,7 +245,7 @@ impl Lost {
                 .map(|(recorded, got)| Deviation::Dtype { recorded, got });
             lost.push(Violation {
                 step: *exit,
-                class: REPLAY_MISMATCH.to_string(),
+                class: REPLAY_MISMATCH,
                 summary,
                 message,
                 facts: Facts {

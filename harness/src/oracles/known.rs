@@ -108,7 +108,7 @@ impl Predicate {
         let listed = |list: &[String], value: Option<&str>| {
             value.is_some_and(|v| list.iter().any(|l| l == v))
         };
-        self.classes.contains(&signature.class)
+        listed(&self.classes, Some(signature.class.name()))
             && listed(&self.entries, facts.entry.as_deref())
             && (self.dtypes.as_ref()).is_none_or(|ds| facts.dtype.is_some_and(|d| ds.contains(&d)))
             && facts

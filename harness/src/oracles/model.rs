@@ -263,7 +263,7 @@ impl State {
         report.violations.push(Violation {
             op,
             step: index,
-            class: MODEL_MISMATCH.to_string(),
+            class: MODEL_MISMATCH,
             summary: format!("{}: expected {expected}, got {actual_text}", rule.id),
             message: format!(
                 "step {index} `{}`: the model expected {expected} ({}: {}; {}), Burn gave {actual_text}",

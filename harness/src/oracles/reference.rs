@@ -41,8 +41,7 @@ use crate::interpreter::{Outcome, World};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{Dtype, Kind, Op, Scheme, Step};
 
-/// Class of a value Burn computed that its op's definition does not give.
-pub const REFERENCE_MISMATCH: &str = "reference-mismatch";
+pub use super::REFERENCE_MISMATCH;
 
 /// Whether op-table entry `name` of `family` (`unary`, `along-dim`, `binary`, `compare`,
 /// `scalar`, `module`, as `ops` names them) has a reference (`Err`: why not), as `ops --json`
@@ -243,7 +242,7 @@ fn mismatch(
     };
     Violation {
         step: index,
-        class: REFERENCE_MISMATCH.to_string(),
+        class: REFERENCE_MISMATCH,
         summary: format!("{what} over ({listed}){regime}{on} differs from its definition"),
         facts: Facts {
             deviation,

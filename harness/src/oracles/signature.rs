@@ -11,11 +11,14 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::class::Class;
+
 /// What is stable about a finding, field by field.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Signature {
-    /// The class: a catalogue record's `backgroundTag`, `unknown`, or an oracle's violation class.
-    pub class: String,
+    /// The class: a catalogue record's `backgroundTag`, a harness class, or an oracle's violation
+    /// class.
+    pub class: Class,
     /// The normalized panic message, or the oracle's summary of what broke.
     pub summary: String,
     /// The Burn file that raised it (`burn-flex/src/ops/cat.rs`), or the oracle that saw it
@@ -82,13 +85,9 @@ const EXTRAS: [Field; 3] = [Field::Op, Field::Operands, Field::Role];
 
 impl Signature {
     /// A signature of the three base fields.
-    pub fn new(
-        class: impl Into<String>,
-        summary: impl Into<String>,
-        origin: impl Into<String>,
-    ) -> Signature {
+    pub fn new(class: Class, summary: impl Into<String>, origin: impl Into<String>) -> Signature {
         Signature {
-            class: class.into(),
+            class,
             summary: summary.into(),
             origin: origin.into(),
             ..Signature::default()
@@ -98,7 +97,7 @@ impl Signature {
     /// The value of `field` (`None` for an extra the oracle did not know).
     pub fn get(&self, field: Field) -> Option<&str> {
         match field {
-            Field::Class => Some(&self.class),
+            Field::Class => Some(self.class.name()),
             Field::Summary => Some(&self.summary),
             Field::Origin => Some(&self.origin),
             Field::Op => self.op.as_deref(),
@@ -175,7 +174,10 @@ impl FromStr for Signature {
             return Err(bad());
         }
         let origin = parts.pop().ok_or_else(bad)?;
-        let mut signature = Signature::new(parts[0], parts[1..].join(" | "), origin);
+        // A class no oracle, harness rule or catalogue record has is a misspelt signature.
+        let class =
+            (parts[0].parse::<Class>()).map_err(|e| NotASignature(format!("{text}: {e}")))?;
+        let mut signature = Signature::new(class, parts[1..].join(" | "), origin);
         for (field, value) in found.unwrap_or_default() {
             let slot = signature.extra_mut(field).ok_or_else(bad)?;
             if slot.replace(value.to_string()).is_some() {
@@ -251,12 +253,15 @@ mod tests {
         assert_eq!(parsed.operands.as_deref(), Some("F32, F32"));
         assert_eq!(parsed.to_string(), full);
         assert!("one | two".parse::<Signature>().is_err());
-        assert!("a | b | c | role: x; role: y".parse::<Signature>().is_err());
+        assert!("unknown | b | c | role: x; role: y"
+            .parse::<Signature>()
+            .is_err());
+        assert!("no-such-class | b | c".parse::<Signature>().is_err());
     }
 
     #[test]
     fn a_key_matches_only_the_fields_it_names_and_an_absent_extra_must_stay_absent() {
-        let stored: Signature = "c | s | o | op: unary sqrt; role: gradient of operand 0"
+        let stored: Signature = "unknown | s | o | op: unary sqrt; role: gradient of operand 0"
             .parse()
             .unwrap();
         let exact = Key::new(stored.clone(), &Field::ALL);
@@ -270,7 +275,7 @@ mod tests {
         let wide = Key::new(stored.clone(), &[Field::Summary, Field::Op]);
         assert!(wide.matches(&other_role));
         let mut other_class = stored.clone();
-        other_class.class = "d".into();
+        other_class.class = Class::StateLeak;
         assert!(!wide.matches(&other_class), "the class always counts");
     }
 }

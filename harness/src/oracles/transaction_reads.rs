@@ -19,7 +19,7 @@ impl Oracle for TransactionReads {
         };
         let violation = |summary: String, detail: String| Violation {
             step: facts.index,
-            class: TRANSACTION_MISMATCH.to_string(),
+            class: TRANSACTION_MISMATCH,
             summary,
             message: format!("step {} `{}`: {detail}", facts.index, step_line(step)),
             ..Violation::default()

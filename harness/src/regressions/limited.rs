@@ -16,10 +16,7 @@ use crate::hash::fnv1a;
 use crate::program::{Program, ProgramFile, RunLimits};
 use crate::Session;
 
-/// The class of a program that runs past the time limit.
-pub const TIMEOUT: &str = "timeout";
-/// The class of a program whose process grows past the RSS limit.
-pub const OUT_OF_MEMORY: &str = "out-of-memory";
+pub use crate::oracles::class::{OUT_OF_MEMORY, TIMEOUT};
 
 /// The progress line `run --progress` prints to stderr as each step starts.
 pub const PROGRESS_PREFIX: &str = "==dispatch-fuzz== step ";

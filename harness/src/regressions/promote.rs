@@ -69,7 +69,7 @@ pub fn promote(options: Promotion, session: &Session) -> Result<Promoted> {
     let (signature, minimized, origin) =
         minimized_finding(&options.input, options.backends, session)?;
     let text = signature.to_string();
-    let class = signature.class.clone();
+    let class = signature.class.name().to_string();
     let name = options.name.unwrap_or_else(|| class.clone());
     if !valid_name(&name) {
         bail!("case name {name:?}: use lowercase letters, digits, '-' and '_' (it names a file)");
@@ -154,7 +154,7 @@ pub fn promote_limited(
 ) -> Result<PathBuf> {
     use super::limited::run_limited;
     let exe = std::env::current_exe()?;
-    let class = signature.parse::<Signature>()?.class;
+    let class = signature.parse::<Signature>()?.class.to_string();
     let session = Session::new(backends);
     let ending = run_limited(&exe, program, limits, &session)?;
     if ending.signature(program).as_deref() != Some(signature) {
@@ -272,7 +272,7 @@ pub fn promote_also(
     // The input's class is a finding and so are known findings (`minimize::session_for`).
     let (signature, minimized, _) = minimized_finding(input, backends, session)?;
     let text = signature.to_string();
-    if file.class.as_deref() != Some(signature.class.as_str()) {
+    if file.class.as_deref() != Some(signature.class.name()) {
         bail!(
             "the finding is of class {}, case {case} of {}: an `also` program shares its case's class",
             signature.class,

@@ -22,7 +22,7 @@ use super::rust::{burn_features, contract_words, expected_outcome, to_rust, with
 
 /// What a maintainer should see instead, from the finding's kind.
 fn expected(finding: &Finding) -> String {
-    match finding.class.as_str() {
+    match finding.class {
         REPLAY_MISMATCH if finding.payload.lost_dtype() => {
             "Replaying the captured graph hands each output back in the dtype the graph \
              recorded for it, as the capture device reported it."
@@ -159,7 +159,7 @@ fn lead(finding: &Finding, step: Option<&str>, panic: Option<&PanicInfo>) -> Str
             .map_or_else(String::new, |l| format!(" at `{}`", crate_relative(l)));
         return format!("The call{at} panics{location}:");
     }
-    match finding.class.as_str() {
+    match finding.class {
         REPLAY_MISMATCH if finding.payload.lost_dtype() => {
             "Replaying the captured graph hands an output back in another dtype than the graph \
              records for it:"
@@ -235,7 +235,7 @@ pub fn issue_parts(
         environment,
         "- a debug build (debug assertions and overflow checks on)"
     );
-    let source = record_of(catalogue(), &finding.class, &finding.message).map(|r| {
+    let source = record_of(catalogue(), finding.class.name(), &finding.message).map(|r| {
         let line = r.line_number.map_or_else(String::new, |l| format!(":{l}"));
         format!(
             "Source: `{}{line}` (catalogue record `{}`).",
@@ -348,11 +348,12 @@ fn write_common(out: &mut String, file: &ProgramFile, parts: &IssueParts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracles::Class;
 
-    fn finding(class: &str, signature: &str, payload: Payload) -> Finding {
+    fn finding(class: Class, signature: &str, payload: Payload) -> Finding {
         Finding {
             signature: signature.parse().expect("a signature"),
-            class: class.into(),
+            class,
             step: Some(1),
             message: String::new(),
             facts: crate::oracles::Facts::default(),

@@ -125,7 +125,7 @@ impl Lanes {
 /// words for an oracle finding, else the catalogue pattern of the finding's class (or its
 /// message's first line).
 pub fn fails_with(finding: &Finding) -> String {
-    match (finding.class.as_str(), &finding.payload) {
+    match (finding.class, &finding.payload) {
         // A backend that failed where the other computed fails the reproducer with its own
         // message, as the backend raised it.
         (DIVERGENCE, Payload::Failed { message }) => {
@@ -138,7 +138,7 @@ pub fn fails_with(finding: &Finding) -> String {
         (MODEL_MISMATCH, _) => "the contract expects".to_string(),
         (DTYPE_CONTRACT, _) => "tensor stored as".to_string(),
         (REFERENCE_MISMATCH, _) => "the definition gives".to_string(),
-        (class, _) => record_of(catalogue(), class, &finding.message)
+        (class, _) => record_of(catalogue(), class.name(), &finding.message)
             .map(|r| r.message_pattern.clone())
             .unwrap_or_else(|| {
                 normalize_message(finding.message.lines().next().unwrap_or_default())

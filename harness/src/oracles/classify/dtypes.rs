@@ -5,13 +5,7 @@ use crate::interpreter::{wgpu, Outcome, Trace, ValueInfo};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{DeviceRef, Step};
 
-/// Class of a dtype-mismatch panic that names a dtype no device makes by default and the
-/// program itself named ([`chose_dtype_mix`]): the program chose to combine operands of one
-/// kind stored in different dtypes, and Burn lets a backend refuse them rather than promote one
-/// ("backends can panic with a dtype mismatch", tracel-ai/burn#2483). A limitation the caller
-/// chose, not a bug. The same panic between Burn's own defaults (capture's I64 against Flex's
-/// I32) keeps its catalogued class.
-pub const MIXED_DTYPES: &str = "mixed-dtype-operands";
+pub use crate::oracles::class::MIXED_DTYPES;
 
 /// The words every backend's refusal of mixed operand dtypes contains (Flex's `storage: dtype
 /// mismatch`, `cat: dtype mismatch`, `int_{op}: dtype mismatch`, `bool_binary_op: dtype

@@ -1,6 +1,6 @@
 //! Tests of `classify`.
 
-use super::{classify, normalize_message, without_kernel_hashes, Policy};
+use super::{classify, normalize_message, without_kernel_hashes, Class, Policy};
 use crate::interpreter::{Outcome, Trace};
 use crate::oracles::deviation::{Backend, Deviation, Facts};
 use crate::oracles::known::key_of;
@@ -69,12 +69,12 @@ fn judged(violation: Violation) -> Result<String, String> {
 /// [`judged`] for a wgpu case's violation, as in a process whose wgpu device runs on
 /// Vulkan/llvmpipe (a wgpu case knows nothing in a process without one).
 fn judged_on_vulkan(v: Violation) -> Result<String, String> {
-    let oracle = oracle_of(&v.class).map_or("unknown-oracle", |o| o.name);
+    let oracle = oracle_of(v.class).map_or("unknown-oracle", |o| o.name);
     let signature = Signature {
         op: v.op.clone(),
         operands: v.operands.clone(),
         role: v.role.clone(),
-        ..Signature::new(&v.class, &v.summary, oracle)
+        ..Signature::new(v.class, &v.summary, oracle)
     };
     let vulkan = crate::program::AdapterClass::vulkan_llvmpipe();
     crate::oracles::known::known_case_on(&signature, &v.facts, Some(&vulkan))
@@ -83,11 +83,11 @@ fn judged_on_vulkan(v: Violation) -> Result<String, String> {
 }
 
 /// A violation with the fields the stored case `case` has, changed by `change`.
-fn like_case(case: &str, class: &str, change: impl FnOnce(&mut Violation)) -> Violation {
+fn like_case(case: &str, class: Class, change: impl FnOnce(&mut Violation)) -> Violation {
     let stored = &key_of(case).expect("the case is stored").signature;
     let mut v = Violation {
         step: 3,
-        class: class.into(),
+        class,
         summary: stored.summary.clone(),
         message: "details".into(),
         op: stored.op.clone(),
@@ -211,7 +211,7 @@ fn a_panic_the_standard_library_reports_is_the_catalogued_bug_only_at_the_steps_
 fn replay_failure(message: &str, location: Option<&str>) -> Violation {
     Violation {
         step: 3,
-        class: REPLAY_FAILURE.into(),
+        class: REPLAY_FAILURE,
         summary: normalize_message(message),
         message: message.into(),
         location: location.map(str::to_string),
@@ -244,7 +244,7 @@ fn an_execution_error_no_record_knows_is_a_finding_and_a_catalogued_one_is_not()
     let finding = classify(&[], &mut read_error(new), &[], &policy).finding;
     let finding = finding.expect("an unknown execution error is a finding");
     assert_eq!(
-        (finding.class.as_str(), finding.step),
+        (finding.class.name(), finding.step),
         (super::UNKNOWN, Some(0))
     );
     assert_eq!(finding.signature.origin, "execution-error");
@@ -269,7 +269,7 @@ fn an_unknown_error_a_mirror_or_a_read_returned_beside_the_steps_is_a_finding() 
     let finding = classify(&[], &mut side("device lost"), &[], &policy).finding;
     let finding = finding.expect("an unknown side error is a finding");
     assert_eq!(
-        (finding.class.as_str(), finding.step),
+        (finding.class.name(), finding.step),
         (super::UNKNOWN, Some(3))
     );
 }

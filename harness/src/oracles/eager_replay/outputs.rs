@@ -15,7 +15,7 @@ use crate::oracles::compare::{self, DiffEq, Poison};
 use crate::oracles::naming::{producer, producer_step, replayed_on_wgpu, step_name};
 use crate::oracles::taint::{Elements, Taint};
 use crate::oracles::{
-    is_known_bug, normalize_message, Backend, Context, Judgement, OracleId, Payload, Shared,
+    is_known_bug, normalize_message, Backend, Class, Context, Judgement, OracleId, Payload, Shared,
     Violation,
 };
 use crate::program::Slot;
@@ -313,13 +313,13 @@ pub(super) fn differing_violations(
 /// A violation of the eager replay at scope exit `exit`.
 fn replay_violation(
     (exit, backend): (usize, Backend),
-    class: &str,
+    class: Class,
     summary: String,
     message: String,
 ) -> Violation {
     Violation {
         step: exit,
-        class: class.to_string(),
+        class,
         summary,
         message,
         payload: Payload::Replay {

@@ -13,7 +13,7 @@ use super::checks::{
 use super::expr::{device, expr, kind_path};
 use crate::interpreter::{Outcome, Trace};
 use crate::oracles::{
-    Backend, Finding, Mismatch, Payload, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH,
+    Backend, Class, Finding, Mismatch, Payload, DIVERGENCE, DTYPE_CONTRACT, MODEL_MISMATCH,
     REFERENCE_MISMATCH, REPLAY_MISMATCH,
 };
 use crate::program::{exit_statements, DeviceRef, ExitForm, Program, Slot, Step};
@@ -39,7 +39,7 @@ struct Asked<'a> {
 
 impl<'a> Asked<'a> {
     fn of(finding: Option<&'a Finding>) -> Asked<'a> {
-        let class = |class: &str| finding.filter(|f| f.class == class);
+        let class = |class: Class| finding.filter(|f| f.class == class);
         Asked {
             at: finding.and_then(|f| f.step),
             model: class(MODEL_MISMATCH),

@@ -23,7 +23,7 @@ fn a_model_message_is_told_in_the_contracts_words_without_the_projects_names() {
                     | model"
             .parse()
             .expect("a signature"),
-        class: MODEL_MISMATCH.into(),
+        class: MODEL_MISMATCH,
         step: Some(7),
         message: "step 7 `scope.complete([], [])`: the model expected panic \
                   capture-scope-complete (stale-operand: why), Burn gave ok"
