@@ -38,7 +38,7 @@ pub use replay::{
     holds_named_unsupported, recorded_tensor, replay_on_device, replay_on_flex, ReplayError,
 };
 pub use trace::{
-    Digest, GraphInfo, Outcome, PanicInfo, SideError, SidePanic, StepRecord, Trace, ValueInfo,
-    EXECUTION_ERROR,
+    Base, Digest, GraphInfo, Outcome, PanicInfo, Placed, SideError, SidePanic, StepRecord, Trace,
+    ValueInfo, EXECUTION_ERROR,
 };
 pub use value::{AnyTensor, Ranked};

@@ -6,11 +6,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use burn::tensor::DType;
+
 use crate::interpreter::{Outcome, Trace};
 use crate::oracles::{reference, Context, OracleId};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{
-    entries, operand_kinds, result_kind, why_not_replayed, Entry, Kind, Program, Step, DTYPES,
+    entries, operand_kinds, result_kind, why_not_replayed, Dtype, Entry, Kind, Program, Step,
+    DTYPES,
 };
 
 /// What a judgement is counted under.
@@ -54,13 +57,13 @@ pub struct DtypeKey {
 /// The dtype name a quantized operand is counted under, whatever its scheme.
 pub const QUANTIZED: &str = "QFloat";
 
-/// The name a per-dtype count keeps for a dtype as a trace prints it: the table's, or
-/// [`QUANTIZED`]; `None` for a dtype no program names (`Flex32`).
-pub fn dtype_label(name: &str) -> Option<&'static str> {
-    if name.starts_with(QUANTIZED) {
+/// The name a per-dtype count keeps for a dtype: the table's, or [`QUANTIZED`]; `None` for a
+/// dtype no program names (`Flex32`).
+pub fn dtype_label(dtype: DType) -> Option<&'static str> {
+    if matches!(dtype, DType::QFloat(_)) {
         return Some(QUANTIZED);
     }
-    DTYPES.iter().find(|d| d.name == name).map(|d| d.name)
+    Dtype::from_burn(dtype).map(|d| d.spec().name)
 }
 
 /// The dtype's family, for the per-dtype table: `float`, `int`, `uint`, `bool` or `quantized`.
@@ -111,11 +114,11 @@ fn first_operand_dtypes(program: &Program, trace: &Trace) -> Vec<Option<&'static
         match step {
             Step::Replay { outputs: slots, .. } => {
                 for (k, slot) in slots.iter().enumerate() {
-                    held[usize::from(*slot)] = outputs.get(k).and_then(|v| dtype_label(&v.dtype));
+                    held[usize::from(*slot)] = outputs.get(k).and_then(|v| dtype_label(v.dtype));
                 }
             }
             _ => {
-                let label = value.as_ref().and_then(|v| dtype_label(&v.dtype));
+                let label = value.as_ref().and_then(|v| dtype_label(v.dtype));
                 for slot in step.writes() {
                     held[usize::from(slot)] = label;
                 }

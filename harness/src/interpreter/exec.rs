@@ -246,9 +246,9 @@ fn value_info(t: &AnyTensor, digest: Option<&TensorData>) -> ValueInfo {
     let dtype = on_any!(t, x => x.dtype());
     ValueInfo {
         kind: ty.kind,
-        dtype: dtype_name(dtype),
+        dtype,
         shape: ty.shape,
-        device: Cow::Borrowed(pool::name(&t.device())),
+        device: pool::placed(&t.device()),
         same_as: None,
         digest: digest.map(data_digest),
     }
@@ -260,9 +260,9 @@ fn value_info(t: &AnyTensor, digest: Option<&TensorData>) -> ValueInfo {
 pub fn data_info(t: &AnyTensor, data: &TensorData) -> ValueInfo {
     ValueInfo {
         kind: t.kind(),
-        dtype: dtype_name(data.dtype()),
+        dtype: data.dtype(),
         shape: data.shape().to_vec(),
-        device: Cow::Borrowed(pool::name(&t.device())),
+        device: pool::placed(&t.device()),
         same_as: None,
         digest: Some(data_digest(data)),
     }
@@ -270,10 +270,11 @@ pub fn data_info(t: &AnyTensor, data: &TensorData) -> ValueInfo {
 
 /// Whether `v` is on Flex or wgpu, where no tensor is a capture tensor.
 fn on_plain_device(v: &ValueInfo) -> bool {
-    matches!(&*v.device, "flex" | "flex_ad" | "wgpu" | "wgpu_ad")
+    v.device.is_plain()
 }
 
-/// `format!("{dtype:?}")` without the allocation for the dtypes programs produce.
+/// `format!("{dtype:?}")` without the allocation for the dtypes programs produce: the digest
+/// hashes the text.
 fn dtype_name(dtype: DType) -> Cow<'static, str> {
     Cow::Borrowed(match dtype {
         DType::F32 => "F32",

@@ -361,7 +361,7 @@ impl Mirror {
     /// wgpu's own `bool_from_data` rejects Flex's native bool storage (the catalogued
     /// `bool-storage-transfer` bug), and a mirror must not stop at a bug that is already known.
     fn upload(&self, kind: Kind, data: TensorData, dtype: Option<DType>) -> AnyTensor {
-        if kind != Kind::Bool || pool::name(&self.device) == "flex" {
+        if kind != Kind::Bool || pool::placed(&self.device).base == super::Base::Flex {
             return AnyTensor::from_data(kind, data, &self.device, dtype);
         }
         let shape = data.shape().clone();

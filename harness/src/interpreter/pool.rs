@@ -11,6 +11,7 @@ use std::cell::OnceCell;
 use burn::tensor::{Device, Tensor};
 
 use super::catch::{attempt, catch, note};
+use super::trace::{Base, Placed};
 use crate::program::limits::CAPTURE_POOL_SIZE;
 use crate::program::{Backends, DeviceRef, Program};
 
@@ -75,28 +76,24 @@ pub fn named_by(program: &Program) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
-/// Names a Burn device the way programs do (`flex`, `flex_ad`, `capture1`, `capture1_ad`), or
-/// `other` for a device outside the pool.
-pub fn name(device: &Device) -> &'static str {
-    const CAPTURE: [&str; CAPTURE_POOL_SIZE as usize] = ["capture0", "capture1", "capture2"];
-    const CAPTURE_AD: [&str; CAPTURE_POOL_SIZE as usize] =
-        ["capture0_ad", "capture1_ad", "capture2_ad"];
+/// Places a Burn device the way programs name devices (`flex`, `flex_ad`, `capture1`,
+/// `capture1_ad`), or [`Base::Other`] for a device outside the pool.
+pub fn placed(device: &Device) -> Placed {
     // A device compares equal to its autodiff wrapper, so the flag is read separately.
     let autodiff = device.is_autodiff();
     // Flex first: it is the commonest answer (every eager mirror value), and no pooled capture
     // device or wgpu device compares equal to it.
     if is_flex(device) {
-        return if autodiff { "flex_ad" } else { "flex" };
+        return Placed::new(Base::Flex, autodiff);
     }
     let pooled = with_pool(|pool| pool.iter().position(|d| d == device));
     let wgpu = pooled.is_none() && super::wgpu::started().is_some_and(|w| w == *device);
-    match (pooled, autodiff) {
-        (Some(k), false) => CAPTURE[k],
-        (Some(k), true) => CAPTURE_AD[k],
-        (None, false) if wgpu => "wgpu",
-        (None, true) if wgpu => "wgpu_ad",
-        (None, _) => "other",
-    }
+    let base = match pooled.and_then(|k| u8::try_from(k).ok()) {
+        Some(k) => Base::Capture(k),
+        None if wgpu => Base::Wgpu,
+        None => Base::Other,
+    };
+    Placed::new(base, autodiff)
 }
 
 /// Whether `device` is Flex, autodiff or not (what [`name`] calls `flex` or `flex_ad`), with

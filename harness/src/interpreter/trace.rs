@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use burn::tensor::DType;
 use serde::{Deserialize, Serialize};
 
 use crate::program::limits::MAX_SLOTS;
@@ -17,12 +18,14 @@ pub const EXECUTION_ERROR: &str = "ExecutionError";
 pub struct ValueInfo {
     /// Element kind.
     pub kind: Kind,
-    /// Burn dtype, e.g. `F32`.
-    pub dtype: Cow<'static, str>,
+    /// Burn dtype (written as its `Debug` text, `F32`, `Bool(U8)`).
+    #[serde(with = "dtype_text")]
+    pub dtype: DType,
     /// Shape.
     pub shape: Vec<usize>,
-    /// Device, as the program names it (`flex`, `flex_ad`, `capture1`, `capture1_ad`, ...).
-    pub device: Cow<'static, str>,
+    /// Device, as the program names it (written `flex`, `flex_ad`, `capture1`, `capture1_ad`,
+    /// ...).
+    pub device: Placed,
     /// For a capture tensor an op handed back unchanged (Burn returns the operand itself for
     /// no-ops such as `swap_dims(0, 0)`): the operand's slot. The reference model needs it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -31,6 +34,147 @@ pub struct ValueInfo {
     /// data.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub digest: Option<Digest>,
+}
+
+/// The device a value is on, as a value: the program's device family (a pooled capture
+/// device by its place in the pool) and whether it is wrapped for autodiff. Its text is the name
+/// traces and listings use (`flex`, `capture1_ad`, `wgpu`; `other` for a device outside the pool).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Placed {
+    /// The device.
+    pub base: Base,
+    /// Whether the device is wrapped for autodiff.
+    pub autodiff: bool,
+}
+
+/// A device family, as [`Placed`] names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    /// Flex.
+    Flex,
+    /// The pooled capture device at this place in the pool.
+    Capture(u8),
+    /// The wgpu device.
+    Wgpu,
+    /// A device outside the pool.
+    Other,
+}
+
+impl Placed {
+    /// `base`, wrapped for autodiff or not.
+    pub const fn new(base: Base, autodiff: bool) -> Placed {
+        Placed { base, autodiff }
+    }
+
+    /// Whether it is the wgpu device, autodiff or not.
+    pub fn is_wgpu(self) -> bool {
+        self.base == Base::Wgpu
+    }
+
+    /// Whether it is Flex or wgpu, where no tensor is a capture tensor.
+    pub fn is_plain(self) -> bool {
+        matches!(self.base, Base::Flex | Base::Wgpu)
+    }
+
+    /// Its family's name, without the pool place and the autodiff mark (`capture`, `flex`).
+    pub fn family(self) -> &'static str {
+        match self.base {
+            Base::Flex => "flex",
+            Base::Capture(_) => "capture",
+            Base::Wgpu => "wgpu",
+            Base::Other => "other",
+        }
+    }
+}
+
+impl std::fmt::Display for Placed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.family())?;
+        if let Base::Capture(k) = self.base {
+            write!(f, "{k}")?;
+        }
+        if self.autodiff && self.base != Base::Other {
+            f.write_str("_ad")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for Placed {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Placed, String> {
+        let (name, autodiff) = match text.strip_suffix("_ad") {
+            Some(name) => (name, true),
+            None => (text, false),
+        };
+        let base = match name {
+            "flex" => Base::Flex,
+            "wgpu" => Base::Wgpu,
+            "other" if !autodiff => Base::Other,
+            _ => name
+                .strip_prefix("capture")
+                .and_then(|k| k.parse().ok())
+                .map(Base::Capture)
+                .ok_or_else(|| format!("not a device name: {text:?}"))?,
+        };
+        Ok(Placed { base, autodiff })
+    }
+}
+
+impl Serialize for Placed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Placed {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = Cow::<str>::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A Burn dtype as traces write it: its `Debug` text. Read back for every dtype but a quantized
+/// one, whose scheme the text does not give in full (nothing reads a trace's quantized dtype
+/// back: a child process's verdict is read as JSON values).
+mod dtype_text {
+    use std::borrow::Cow;
+
+    use burn::tensor::{BoolStore, DType};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Every dtype but the quantized ones.
+    const PLAIN: [DType; 16] = [
+        DType::F64,
+        DType::F32,
+        DType::Flex32,
+        DType::F16,
+        DType::BF16,
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U64,
+        DType::U32,
+        DType::U16,
+        DType::U8,
+        DType::Bool(BoolStore::Native),
+        DType::Bool(BoolStore::U8),
+        DType::Bool(BoolStore::U32),
+    ];
+
+    pub fn serialize<S: Serializer>(dtype: &DType, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{dtype:?}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DType, D::Error> {
+        let text = Cow::<str>::deserialize(d)?;
+        PLAIN
+            .into_iter()
+            .find(|p| format!("{p:?}") == text)
+            .ok_or_else(|| serde::de::Error::custom(format!("not a plain dtype: {text:?}")))
+    }
 }
 
 /// A value's digest: kept as the number (every read step makes one, and a string cost an

@@ -328,7 +328,7 @@ fn panic_facts(steps: &[Step], trace: &Trace, step: usize) -> Facts {
     let operand = trace.walk_held(steps, |s, record, held| {
         (record.index == step).then(|| {
             let first = s.reads().first().and_then(|r| held[usize::from(*r)]);
-            first.map(|v| (Dtype::from_name(&v.dtype), v.device.starts_with("wgpu")))
+            first.map(|v| (Dtype::from_burn(v.dtype), v.device.is_wgpu()))
         })
     });
     let (dtype, on_wgpu) = match operand.flatten() {

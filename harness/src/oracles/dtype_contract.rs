@@ -4,6 +4,8 @@
 //! a cast names. A tensor in another dtype is a backend bug at the step that made it, whatever
 //! panics later when another op reads it.
 
+use burn::tensor::DType;
+
 use crate::interpreter::{Outcome, Trace, ValueInfo};
 use crate::program::{Kind, Op, Program, ResultDtype, Step};
 
@@ -30,18 +32,14 @@ pub fn dtypes(kind: Kind) -> &'static [&'static str] {
     }
 }
 
-/// Whether `dtype` (as the trace prints it) stores tensors of `kind`.
-pub fn of_kind(kind: Kind, dtype: &str) -> bool {
-    // The plain names first: every value of every program is checked, and most are `F32`,
-    // `I32` or `I64`.
-    let table = dtypes(kind);
-    table.contains(&dtype)
-        || table.iter().any(|d| match d.strip_suffix("(_)") {
-            Some(variant) => dtype
-                .strip_prefix(variant)
-                .is_some_and(|storage| storage.starts_with('(')),
-            None => false,
-        })
+/// Whether `dtype` stores tensors of `kind`: one of [`dtypes`]`(kind)`.
+pub fn of_kind(kind: Kind, dtype: DType) -> bool {
+    use DType::*;
+    match kind {
+        Kind::Float => matches!(dtype, F64 | F32 | F16 | BF16 | Flex32),
+        Kind::Int => matches!(dtype, I64 | I32 | I16 | I8 | U64 | U32 | U16 | U8),
+        Kind::Bool => matches!(dtype, Bool(_)),
+    }
 }
 
 /// The first step that handed back a tensor in a dtype of another kind, or an op's result in
@@ -61,7 +59,7 @@ fn first_violation(program: &Program, trace: &Trace) -> Option<Violation> {
         let bad = value
             .iter()
             .chain(outputs)
-            .find(|v| !of_kind(v.kind, &v.dtype));
+            .find(|v| !of_kind(v.kind, v.dtype));
         if let Some(v) = bad {
             return Some(violation(step, record.index, v));
         }
@@ -69,10 +67,10 @@ fn first_violation(program: &Program, trace: &Trace) -> Option<Violation> {
             return None;
         };
         let stated = stated_dtype(op, held).filter(|stated| v.dtype != *stated)?;
-        let operands: Vec<&str> = op
+        let operands: Vec<String> = op
             .operands()
             .iter()
-            .filter_map(|s| held[usize::from(*s)].map(|v| v.dtype.as_ref()))
+            .filter_map(|s| held[usize::from(*s)].map(|v| format!("{:?}", v.dtype)))
             .collect();
         let mut lost = lost(op, record.index, step, v, stated);
         lost.operands = Some(operands.join(", "));
@@ -84,10 +82,10 @@ fn first_violation(program: &Program, trace: &Trace) -> Option<Violation> {
 /// the operand's (where every operand of the first one's kind shares it: mixed dtypes are the
 /// program's choice, which a backend may refuse or promote), or a cast's. `None` where the row
 /// leaves it to the device or an operand is unknown.
-fn stated_dtype<'a>(op: &Op, held: &[Option<&'a ValueInfo>]) -> Option<&'a str> {
+fn stated_dtype(op: &Op, held: &[Option<&ValueInfo>]) -> Option<DType> {
     match op.result_dtype() {
         ResultDtype::Default => None,
-        ResultDtype::Named(dtype) => Some(dtype.spec().name),
+        ResultDtype::Named(dtype) => Some(dtype.burn()),
         ResultDtype::Operand => {
             let operands = op.operands();
             let first = held[usize::from(*operands.first()?)]?;
@@ -97,23 +95,23 @@ fn stated_dtype<'a>(op: &Op, held: &[Option<&'a ValueInfo>]) -> Option<&'a str> 
                     return None;
                 }
             }
-            Some(first.dtype.as_ref())
+            Some(first.dtype)
         }
     }
 }
 
-fn lost(op: &Op, index: usize, step: &Step, value: &ValueInfo, stated: &str) -> Violation {
+fn lost(op: &Op, index: usize, step: &Step, value: &ValueInfo, stated: DType) -> Violation {
     Violation {
         step: index,
         class: DTYPE_CONTRACT,
         summary: format!(
-            "{} gives {} where its table row states {stated}",
+            "{} gives {:?} where its table row states {stated:?}",
             op.name(),
             value.dtype
         ),
         message: format!(
-            "step {index} `{}` gave a {:?} tensor stored as {} on {}, where its op's table row \
-             states {stated}",
+            "step {index} `{}` gave a {:?} tensor stored as {:?} on {}, where its op's table row \
+             states {stated:?}",
             crate::program::step_line(step),
             value.kind,
             value.dtype,
@@ -132,11 +130,11 @@ fn violation(step: &Step, index: usize, value: &ValueInfo) -> Violation {
         step: index,
         class: DTYPE_CONTRACT,
         summary: format!(
-            "{what} gives a {:?} tensor stored as {}",
+            "{what} gives a {:?} tensor stored as {:?}",
             value.kind, value.dtype
         ),
         message: format!(
-            "step {index} `{}` gave a {:?} tensor stored as {} on {}: a dtype of another kind",
+            "step {index} `{}` gave a {:?} tensor stored as {:?} on {}: a dtype of another kind",
             crate::program::step_line(step),
             value.kind,
             value.dtype,
@@ -148,10 +146,12 @@ fn violation(step: &Step, index: usize, value: &ValueInfo) -> Violation {
 
 #[cfg(test)]
 mod tests {
+    use burn::tensor::BoolStore;
+
     use super::*;
 
     /// A trace of `program` whose steps all succeeded with values of these kinds and dtypes.
-    fn trace_of(values: &[(Kind, &'static str)]) -> Trace {
+    fn trace_of(values: &[(Kind, DType)]) -> Trace {
         let steps = values
             .iter()
             .enumerate()
@@ -160,9 +160,12 @@ mod tests {
                 outcome: Outcome::Ok {
                     value: Some(ValueInfo {
                         kind: *kind,
-                        dtype: (*dtype).into(),
+                        dtype: *dtype,
                         shape: vec![1],
-                        device: "flex".into(),
+                        device: crate::interpreter::Placed::new(
+                            crate::interpreter::Base::Flex,
+                            false,
+                        ),
                         same_as: None,
                         digest: None,
                     }),
@@ -177,7 +180,7 @@ mod tests {
         }
     }
 
-    fn judged(steps: &str, values: &[(Kind, &'static str)]) -> Option<String> {
+    fn judged(steps: &str, values: &[(Kind, DType)]) -> Option<String> {
         let program = crate::program::ProgramFile::parse(&format!("{{\"steps\": {steps}}}"), "t")
             .unwrap()
             .program();
@@ -189,11 +192,11 @@ mod tests {
         let f16 = r#"[{"create": {"out": 0, "kind": "float", "shape": [1], "fill": "ones", "device": "flex", "dtype": "f16"}},
                       {"op": {"out": 1, "op": {"unary": {"op": "exp", "src": 0}}}}]"#;
         assert_eq!(
-            judged(f16, &[(Kind::Float, "F16"), (Kind::Float, "F16")]),
+            judged(f16, &[(Kind::Float, DType::F16), (Kind::Float, DType::F16)]),
             None
         );
         assert_eq!(
-            judged(f16, &[(Kind::Float, "F16"), (Kind::Float, "F32")]).as_deref(),
+            judged(f16, &[(Kind::Float, DType::F16), (Kind::Float, DType::F32)]).as_deref(),
             Some("unary exp gives F32 where its table row states F16")
         );
         // A cast states its own dtype; a comparison leaves its bool storage to the device.
@@ -201,15 +204,15 @@ mod tests {
                        {"op": {"out": 1, "op": {"unary": {"op": "cast_i64", "src": 0}}}},
                        {"op": {"out": 2, "op": {"compare": {"op": "equal", "lhs": 1, "rhs": 1}}}}]"#;
         let ok = [
-            (Kind::Int, "I16"),
-            (Kind::Int, "I64"),
-            (Kind::Bool, "Bool(U8)"),
+            (Kind::Int, DType::I16),
+            (Kind::Int, DType::I64),
+            (Kind::Bool, DType::Bool(BoolStore::U8)),
         ];
         assert_eq!(judged(cast, &ok), None);
         let kept = [
-            (Kind::Int, "I16"),
-            (Kind::Int, "I16"),
-            (Kind::Bool, "Bool(U8)"),
+            (Kind::Int, DType::I16),
+            (Kind::Int, DType::I16),
+            (Kind::Bool, DType::Bool(BoolStore::U8)),
         ];
         assert_eq!(
             judged(cast, &kept).as_deref(),
@@ -221,20 +224,23 @@ mod tests {
                         {"create": {"out": 1, "kind": "float", "shape": [1], "fill": "ones", "device": "flex"}},
                         {"op": {"out": 2, "op": {"binary": {"op": "add", "lhs": 0, "rhs": 1}}}}]"#;
         let either = [
-            (Kind::Float, "F16"),
-            (Kind::Float, "F32"),
-            (Kind::Float, "F32"),
+            (Kind::Float, DType::F16),
+            (Kind::Float, DType::F32),
+            (Kind::Float, DType::F32),
         ];
         assert_eq!(judged(mixed, &either), None);
     }
 
     #[test]
     fn each_kind_has_its_own_dtypes() {
-        assert!(of_kind(Kind::Float, "F32") && !of_kind(Kind::Float, "I32"));
-        assert!(of_kind(Kind::Int, "U8") && !of_kind(Kind::Int, "Bool(U8)"));
-        assert!(of_kind(Kind::Bool, "Bool(U8)") && of_kind(Kind::Bool, "Bool(Native)"));
+        assert!(of_kind(Kind::Float, DType::F32) && !of_kind(Kind::Float, DType::I32));
+        assert!(of_kind(Kind::Int, DType::U8) && !of_kind(Kind::Int, DType::Bool(BoolStore::U8)));
         assert!(
-            !of_kind(Kind::Bool, "U8"),
+            of_kind(Kind::Bool, DType::Bool(BoolStore::U8))
+                && of_kind(Kind::Bool, DType::Bool(BoolStore::Native))
+        );
+        assert!(
+            !of_kind(Kind::Bool, DType::U8),
             "U8 is an int dtype, not a bool storage"
         );
     }

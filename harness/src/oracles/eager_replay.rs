@@ -137,7 +137,8 @@ impl Oracle for EagerReplay {
         let reads = step.reads();
         let drawn =
             step.draws() || replay_draws || reads.iter().any(|s| self.drawn[usize::from(*s)]);
-        let on_wgpu = matches!(facts.outcome, Outcome::Ok { value: Some(v), .. } if v.device.starts_with("wgpu"));
+        let on_wgpu =
+            matches!(facts.outcome, Outcome::Ok { value: Some(v), .. } if v.device.is_wgpu());
         let from_wgpu = on_wgpu || reads.iter().any(|s| self.from_wgpu[usize::from(*s)]);
         let parted_before = reads
             .iter()

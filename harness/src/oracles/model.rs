@@ -16,7 +16,7 @@ use std::fmt;
 
 use super::{class_of, Oracle, OracleReport, Payload, Violation};
 use crate::interpreter::{Outcome, Trace};
-use crate::program::{Kind, Program, Slot, Step, DTYPES};
+use crate::program::{Dtype, Kind, Program, Slot, Step};
 
 mod divergences;
 mod predict;
@@ -101,13 +101,13 @@ fn same_as(outcome: &Outcome) -> Option<Slot> {
 /// (`flex_ad`, `capture0_ad`): `to_device(&flex_ad)` does not make a float tensor autodiff, and an
 /// int created on `flex_ad` is, so the model takes the fact from the run rather than guess it.
 fn produced_autodiff(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Ok { value: Some(v), .. } if v.device.ends_with("_ad"))
+    matches!(outcome, Outcome::Ok { value: Some(v), .. } if v.device.autodiff)
 }
 
 /// The storage dtype of the produced tensor, as the run reported it.
 fn produced_storage(outcome: &Outcome) -> Option<&'static str> {
     match outcome {
-        Outcome::Ok { value: Some(v), .. } => DTYPES.iter().map(|s| s.name).find(|n| *n == v.dtype),
+        Outcome::Ok { value: Some(v), .. } => Dtype::from_burn(v.dtype).map(|d| d.spec().name),
         _ => None,
     }
 }

@@ -177,7 +177,7 @@ pub fn operand_dtypes(world: &World<'_>, index: usize) -> Option<String> {
             }
             _ => value.as_ref(),
         };
-        info.map(|v| v.dtype.to_string())
+        info.map(|v| format!("{:?}", v.dtype))
     };
     let dtypes: Vec<String> = steps
         .get(index)?

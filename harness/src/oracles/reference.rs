@@ -37,7 +37,7 @@ use super::naming::writer_step;
 use super::payload::{Derivation, Mismatch, Payload};
 pub use super::ReferenceCounts;
 use super::{Backend, Deviation, Facts, Oracle, Shared, StepFacts, Violation};
-use crate::interpreter::{Outcome, World};
+use crate::interpreter::{Outcome, Placed, World};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{Dtype, Kind, Op, Scheme, Step};
 
@@ -118,9 +118,9 @@ fn makes_value(world: &World<'_>, step: &Step, facts: &StepFacts<'_>) -> bool {
     let Step::ToDevice { src, .. } = step else {
         return true;
     };
-    fn device(outcome: Option<&Outcome>) -> Option<&str> {
+    fn device(outcome: Option<&Outcome>) -> Option<Placed> {
         match outcome {
-            Some(Outcome::Ok { value: Some(v), .. }) => Some(v.device.as_ref()),
+            Some(Outcome::Ok { value: Some(v), .. }) => Some(v.device),
             _ => None,
         }
     }

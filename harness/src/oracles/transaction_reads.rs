@@ -43,12 +43,14 @@ impl Oracle for TransactionReads {
             if let Some(what) = differs(got, &own) {
                 shared.report.violations.push(violation(
                     format!(
-                        "a transaction's {what} of a {} {} tensor differs from its own read",
+                        "a transaction's {what} of a {:?} {} tensor differs from its own read",
                         own.dtype,
-                        family(&own.device)
+                        // The family alone (`capture1_ad` is `capture`): one bug has one
+                        // signature whichever pool device met it.
+                        own.device.family()
                     ),
                     format!(
-                        "answer {k} (t{s}) is {} {:?} (digest {}), its own read {} {:?} (digest {})",
+                        "answer {k} (t{s}) is {:?} {:?} (digest {}), its own read {:?} {:?} (digest {})",
                         got.dtype,
                         got.shape,
                         got.digest.map_or_else(|| "-".into(), |d| d.to_string()),
@@ -76,28 +78,20 @@ fn differs(got: &ValueInfo, own: &ValueInfo) -> Option<&'static str> {
     }
 }
 
-/// A device name without its pool number or autodiff suffix (`capture1_ad` is `capture`), so
-/// one bug has one signature whichever pool device met it.
-fn family(device: &str) -> &str {
-    device
-        .trim_end_matches("_ad")
-        .trim_end_matches(|c: char| c.is_ascii_digit())
-}
-
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
+    use burn::tensor::DType;
 
     use super::*;
-    use crate::interpreter::Digest;
+    use crate::interpreter::{Base, Digest, Placed};
     use crate::program::Kind;
 
-    fn info(dtype: &'static str, shape: &[usize], digest: u64) -> ValueInfo {
+    fn info(dtype: DType, shape: &[usize], digest: u64) -> ValueInfo {
         ValueInfo {
             kind: Kind::Float,
-            dtype: Cow::Borrowed(dtype),
+            dtype,
             shape: shape.to_vec(),
-            device: Cow::Borrowed("capture2_ad"),
+            device: Placed::new(Base::Capture(2), true),
             same_as: None,
             digest: Some(Digest(digest)),
         }
@@ -105,17 +99,30 @@ mod tests {
 
     #[test]
     fn an_answer_is_told_apart_by_dtype_then_shape_then_bytes() {
-        let own = info("F32", &[2], 1);
-        assert_eq!(differs(&info("F32", &[2], 1), &own), None);
-        assert_eq!(differs(&info("F64", &[1], 2), &own), Some("dtype"));
-        assert_eq!(differs(&info("F32", &[1], 2), &own), Some("shape"));
-        assert_eq!(differs(&info("F32", &[2], 2), &own), Some("data"));
+        let own = info(DType::F32, &[2], 1);
+        assert_eq!(differs(&info(DType::F32, &[2], 1), &own), None);
+        assert_eq!(differs(&info(DType::F64, &[1], 2), &own), Some("dtype"));
+        assert_eq!(differs(&info(DType::F32, &[1], 2), &own), Some("shape"));
+        assert_eq!(differs(&info(DType::F32, &[2], 2), &own), Some("data"));
     }
 
     #[test]
     fn a_signature_names_the_device_family_not_the_pool_device() {
-        assert_eq!(family("capture2_ad"), "capture");
-        assert_eq!(family("flex"), "flex");
-        assert_eq!(family("wgpu_ad"), "wgpu");
+        let named = |name: &str| name.parse::<Placed>().expect("a device name");
+        assert_eq!(named("capture2_ad").family(), "capture");
+        assert_eq!(named("flex").family(), "flex");
+        assert_eq!(named("wgpu_ad").family(), "wgpu");
+        for name in [
+            "flex",
+            "flex_ad",
+            "capture0",
+            "capture2_ad",
+            "wgpu",
+            "wgpu_ad",
+            "other",
+        ] {
+            assert_eq!(named(name).to_string(), name);
+        }
+        assert!("capture_ad".parse::<Placed>().is_err() && "cpu".parse::<Placed>().is_err());
     }
 }

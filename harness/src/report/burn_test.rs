@@ -79,7 +79,7 @@ pub fn regression_body(
     };
     let dtype = value
         .as_ref()
-        .and_then(|v| Dtype::from_name(&v.dtype))
+        .and_then(|v| Dtype::from_burn(v.dtype))
         .or_else(|| match &program.steps[at] {
             Step::Create { dtype, .. } => *dtype,
             _ => None,

@@ -40,7 +40,7 @@ fn location(panic: &PanicInfo, style: Style) -> String {
 }
 
 fn value(v: &ValueInfo, style: Style) -> String {
-    let mut s = format!("{:?} {} {:?} on {}", v.kind, v.dtype, v.shape, v.device);
+    let mut s = format!("{:?} {:?} {:?} on {}", v.kind, v.dtype, v.shape, v.device);
     let exact = v.kind != Kind::Float;
     if let Some(d) = v.digest.as_ref().filter(|_| style == Style::Raw || exact) {
         let _ = write!(s, " #{d}");

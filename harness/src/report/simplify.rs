@@ -157,7 +157,7 @@ fn literal_of(
     let Outcome::Ok { value: Some(v), .. } = &trace.steps.get(p)?.outcome else {
         return None;
     };
-    let dtype = Dtype::from_name(&v.dtype)?;
+    let dtype = Dtype::from_burn(v.dtype)?;
     if matches!(dtype, Dtype::F16 | Dtype::Bf16) {
         return None;
     }

@@ -1,9 +1,11 @@
 //! Panics over dtypes a program chose: a mix of dtypes it named, or a dtype the device says it
 //! does not support, which Burn is free to refuse.
 
+use burn::tensor::DType;
+
 use crate::interpreter::{wgpu, Outcome, Trace, ValueInfo};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{DeviceRef, Step};
+use crate::program::{DeviceRef, Dtype, Step};
 
 pub use crate::oracles::class::MIXED_DTYPES;
 
@@ -43,9 +45,8 @@ pub fn chose_dtype_mix(steps: &[Step], message: &str) -> bool {
 /// that left there a tensor of a dtype the program named and the device does not support.
 /// Empty when there is no such step, as in every run without wgpu.
 pub fn past_unsupported_dtype(steps: &[Step], trace: &Trace) -> Vec<bool> {
-    let named: Vec<&str> = wgpu::named_unsupported(steps)
-        .into_iter()
-        .map(|d| d.spec().name)
+    let named: Vec<DType> = (wgpu::named_unsupported(steps).into_iter())
+        .map(Dtype::burn)
         .collect();
     if named.is_empty() {
         return Vec::new();
@@ -60,8 +61,8 @@ pub fn past_unsupported_dtype(steps: &[Step], trace: &Trace) -> Vec<bool> {
             Outcome::Ok { value: Some(v), .. } => Some(v),
             _ => None,
         };
-        let made_there = value.is_some_and(|v| v.device.starts_with("wgpu"));
-        past |= made_there && value.is_some_and(|v| named.contains(&v.dtype.as_ref()));
+        let made_there = value.is_some_and(|v| v.device.is_wgpu());
+        past |= made_there && value.is_some_and(|v| named.contains(&v.dtype));
         // A scope's completion materializes what its session recorded, a value moved in from
         // wgpu included, though the step names no slot (fuzz --backends flex,capture,wgpu
         // --seed 3: a U8 moved from wgpu into a scope panics in cubecl's bytes at the exit).
@@ -90,11 +91,11 @@ pub fn past_unsupported_dtype(steps: &[Step], trace: &Trace) -> Vec<bool> {
 /// fails a cat of an F64 and an F32 tensor at its shader's binding validation). Empty when the
 /// program names no such dtype.
 pub fn mixes_named_dtypes(steps: &[Step], trace: &Trace) -> Vec<bool> {
-    let named: Vec<&str> = steps
+    let named: Vec<DType> = steps
         .iter()
         .filter_map(Step::named_dtype)
         .filter(|d| !d.is_a_default())
-        .map(|d| d.spec().name)
+        .map(Dtype::burn)
         .collect();
     if named.is_empty() {
         return Vec::new();
@@ -108,7 +109,7 @@ pub fn mixes_named_dtypes(steps: &[Step], trace: &Trace) -> Vec<bool> {
                 .filter_map(|s| held[usize::from(*s)])
                 .collect();
             mixed[record.index] = operands.iter().any(|a| {
-                named.contains(&a.dtype.as_ref())
+                named.contains(&a.dtype)
                     && operands
                         .iter()
                         .any(|b| b.kind == a.kind && b.dtype != a.dtype)
