@@ -49,13 +49,13 @@ pub(crate) use module::module_ops;
 pub use module::{kernel_size, ModuleSpec, MODULE};
 pub(crate) use quantized::quantized_ops;
 pub use quantized::{Grid, QuantizedSpec, SchemeSpec, QUANTIZED, SCHEMES};
-pub use reach::{Reach, ALONG_DIM_LANES, UNARY_WHOLE};
+pub use reach::Reach;
 pub use step::{
     queried_dtype, AlongDimOp, AutodiffMode, BinaryOp, CompareOp, DeviceCall, DeviceRef, ExitForm,
     Fill, Kind, LogicOp, ModuleOp, Op, QuantizedOp, ScalarOp, Scheme, Slot, Slots, Step, UnaryOp,
     QUERIED_DTYPES,
 };
-pub use table::{mentions_ident, replace_ident, ResultDtype, Tolerance, Unspecified};
+pub use table::{mentions_ident, replace_ident, ResultDtype, Spread, Tolerance, Unspecified};
 pub use typing::{op_output, Ty};
 pub(crate) use unary::unary_ops;
 pub use unary::{UnarySpec, UNARY};

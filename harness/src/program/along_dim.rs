@@ -2,18 +2,19 @@
 //! one entry each, read by the generator, the typing rule, the printers, the interpreter, the
 //! differential and the reference (see `unary.rs` for how a table macro feeds each of them).
 //!
-//! An entry is `name: [kinds it takes] -> result, shape, tolerance, unspecified, x, d => call,
-//! reference def;`: the result is `same` or a kind; the shape is `same` or `reduce` (the dim
-//! becomes 1); the tolerance one of [`Tolerance`]'s families; `unspecified` names what Burn
+//! An entry is `name: [kinds it takes] -> result, shape, tolerance, unspecified, reach, x, d =>
+//! call, reference def;`: the result is `same` or a kind; the shape is `same` or `reduce` (the
+//! dim becomes 1); the tolerance one of [`Tolerance`]'s families; `unspecified` names what Burn
 //! leaves open (`none`, `nan`: NaN ordering, or a test of NaN against zero as `any`/`all` make,
 //! `ties`: which of equal values an index points to, `random`: a draw of the device's
-//! generator); `x` is the operand and `d` the dim (a `usize`); the reference is an `Along` of
+//! generator); the reach is `lane` (a result lane along `d` reads only the same lane of the
+//! operand) or `whole`; `x` is the operand and `d` the dim (a `usize`); the reference is an `Along` of
 //! the reference oracle, compiled only there (an entry without one does not compile).
 
 use super::kind::Kind;
 use super::table::{
-    mentions_ident, op_dtype, op_result, op_tolerance, op_unspecified, render, table_index,
-    ResultDtype, Tolerance, Unspecified,
+    mentions_ident, op_dtype, op_result, op_spread, op_tolerance, op_unspecified, render,
+    table_index, ResultDtype, Spread, Tolerance, Unspecified,
 };
 
 /// The table; see the module doc for the entry syntax.
@@ -21,25 +22,25 @@ macro_rules! along_dim_ops {
     ($then:ident) => {
         $then! {
             // The plainest op first (the minimizer's replacement for every other).
-            mean_dim: [Float, Int] -> same, reduce, balanced, none, x, d => x.mean_dim(d),
+            mean_dim: [Float, Int] -> same, reduce, balanced, none, lane, x, d => x.mean_dim(d),
                 reference Along::Reduce(
                     |v| sum_fits(v).then(|| mean_f(v)),
                     |v| int_div(v.iter().sum(), v.len() as i128),
                 );
-            prod_dim: [Float, Int] -> same, reduce, balanced, none, x, d => x.prod_dim(d),
+            prod_dim: [Float, Int] -> same, reduce, balanced, none, lane, x, d => x.prod_dim(d),
                 reference Along::Reduce(|v| prod_fits(v).then(|| v.iter().product()), int_product);
-            max_dim: [Float, Int] -> same, reduce, exact, nan, x, d => x.max_dim(d),
+            max_dim: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.max_dim(d),
                 reference Along::Reduce(max_lane, |v| v.iter().copied().max());
-            min_dim: [Float, Int] -> same, reduce, exact, nan, x, d => x.min_dim(d),
+            min_dim: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.min_dim(d),
                 reference Along::Reduce(min_lane, |v| v.iter().copied().min());
-            max_abs_dim: [Float, Int] -> same, reduce, exact, nan, x, d => x.max_abs_dim(d),
+            max_abs_dim: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.max_abs_dim(d),
                 reference Along::Reduce(
                     |v| max_lane(&v.iter().map(|x| x.abs()).collect::<Vec<_>>()),
                     |v| v.iter().map(|x| x.abs()).max(),
                 );
-            argmin: [Float, Int] -> Int, reduce, step, ties, x, d => x.argmin(d),
+            argmin: [Float, Int] -> Int, reduce, step, ties, lane, x, d => x.argmin(d),
                 reference Along::Arg(|v| arg_by(v, |a, b| a < b));
-            cumsum: [Float, Int] -> same, same, balanced, none, x, d => x.cumsum(d),
+            cumsum: [Float, Int] -> same, same, balanced, none, lane, x, d => x.cumsum(d),
                 reference Along::Scan(
                     |v| {
                         let fits = sum_fits(v);
@@ -59,7 +60,7 @@ macro_rules! along_dim_ops {
                             .collect()
                     },
                 );
-            cumprod: [Float, Int] -> same, same, balanced, none, x, d => x.cumprod(d),
+            cumprod: [Float, Int] -> same, same, balanced, none, lane, x, d => x.cumprod(d),
                 reference Along::Scan(
                     |v| {
                         let fits = prod_fits(v);
@@ -79,31 +80,31 @@ macro_rules! along_dim_ops {
                             .collect()
                     },
                 );
-            cummax: [Float, Int] -> same, same, exact, nan, x, d => x.cummax(d),
+            cummax: [Float, Int] -> same, same, exact, nan, lane, x, d => x.cummax(d),
                 reference Along::Scan(
                     |v| running_f(v, f64::NEG_INFINITY, f64::max),
                     |v| running_i(v, i128::MIN, std::cmp::max),
                 );
-            cummin: [Float, Int] -> same, same, exact, nan, x, d => x.cummin(d),
+            cummin: [Float, Int] -> same, same, exact, nan, lane, x, d => x.cummin(d),
                 reference Along::Scan(
                     |v| running_f(v, f64::INFINITY, f64::min),
                     |v| running_i(v, i128::MAX, std::cmp::min),
                 );
-            sort: [Float, Int] -> same, same, exact, nan, x, d => x.sort(d),
+            sort: [Float, Int] -> same, same, exact, nan, lane, x, d => x.sort(d),
                 reference Along::Scan(|v| sorted_f(v, false), |v| sorted_i(v, false));
-            sort_descending: [Float, Int] -> same, same, exact, nan, x, d => x.sort_descending(d),
+            sort_descending: [Float, Int] -> same, same, exact, nan, lane, x, d => x.sort_descending(d),
                 reference Along::Scan(|v| sorted_f(v, true), |v| sorted_i(v, true));
-            argsort: [Float, Int] -> Int, same, step, ties, x, d => x.argsort(d),
+            argsort: [Float, Int] -> Int, same, step, ties, lane, x, d => x.argsort(d),
                 reference Along::ArgScan(|v| arg_sort(v, false));
-            argsort_descending: [Float, Int] -> Int, same, step, ties,
+            argsort_descending: [Float, Int] -> Int, same, step, ties, lane,
                 x, d => x.argsort_descending(d),
                 reference Along::ArgScan(|v| arg_sort(v, true));
-            var: [Float] -> same, reduce, balanced, none, x, d => x.var(d),
+            var: [Float] -> same, reduce, balanced, none, lane, x, d => x.var(d),
                 // `var` is the unbiased estimate (n - 1), `var_bias` the biased one (n).
                 reference Along::Reduce(|v| var_fits(v).then(|| var_with(v, 1.0)), |_| None);
-            var_bias: [Float] -> same, reduce, balanced, none, x, d => x.var_bias(d),
+            var_bias: [Float] -> same, reduce, balanced, none, lane, x, d => x.var_bias(d),
                 reference Along::Reduce(|v| var_fits(v).then(|| var_with(v, 0.0)), |_| None);
-            median: [Float] -> same, reduce, exact, nan, x, d => x.median(d),
+            median: [Float] -> same, reduce, exact, nan, lane, x, d => x.median(d),
                 // The lower median for an even count (Burn's doc comment: [1, 2, 3, 5] gives 2).
                 reference Along::Reduce(
                     |v| {
@@ -112,10 +113,10 @@ macro_rules! along_dim_ops {
                     },
                     |_| None,
                 );
-            softmax: [Float] -> same, same, transcendental, none,
+            softmax: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::softmax(x, d),
                 reference Along::Scan(|v| softmax_lane(v, 1.0, false), |_| Vec::new());
-            log_softmax: [Float] -> same, same, transcendental, none,
+            log_softmax: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::log_softmax(x, d),
                 // x - max - log(sum exp(x - max)): the logarithm taken of the sum, not of an
                 // underflowed probability.
@@ -130,79 +131,79 @@ macro_rules! along_dim_ops {
                     },
                     |_| Vec::new(),
                 );
-            softmin: [Float] -> same, same, transcendental, none,
+            softmin: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::softmin(x, d),
                 reference Along::Scan(|v| softmax_lane(v, -1.0, false), |_| Vec::new());
-            quiet_softmax: [Float] -> same, same, transcendental, none,
+            quiet_softmax: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::quiet_softmax(x, d),
                 // Burn's doc comment: exp(x_i) / (1 + sum_j exp(x_j)).
                 reference Along::Scan(|v| softmax_lane(v, 1.0, true), |_| Vec::new());
-            any_dim: [Float, Int, Bool] -> Bool, reduce, step, nan, x, d => x.any_dim(d),
+            any_dim: [Float, Int, Bool] -> Bool, reduce, step, nan, lane, x, d => x.any_dim(d),
                 reference Along::Test(|v| v.iter().any(|b| *b));
-            all_dim: [Float, Int, Bool] -> Bool, reduce, step, nan, x, d => x.all_dim(d),
+            all_dim: [Float, Int, Bool] -> Bool, reduce, step, nan, lane, x, d => x.all_dim(d),
                 reference Along::Test(|v| v.iter().all(|b| *b));
-            flip: [Float, Int, Bool] -> same, same, exact, none, x, d => x.flip([d as isize]),
+            flip: [Float, Int, Bool] -> same, same, exact, none, lane, x, d => x.flip([d as isize]),
                 reference Along::Layout(flip_positions);
             // Indexing with index tensors made on the operand's device (in range by
             // construction): each gives back the operand's shape.
-            select_reversed: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            select_reversed: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 x.select(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0])) },
                 reference Along::Layout(flip_positions);
-            gather_rotated: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            gather_rotated: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let dims = x.dims(); let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
                 x.gather(d, idx) },
                 reference Along::Layout(gather_rotated_positions);
-            scatter_add: [Float, Int] -> same, same, balanced, none, x, d => {
+            scatter_add: [Float, Int] -> same, same, balanced, none, whole, x, d => {
                 let dims = x.dims(); let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
                 x.clone().scatter(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Add) },
                 reference Along::Whole(scatter_add_rotated);
             // Layout moves that give the operand's shape back.
-            permute_roll: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            permute_roll: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let n = x.dims().len();
                 x.permute(core::array::from_fn(|i| (i + 1) % n))
                     .permute(core::array::from_fn(|i| (i + n - 1) % n)) },
                 reference Along::Layout(|s, _| (0..s.iter().product()).collect());
-            expand_first: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            expand_first: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let dims = x.dims(); x.narrow(d, 0, 1).expand(dims) },
                 reference Along::Layout(first_positions);
-            repeat_first: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            repeat_first: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let n = x.dims()[d]; x.narrow(d, 0, 1).repeat_dim(d, n) },
                 reference Along::Layout(first_positions);
             // Top-k and the index forms of the extrema and sorts.
-            topk1: [Float, Int] -> same, reduce, exact, nan, x, d => x.topk(1, d),
+            topk1: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.topk(1, d),
                 reference Along::Reduce(max_lane, |v| v.iter().copied().max());
-            argtopk1: [Float, Int] -> Int, reduce, step, ties, x, d => x.argtopk(1, d),
+            argtopk1: [Float, Int] -> Int, reduce, step, ties, lane, x, d => x.argtopk(1, d),
                 reference Along::Arg(|v| arg_by(v, |a, b| a > b));
-            topk1_indices: [Float, Int] -> Int, reduce, step, ties,
+            topk1_indices: [Float, Int] -> Int, reduce, step, ties, lane,
                 x, d => x.topk_with_indices(1, d).1,
                 reference Along::Arg(|v| arg_by(v, |a, b| a > b));
-            max_dim_indices: [Float, Int] -> Int, reduce, step, ties,
+            max_dim_indices: [Float, Int] -> Int, reduce, step, ties, lane,
                 x, d => x.max_dim_with_indices(d).1,
                 reference Along::Arg(|v| arg_by(v, |a, b| a > b));
-            min_dim_indices: [Float, Int] -> Int, reduce, step, ties,
+            min_dim_indices: [Float, Int] -> Int, reduce, step, ties, lane,
                 x, d => x.min_dim_with_indices(d).1,
                 reference Along::Arg(|v| arg_by(v, |a, b| a < b));
-            sort_indices: [Float, Int] -> Int, same, step, ties, x, d => x.sort_with_indices(d).1,
+            sort_indices: [Float, Int] -> Int, same, step, ties, lane, x, d => x.sort_with_indices(d).1,
                 reference Along::ArgScan(|v| arg_sort(v, false));
             // Whole-tensor reductions, broadcast back over the operand.
-            sum_dims: [Float, Int] -> same, reduce, balanced, none, x, d => x.sum_dims(&[d]),
+            sum_dims: [Float, Int] -> same, reduce, balanced, none, lane, x, d => x.sum_dims(&[d]),
                 reference Along::Reduce(
                     |v| sum_fits(v).then(|| v.iter().sum()),
                     |v| Some(v.iter().sum()),
                 );
-            all_whole: [Float, Int, Bool] -> Bool, same, step, nan, x, d => {
+            all_whole: [Float, Int, Bool] -> Bool, same, step, nan, whole, x, d => {
                 let _ = d; let s = x.shape(); x.all().expand(s) },
                 reference Along::TestWhole(|v| v.iter().all(|b| *b));
-            any_whole: [Float, Int, Bool] -> Bool, same, step, nan, x, d => {
+            any_whole: [Float, Int, Bool] -> Bool, same, step, nan, whole, x, d => {
                 let _ = d; let s = x.shape(); x.any().expand(s) },
                 reference Along::TestWhole(|v| v.iter().any(|b| *b));
             // Padding the last dim with a constant, cropped back off.
-            pad_crop: [Float, Int] -> same, same, exact, none, x, d => {
+            pad_crop: [Float, Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let n = x.dims().len(); let len = x.dims()[n - 1];
                 x.pad([(1, 2)], 7).narrow(n - 1, 1, len) },
                 reference Along::Layout(|s, _| (0..s.iter().product()).collect());
@@ -210,38 +211,38 @@ macro_rules! along_dim_ops {
             // operand as the left operand (a NaN or infinity times zero stays NaN), so the entry
             // is an op on the operand as the model has it: the creation first, then the
             // operand's own op, whose session is the one checked.
-            zeros_like: [Float, Int] -> same, same, exact, none, x, d => {
+            zeros_like: [Float, Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let z = Tensor::zeros(x.shape(), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(z) },
                 // x * 0 + c: a NaN or infinity times zero is NaN (IEEE), and so is the sum.
                 reference Along::Map(|x| Some(x * 0.0 + 0.0), |_| Some(0), |b| b);
-            ones_like: [Float, Int] -> same, same, exact, none, x, d => {
+            ones_like: [Float, Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let o = Tensor::ones(x.shape(), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(o) },
                 reference Along::Map(|x| Some(x * 0.0 + 1.0), |_| Some(1), |b| b);
-            full_like: [Float, Int] -> same, same, exact, none, x, d => {
+            full_like: [Float, Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let f = Tensor::full(x.shape(), -3, (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(f) },
                 reference Along::Map(|x| Some(x * 0.0 - 3.0), |_| Some(-3), |b| b);
-            bool_zeros_like: [Bool] -> same, same, exact, none, x, d => {
+            bool_zeros_like: [Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let z = Tensor::zeros(x.shape(), (&x.device(), x.dtype())); x.bool_and(z) },
                 reference Along::Map(|_| None, |_| None, |_| false);
-            bool_ones_like: [Bool] -> same, same, exact, none, x, d => {
+            bool_ones_like: [Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let o = Tensor::ones(x.shape(), (&x.device(), x.dtype())); x.bool_or(o) },
                 reference Along::Map(|_| None, |_| None, |_| true);
             // An empty int tensor's values are whatever memory held: times zero, they are not.
-            empty_times_zero: [Int] -> same, same, exact, none, x, d => {
+            empty_times_zero: [Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let e = Tensor::empty(x.shape(), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(e.mul_scalar(0)) },
                 reference Along::Map(|_| None, |_| Some(0), |b| b);
             // An int tensor of exponents made on the device. A NaN base is left open: WGSL may
             // assume no NaN reaches it (llvmpipe gives NaN^2 = 0, fuzz --seed 46 with wgpu).
-            powi_by_two: [Float] -> same, same, balanced, nan, x, d => {
+            powi_by_two: [Float] -> same, same, balanced, nan, whole, x, d => {
                 let _ = d; let two = Tensor::full(x.shape(), 2, &x.device()); x.powi(two) },
                 reference Along::Map(|x| (!x.is_nan()).then_some(x * x), |_| None, |b| b);
             // The index tensor is made before the operand is touched (the model's
             // create-outside-scope rule).
-            quantized_select: [Float] -> Float, same, balanced, quantized, x, d => {
+            quantized_select: [Float] -> Float, same, balanced, quantized, whole, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]);
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
@@ -249,7 +250,7 @@ macro_rules! along_dim_ops {
                 // Burn's default scheme round-tripped through the select and gather of the plain
                 // entries.
                 reference Along::Quantized(flip_positions);
-            quantized_gather: [Float] -> Float, same, balanced, quantized, x, d => {
+            quantized_gather: [Float] -> Float, same, balanced, quantized, whole, x, d => {
                 let dims = x.dims(); let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
@@ -257,13 +258,13 @@ macro_rules! along_dim_ops {
                     .gather(d, idx).dequantize() },
                 reference Along::Quantized(gather_rotated_positions);
             // Assigning (not adding) through index tensors: the only form a bool tensor has.
-            select_assign_reversed: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            select_assign_reversed: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]);
                 x.clone().select_assign(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Assign) },
                 reference Along::Layout(flip_positions);
             // Each index along `d` is written once (a rotation), so the result is determined.
-            scatter_assign_rotated: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            scatter_assign_rotated: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let dims = x.dims(); let dev = x.device(); let n = dims[d] as i64;
                 let stride: usize = dims[d + 1..].iter().product();
                 let idx = Tensor::<1, Int>::arange(0..x.shape().num_elements() as i64, &dev)
@@ -274,13 +275,13 @@ macro_rules! along_dim_ops {
             // A channel-wise slope in the operand's dtype (a weight of the device's default
             // float dtype beside an F64 operand is the caller's mix), made before the operand
             // is touched.
-            prelu: [Float] -> same, same, balanced, none, x, d => {
+            prelu: [Float] -> same, same, balanced, none, whole, x, d => {
                 let _ = d; let c = x.dims().get(1).copied().unwrap_or(1);
                 let alpha = Tensor::<1, Int>::arange(1..(c as i64 + 1), &x.device()).float()
                     .cast(burn::tensor::FloatDType::from(x.dtype())).div_scalar(8);
                 burn::tensor::activation::prelu(x, alpha) },
                 reference Along::Whole(prelu);
-            select_add: [Float, Int] -> same, same, balanced, none, x, d => {
+            select_add: [Float, Int] -> same, same, balanced, none, whole, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,
                     burn::tensor::ops::IndexingUpdateOp::Add) },
@@ -288,12 +289,12 @@ macro_rules! along_dim_ops {
             // Multi-index gather and scatter of whole rows over the operand flattened to
             // `[rows, rest]` (indices `[rows, 1]`, reversed, each row once): the int and bool
             // forms, which the float-only rank-4 module entries leave out.
-            gather_nd_flat_rows: [Int, Bool] -> same, same, exact, none, x, d => {
+            gather_nd_flat_rows: [Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let n = dims[0]; let m = x.shape().num_elements() / n;
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &x.device()).flip([0]).reshape([n, 1]);
                 x.reshape([n, m]).gather_nd::<2, 2>(idx).reshape(dims) },
                 reference Along::Layout(|s, _| flip_positions(s, 0));
-            scatter_nd_flat_rows: [Int, Bool] -> same, same, exact, none, x, d => {
+            scatter_nd_flat_rows: [Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let n = dims[0]; let m = x.shape().num_elements() / n;
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &x.device()).flip([0]).reshape([n, 1]);
                 let flat = x.reshape([n, m]);
@@ -302,19 +303,19 @@ macro_rules! along_dim_ops {
                 reference Along::Layout(|s, _| flip_positions(s, 0));
             // Windows of the last dim's length, stepping by it, over the flattened operand:
             // one window per row, in order.
-            unfold_rows: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            unfold_rows: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let l = dims[dims.len() - 1];
                 let t = x.shape().num_elements();
                 x.reshape([t]).unfold::<2, usize>(0, l, l).reshape(dims) },
                 reference Along::Layout(|s, _| (0..s.iter().product()).collect());
             // The first half of the first dim overwritten by the reversed operand's.
-            slice_assign_half: [Float, Int, Bool] -> same, same, exact, none, x, d => {
+            slice_assign_half: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let h = x.dims()[0].div_ceil(2);
                 let src = x.clone().flip([0]).slice(0..h); x.slice_assign(0..h, src) },
                 reference Along::Layout(slice_assign_half_positions);
             // Each element times the row [1, 2, 3], crossed with the same rows reversed: the
             // middle component is 3x·3x - x·x = 8x² (the row is made before the operand is touched).
-            cross_middle: [Float] -> same, same, balanced, none, x, d => {
+            cross_middle: [Float] -> same, same, balanced, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let t = x.shape().num_elements();
                 let w = Tensor::<2>::from_data([[1.0, 2.0, 3.0]], (&x.device(), x.dtype()));
                 let a = x.reshape([t, 1]).mul(w);
@@ -323,31 +324,31 @@ macro_rules! along_dim_ops {
                 // x (as written: an infinite x gives inf - inf).
                 reference Along::Map(|x| Some((3.0 * x) * (3.0 * x) - x * x), |_| None, |b| b);
             // An int matmul by a row of ones, whose second column is the operand again.
-            matmul_ones: [Int] -> same, same, exact, none, x, d => {
+            matmul_ones: [Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let t = x.shape().num_elements();
                 let e = Tensor::<2, Int>::ones([1, 2], (&x.device(), x.dtype()));
                 x.reshape([t, 1]).matmul(e).narrow(1, 1, 1).reshape(dims) },
                 reference Along::Map(|_| None, Some, |b| b);
             // Int powi by a tensor of twos, the base kept below 1000 in magnitude (an i32
             // overflow is a debug-build panic in Flex, not a finding).
-            powi_two_int: [Int] -> same, same, exact, none, x, d => {
+            powi_two_int: [Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let two = Tensor::full(x.shape(), 2, (&x.device(), x.dtype()));
                 x.remainder_scalar(1000).powi(two) },
                 reference Along::Map(|_| None, |x| floor_mod_i(x, 1000).map(|r| r * r), |b| b);
             // A capture tensor's client called as burn-router's fusion calls it (see
             // `program::fusion`): an alias under a fresh id, and a cached relative graph
             // registered and invoked again; the plain ops on any other device.
-            fusion_alias: [Float] -> same, same, exact, none, x, d => {
+            fusion_alias: [Float] -> same, same, exact, none, whole, x, d => {
                 let _ = d; dispatch_fuzz::program::fusion::alias(x) },
                 // Off capture, the fusion entries are plain ops: the alias is the operand, the
                 // cached graph (x * 0.5 + x) * 2 + that.
                 reference Along::Map(Some, Some, |b| b);
-            fusion_cached_graph: [Float] -> same, same, balanced, none, x, d => {
+            fusion_cached_graph: [Float] -> same, same, balanced, none, whole, x, d => {
                 let _ = d; dispatch_fuzz::program::fusion::cached_graph_twice(x) },
                 reference Along::Map(|x| Some(4.5 * x), |_| None, |b| b);
             // An uninitialized float tensor, every element masked to zero (by a mask true for
             // NaN and non-NaN alike), added to the operand times zero.
-            empty_masked: [Float] -> same, same, exact, none, x, d => {
+            empty_masked: [Float] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let e = Tensor::empty(x.shape(), (&x.device(), x.dtype()));
                 let all = e.clone().is_nan().bool_or(e.clone().is_nan().bool_not());
                 x.mul_scalar(0).add(e.mask_fill(all, 0)) },
@@ -357,22 +358,22 @@ macro_rules! along_dim_ops {
             // (`float_random`, `int_random`), combined with the operand as `zeros_like` is.
             // No two backends and no replay draw alike (`random`): only kind, dtype, shape
             // and device are judged.
-            random_uniform_like: [Float, Int] -> same, same, exact, random, x, d => {
+            random_uniform_like: [Float, Int] -> same, same, exact, random, whole, x, d => {
                 let _ = d; let r = Tensor::random(x.shape(),
                     burn::tensor::Distribution::Uniform(-4.0, 4.0), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(r) },
                 reference Along::Missing(RANDOM);
-            random_normal_like: [Float] -> same, same, exact, random, x, d => {
+            random_normal_like: [Float] -> same, same, exact, random, whole, x, d => {
                 let _ = d; let r = Tensor::random(x.shape(),
                     burn::tensor::Distribution::Normal(0.0, 2.0), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(r) },
                 reference Along::Missing(RANDOM);
-            random_bernoulli_like: [Float] -> same, same, exact, random, x, d => {
+            random_bernoulli_like: [Float] -> same, same, exact, random, whole, x, d => {
                 let _ = d; let r = Tensor::random(x.shape(),
                     burn::tensor::Distribution::Bernoulli(0.5), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(r) },
                 reference Along::Missing(RANDOM);
-            random_default_like: [Float] -> same, same, exact, random, x, d => {
+            random_default_like: [Float] -> same, same, exact, random, whole, x, d => {
                 let _ = d; let r = Tensor::random(x.shape(),
                     burn::tensor::Distribution::Default, (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(r) },
@@ -408,6 +409,9 @@ pub struct AlongDimSpec {
     pub tolerance: Tolerance,
     /// What Burn leaves open.
     pub unspecified: Unspecified,
+    /// How far one operand element reaches in the result: its lane along `d`, or the whole
+    /// result.
+    pub spread: Spread,
     /// The call on Burn's public API, over an operand `x` and a dim `d`.
     pub call: &'static str,
 }
@@ -460,7 +464,7 @@ macro_rules! dim_shape {
 
 macro_rules! along_dim_specs {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
-        $x:ident, $d:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr;)+) => {
         /// The along-dim ops, in table order.
         pub const ALONG_DIM: &[AlongDimSpec] = &[$(AlongDimSpec {
             name: stringify!($name),
@@ -470,6 +474,7 @@ macro_rules! along_dim_specs {
             shape: dim_shape!($shape),
             tolerance: op_tolerance!($tol),
             unspecified: op_unspecified!($un),
+            spread: op_spread!($reach),
             call: stringify!($call),
         }),+];
     };

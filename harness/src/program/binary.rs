@@ -10,8 +10,8 @@
 
 use super::kind::Kind;
 use super::table::{
-    op_dtype, op_result, op_tolerance, op_unspecified, table_index, OpSpec, ResultDtype, Tolerance,
-    Unspecified,
+    op_dtype, op_result, op_tolerance, op_unspecified, table_index, OpSpec, ResultDtype, Spread,
+    Tolerance, Unspecified,
 };
 
 /// Tensor-tensor arithmetic. Int `div` and `remainder` are left out: Flex divides an int by
@@ -180,6 +180,8 @@ macro_rules! two_operand_specs {
             dtype: op_dtype!($result),
             tolerance: op_tolerance!($tol),
             unspecified: op_unspecified!($un),
+            // The table's ops are element-wise, the second operand broadcast to the first.
+            spread: Spread::Element,
             call: stringify!($call),
         }),+];
     };

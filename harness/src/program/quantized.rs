@@ -13,7 +13,9 @@
 use burn::tensor::quantization::{QuantScheme, QuantStore, QuantValue, ScaleDtype};
 
 use super::kind::Kind;
-use super::table::{op_tolerance, table_index, OpSpec, ResultDtype, Tolerance, Unspecified};
+use super::table::{
+    op_tolerance, table_index, OpSpec, ResultDtype, Spread, Tolerance, Unspecified,
+};
 
 /// The table; see the module doc for the entry syntax.
 macro_rules! quantized_ops {
@@ -90,6 +92,8 @@ macro_rules! quantized_specs {
             dtype: ResultDtype::Default,
             tolerance: op_tolerance!($tol),
             unspecified: Unspecified::Quantized,
+            // One scale for the whole tensor.
+            spread: Spread::Whole,
             call: stringify!($call),
         }),+];
     };

@@ -1,7 +1,9 @@
-//! How far one operand element reaches in an op's result: the table the differential's
-//! per-element poison spreads by, so a NaN lane poisons only what is computed from it.
+//! How far one operand element reaches in an op's result, which the differential's per-element
+//! poison spreads by, so a NaN lane poisons only what is computed from it: a table op's reach is
+//! a column of its row ([`Spread`], read here), a fixed op's is stated here.
 
 use super::step::Op;
+use super::table::Spread;
 
 /// What one element of an operand reaches in the op's result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,78 +22,32 @@ pub enum Reach {
     Whole,
 }
 
-/// Unary entries whose every result element reads the whole operand: a whole-tensor reduction
-/// broadcast back, or a quantization, whose scale comes from the tensor's largest magnitude.
-/// Every other unary entry is element-wise.
-pub const UNARY_WHOLE: &[&str] = &[
-    "minus_sum",
-    "minus_mean",
-    "minus_prod",
-    "minus_max",
-    "minus_min",
-    "minus_max_abs",
-    "quantize_roundtrip",
-    "quantized_read",
-    "quantized_reshape",
-    "quantized_flip",
-    "quantized_permute",
-    "quantized_expand",
-];
-
-/// Along-dim entries whose result lane along `dim` reads only the same lane of the operand.
-/// Every other along-dim entry reaches the whole result.
-pub const ALONG_DIM_LANES: &[&str] = &[
-    "mean_dim",
-    "prod_dim",
-    "max_dim",
-    "min_dim",
-    "max_abs_dim",
-    "argmin",
-    "cumsum",
-    "cumprod",
-    "cummax",
-    "cummin",
-    "sort",
-    "sort_descending",
-    "argsort",
-    "argsort_descending",
-    "var",
-    "var_bias",
-    "median",
-    "softmax",
-    "log_softmax",
-    "softmin",
-    "quiet_softmax",
-    "any_dim",
-    "all_dim",
-    "flip",
-    "topk1",
-    "argtopk1",
-    "topk1_indices",
-    "max_dim_indices",
-    "min_dim_indices",
-    "sort_indices",
-    "sum_dims",
-];
+impl Spread {
+    /// The reach of a step over `dim` (read only for a lane).
+    fn at(self, dim: usize) -> Reach {
+        match self {
+            Spread::Element => Reach::Elementwise,
+            Spread::Lane => Reach::Lane(dim),
+            Spread::Whole => Reach::Whole,
+        }
+    }
+}
 
 impl Op {
     /// How far one operand element reaches in the result (see [`Reach`]).
     pub fn reach(&self) -> Reach {
         match self {
-            Op::Unary { op, .. } if UNARY_WHOLE.contains(&op.name()) => Reach::Whole,
-            Op::Unary { .. }
-            | Op::Binary { .. }
-            | Op::Scalar { .. }
-            | Op::Compare { .. }
-            | Op::Cast { .. }
+            Op::Unary { op, .. } => op.spec().spread.at(0),
+            Op::Binary { op, .. } => op.spec().spread.at(0),
+            Op::Scalar { op, .. } => op.spec().spread.at(0),
+            Op::Compare { op, .. } => op.spec().spread.at(0),
+            Op::AlongDim { op, dim, .. } => op.spec().spread.at(usize::from(*dim)),
+            Op::Cast { .. }
             | Op::Clamp { .. }
             | Op::MaskWhere { .. }
             | Op::MaskFill { .. }
             | Op::Logic { .. }
             | Op::Not { .. } => Reach::Elementwise,
-            Op::AlongDim { op, dim, .. } if ALONG_DIM_LANES.contains(&op.name()) => {
-                Reach::Lane(usize::from(*dim))
-            }
             Op::SumDim { dim, .. } | Op::ArgMax { dim, .. } => Reach::Lane(usize::from(*dim)),
             Op::Reshape { .. } => Reach::RowMajor,
             _ => Reach::Whole,
@@ -102,17 +58,7 @@ impl Op {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::{AlongDimOp, UnaryOp, ALONG_DIM, UNARY};
-
-    #[test]
-    fn every_name_in_the_reach_tables_is_an_entry() {
-        for name in UNARY_WHOLE {
-            assert!(UnaryOp::named(name).is_some(), "{name}");
-        }
-        for name in ALONG_DIM_LANES {
-            assert!(AlongDimOp::named(name).is_some(), "{name}");
-        }
-    }
+    use crate::program::{ALONG_DIM, UNARY};
 
     #[test]
     fn a_unary_entry_that_reduces_or_quantizes_is_not_element_wise() {
@@ -128,28 +74,27 @@ mod tests {
             ]
             .iter()
             .any(|call| spec.call.contains(call));
-            assert_eq!(
-                whole,
-                UNARY_WHOLE.contains(&spec.name),
-                "{}: {}",
-                spec.name,
-                spec.call
-            );
+            let spread = if whole {
+                Spread::Whole
+            } else {
+                Spread::Element
+            };
+            assert_eq!(spread, spec.spread, "{}: {}", spec.name, spec.call);
         }
     }
 
     #[test]
     fn a_lane_wise_entry_keeps_or_reduces_its_dim_and_names_it() {
-        for spec in ALONG_DIM
-            .iter()
-            .filter(|s| ALONG_DIM_LANES.contains(&s.name))
-        {
-            // Each reads the operand along `d` only: its call names the dim.
-            assert!(
-                crate::program::mentions_ident(spec.call, "d"),
-                "{}",
-                spec.name
-            );
+        for spec in ALONG_DIM {
+            assert_ne!(spec.spread, Spread::Element, "{}", spec.name);
+            if spec.spread == Spread::Lane {
+                // Each reads the operand along `d` only: its call names the dim.
+                assert!(
+                    crate::program::mentions_ident(spec.call, "d"),
+                    "{}",
+                    spec.name
+                );
+            }
         }
     }
 }

@@ -166,6 +166,31 @@ pub enum Unspecified {
     Random,
 }
 
+/// How far one operand element reaches, as an op table's row states it (its reach column): the
+/// step's dim makes a lane a `Reach`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spread {
+    /// The result element at the same position.
+    Element,
+    /// Every result element of the same lane along the step's dim.
+    Lane,
+    /// Every element of the result.
+    Whole,
+}
+
+/// An entry's reach column (`element`, `lane`, `whole`), as a [`Spread`].
+macro_rules! op_spread {
+    (element) => {
+        Spread::Element
+    };
+    (lane) => {
+        Spread::Lane
+    };
+    (whole) => {
+        Spread::Whole
+    };
+}
+
 /// An entry's `unspecified`, from its lower-case name.
 macro_rules! op_unspecified {
     (none) => {
@@ -283,7 +308,7 @@ macro_rules! table_index {
     };
 }
 
-pub(crate) use {op_dtype, op_result, op_tolerance, op_unspecified, table_index};
+pub(crate) use {op_dtype, op_result, op_spread, op_tolerance, op_unspecified, table_index};
 
 /// One entry of an element-wise table (unary, binary, comparison, scalar): what they all hold.
 #[derive(Debug)]
@@ -300,6 +325,8 @@ pub struct OpSpec {
     pub tolerance: Tolerance,
     /// What Burn leaves open.
     pub unspecified: Unspecified,
+    /// How far one operand element reaches in the result.
+    pub spread: Spread,
     /// The call on Burn's public API, over operands named `x` (and `y`).
     pub call: &'static str,
 }

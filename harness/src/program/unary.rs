@@ -6,19 +6,21 @@
 //! only room that may touch tensors) and the reference's definitions (built by
 //! `oracles::reference::elementwise`, in its own terms) come from one text: adding an op is one
 //! entry below, and an entry missing a column does not compile. Each entry is
-//! `name: [kinds it takes] -> result, tolerance, unspecified, x => call on x, reference def;`,
-//! where the result is `same` (the operand's kind) or a kind, the tolerance is one of
+//! `name: [kinds it takes] -> result, tolerance, unspecified, reach, x => call on x, reference
+//! def;`, where the result is `same` (the operand's kind) or a kind, the tolerance is one of
 //! [`Tolerance`]'s variants, `unspecified` names what Burn leaves open (`none`, `large`: the
 //! periodic functions' accuracy far from zero, or `overflow`: the hyperbolic ones' past `exp`'s
-//! range), and the reference is a `Unary` of the reference oracle (host math on f64 and exact
+//! range), the reach is `element` or `whole` (every result element reads the whole operand: a
+//! whole-tensor reduction broadcast back, a quantization, whose scale comes from the largest
+//! magnitude), and the reference is a `Unary` of the reference oracle (host math on f64 and exact
 //! ints, sharing no code with Burn; compiled only there). Names are what program files store,
 //! so entries may be reordered freely; the first entry is the plainest op, which the minimizer
 //! rewrites others to.
 
 use super::kind::Kind;
 use super::table::{
-    op_dtype, op_result, op_tolerance, op_unspecified, table_index, OpSpec, ResultDtype, Tolerance,
-    Unspecified,
+    op_dtype, op_result, op_spread, op_tolerance, op_unspecified, table_index, OpSpec, ResultDtype,
+    Spread, Tolerance, Unspecified,
 };
 
 /// The table; see the module doc for the entry syntax.
@@ -26,131 +28,131 @@ macro_rules! unary_ops {
     ($then:ident) => {
         $then! {
             // The plainest op first (the minimizer's replacement for every other).
-            neg: [Float, Int] -> same, exact, none, x => x.neg(),
+            neg: [Float, Int] -> same, exact, none, element, x => x.neg(),
                 reference Unary::Both(|x| -x, |x| Some(-x));
-            abs: [Float, Int] -> same, exact, none, x => x.abs(),
+            abs: [Float, Int] -> same, exact, none, element, x => x.abs(),
                 reference Unary::Both(f64::abs, |x| Some(x.abs()));
-            sign: [Float, Int] -> same, step, none, x => x.sign(),
+            sign: [Float, Int] -> same, step, none, element, x => x.sign(),
                 // sign(0) is 0; Burn's doc gives no result for NaN, so its lane is left open.
                 reference Unary::BothNanOpen(
                     |x| if x == 0.0 { 0.0 } else { x.signum() },
                     |x| Some(x.signum()),
                 );
-            exp: [Float] -> same, transcendental, none, x => x.exp(),
+            exp: [Float] -> same, transcendental, none, element, x => x.exp(),
                 reference Unary::Ieee(f64::exp);
-            tanh: [Float] -> same, transcendental, overflow, x => x.tanh(),
+            tanh: [Float] -> same, transcendental, overflow, element, x => x.tanh(),
                 reference Unary::Ieee(f64::tanh);
-            log: [Float] -> same, transcendental, pole, x => x.log(),
+            log: [Float] -> same, transcendental, pole, element, x => x.log(),
                 reference Unary::Ieee(f64::ln);
-            log1p: [Float] -> same, transcendental, none, x => x.log1p(),
+            log1p: [Float] -> same, transcendental, none, element, x => x.log1p(),
                 reference Unary::Ieee(f64::ln_1p);
             // A domain edge at zero: NaN below it (a pole for the differential's purposes).
-            sqrt: [Float] -> same, transcendental, pole, x => x.sqrt(),
+            sqrt: [Float] -> same, transcendental, pole, element, x => x.sqrt(),
                 reference Unary::Ieee(f64::sqrt);
-            square: [Float] -> same, balanced, none, x => x.square(),
+            square: [Float] -> same, balanced, none, element, x => x.square(),
                 reference Unary::Ieee(|x| x * x);
-            recip: [Float] -> same, balanced, pole, x => x.recip(),
+            recip: [Float] -> same, balanced, pole, element, x => x.recip(),
                 reference Unary::Ieee(|x| 1.0 / x);
-            sin: [Float] -> same, transcendental, large, x => x.sin(),
+            sin: [Float] -> same, transcendental, large, element, x => x.sin(),
                 reference Unary::Ieee(f64::sin);
-            cos: [Float] -> same, transcendental, large, x => x.cos(),
+            cos: [Float] -> same, transcendental, large, element, x => x.cos(),
                 reference Unary::Ieee(f64::cos);
-            tan: [Float] -> same, transcendental, large, x => x.tan(),
+            tan: [Float] -> same, transcendental, large, element, x => x.tan(),
                 reference Unary::Ieee(f64::tan);
-            sinh: [Float] -> same, transcendental, overflow, x => x.sinh(),
+            sinh: [Float] -> same, transcendental, overflow, element, x => x.sinh(),
                 reference Unary::Ieee(f64::sinh);
-            cosh: [Float] -> same, transcendental, overflow, x => x.cosh(),
+            cosh: [Float] -> same, transcendental, overflow, element, x => x.cosh(),
                 reference Unary::Ieee(f64::cosh);
-            asin: [Float] -> same, transcendental, unit_edge, x => x.asin(),
+            asin: [Float] -> same, transcendental, unit_edge, element, x => x.asin(),
                 reference Unary::Ieee(f64::asin);
-            acos: [Float] -> same, transcendental, unit_edge, x => x.acos(),
+            acos: [Float] -> same, transcendental, unit_edge, element, x => x.acos(),
                 reference Unary::Ieee(f64::acos);
             // WGSL may assume no NaN reaches it: llvmpipe's atan(NaN) is 0 (fuzz --seed 104
             // with wgpu).
-            atan: [Float] -> same, transcendental, nan, x => x.atan(),
+            atan: [Float] -> same, transcendental, nan, element, x => x.atan(),
                 reference Unary::Ieee(f64::atan);
-            asinh: [Float] -> same, transcendental, square_overflow, x => x.asinh(),
+            asinh: [Float] -> same, transcendental, square_overflow, element, x => x.asinh(),
                 reference Unary::Ieee(f64::asinh);
-            acosh: [Float] -> same, transcendental, square_overflow, x => x.acosh(),
+            acosh: [Float] -> same, transcendental, square_overflow, element, x => x.acosh(),
                 reference Unary::Ieee(f64::acosh);
-            atanh: [Float] -> same, transcendental, unit_edge, x => x.atanh(),
+            atanh: [Float] -> same, transcendental, unit_edge, element, x => x.atanh(),
                 reference Unary::Ieee(f64::atanh);
-            erf: [Float] -> same, transcendental, none, x => x.erf(),
+            erf: [Float] -> same, transcendental, none, element, x => x.erf(),
                 reference Unary::Ieee(erf);
-            deg2rad: [Float] -> same, balanced, none, x => x.deg2rad(),
+            deg2rad: [Float] -> same, balanced, none, element, x => x.deg2rad(),
                 reference Unary::Ieee(f64::to_radians);
-            rad2deg: [Float] -> same, balanced, none, x => x.rad2deg(),
+            rad2deg: [Float] -> same, balanced, none, element, x => x.rad2deg(),
                 reference Unary::Ieee(f64::to_degrees);
-            round: [Float] -> same, step, none, x => x.round(),
+            round: [Float] -> same, step, none, element, x => x.round(),
                 // Round half to even: Burn's doc comment of `round`.
                 reference Unary::Ieee(f64::round_ties_even);
-            floor: [Float] -> same, step, none, x => x.floor(),
+            floor: [Float] -> same, step, none, element, x => x.floor(),
                 reference Unary::Ieee(f64::floor);
-            ceil: [Float] -> same, step, none, x => x.ceil(),
+            ceil: [Float] -> same, step, none, element, x => x.ceil(),
                 reference Unary::Ieee(f64::ceil);
-            is_nan: [Float] -> Bool, step, none, x => x.is_nan(),
+            is_nan: [Float] -> Bool, step, none, element, x => x.is_nan(),
                 reference Unary::Test(f64::is_nan);
-            is_inf: [Float] -> Bool, step, none, x => x.is_inf(),
+            is_inf: [Float] -> Bool, step, none, element, x => x.is_inf(),
                 reference Unary::Test(f64::is_infinite);
-            is_finite: [Float] -> Bool, step, none, x => x.is_finite(),
+            is_finite: [Float] -> Bool, step, none, element, x => x.is_finite(),
                 reference Unary::Test(f64::is_finite);
-            relu: [Float] -> same, exact, none, x => burn::tensor::activation::relu(x),
+            relu: [Float] -> same, exact, none, element, x => burn::tensor::activation::relu(x),
                 reference Unary::Float(|x| x.max(0.0));
-            relu6: [Float] -> same, exact, none, x => burn::tensor::activation::relu6(x),
+            relu6: [Float] -> same, exact, none, element, x => burn::tensor::activation::relu6(x),
                 reference Unary::Float(|x| clamp_f(x, 0.0, 6.0));
-            leaky_relu: [Float] -> same, balanced, none,
+            leaky_relu: [Float] -> same, balanced, none, element,
                 x => burn::tensor::activation::leaky_relu(x, 0.01),
                 reference Unary::Float(|x| if x >= 0.0 { x } else { x * f64::from(0.01f32) });
-            gelu: [Float] -> same, transcendental, none, x => burn::tensor::activation::gelu(x),
+            gelu: [Float] -> same, transcendental, none, element, x => burn::tensor::activation::gelu(x),
                 reference Unary::Float(|x| 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)));
-            gelu_approximate: [Float] -> same, transcendental, none,
+            gelu_approximate: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::gelu_approximate(x),
                 reference Unary::Float(|x| {
                     let c = (2.0 / std::f64::consts::PI).sqrt();
                     0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
                 });
-            sigmoid: [Float] -> same, transcendental, none,
+            sigmoid: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::sigmoid(x),
                 reference Unary::Float(sigmoid);
-            hard_sigmoid: [Float] -> same, balanced, none,
+            hard_sigmoid: [Float] -> same, balanced, none, element,
                 x => burn::tensor::activation::hard_sigmoid(x, 0.2, 0.5),
                 reference Unary::Float(|x| clamp_f(0.2 * x + 0.5, 0.0, 1.0));
-            log_sigmoid: [Float] -> same, transcendental, none,
+            log_sigmoid: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::log_sigmoid(x),
                 reference Unary::Float(|x| -softplus(-x));
-            silu: [Float] -> same, transcendental, none, x => burn::tensor::activation::silu(x),
+            silu: [Float] -> same, transcendental, none, element, x => burn::tensor::activation::silu(x),
                 reference Unary::Float(|x| x * sigmoid(x));
-            mish: [Float] -> same, transcendental, none, x => burn::tensor::activation::mish(x),
+            mish: [Float] -> same, transcendental, none, element, x => burn::tensor::activation::mish(x),
                 reference Unary::Float(|x| x * softplus(x).tanh());
-            softplus: [Float] -> same, transcendental, none,
+            softplus: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::softplus(x, 1.0),
                 reference Unary::Float(softplus);
-            softsign: [Float] -> same, balanced, none, x => burn::tensor::activation::softsign(x),
+            softsign: [Float] -> same, balanced, none, element, x => burn::tensor::activation::softsign(x),
                 reference Unary::Float(|x| x / (1.0 + x.abs()));
-            selu: [Float] -> same, transcendental, none, x => burn::tensor::activation::selu(x),
+            selu: [Float] -> same, transcendental, none, element, x => burn::tensor::activation::selu(x),
                 reference Unary::Float(|x| {
                     SELU_SCALE * if x > 0.0 { x } else { SELU_ALPHA * x.exp_m1() }
                 });
-            elu: [Float] -> same, transcendental, none, x => burn::tensor::activation::elu(x, 1.0),
+            elu: [Float] -> same, transcendental, none, element, x => burn::tensor::activation::elu(x, 1.0),
                 reference Unary::Float(|x| if x > 0.0 { x } else { x.exp_m1() });
-            celu: [Float] -> same, transcendental, none,
+            celu: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::celu(x, 1.0),
                 reference Unary::Float(|x| x.max(0.0) + x.exp_m1().min(0.0));
-            hard_swish: [Float] -> same, balanced, none,
+            hard_swish: [Float] -> same, balanced, none, element,
                 x => burn::tensor::activation::hard_swish(x),
                 // x times hard_sigmoid(x, 1/6, 1/2), as Burn composes it (activation/base.rs:446):
                 // x * (x + 3) / 6 overflows past f64::MAX / 6 where the definition does not.
                 reference Unary::Float(|x| x * clamp_f(x / 6.0 + 0.5, 0.0, 1.0));
-            hardtanh: [Float] -> same, exact, none,
+            hardtanh: [Float] -> same, exact, none, element,
                 x => burn::tensor::activation::hardtanh(x, -1.0, 1.0),
                 reference Unary::Float(|x| clamp_f(x, -1.0, 1.0));
-            tanhshrink: [Float] -> same, transcendental, none,
+            tanhshrink: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::tanhshrink(x),
                 reference Unary::Float(|x| x - x.tanh());
-            hard_shrink: [Float] -> same, step, none,
+            hard_shrink: [Float] -> same, step, none, element,
                 x => burn::tensor::activation::hard_shrink(x, 0.5),
                 reference Unary::Float(|x| if x.abs() > 0.5 { x } else { 0.0 });
-            soft_shrink: [Float] -> same, balanced, none,
+            soft_shrink: [Float] -> same, balanced, none, element,
                 x => burn::tensor::activation::soft_shrink(x, 0.5),
                 reference Unary::Float(|x| {
                     if x > 0.5 {
@@ -161,45 +163,45 @@ macro_rules! unary_ops {
                         0.0
                     }
                 });
-            thresholded_relu: [Float] -> same, step, none,
+            thresholded_relu: [Float] -> same, step, none, element,
                 x => burn::tensor::activation::thresholded_relu(x, 1.0),
                 reference Unary::Float(|x| if x > 1.0 { x } else { 0.0 });
-            threshold: [Float] -> same, step, none,
+            threshold: [Float] -> same, step, none, element,
                 x => burn::tensor::activation::threshold(x, 1.0, -1.0),
                 // activation::threshold(x, 1.0, -1.0): x above the threshold, the value elsewhere.
                 reference Unary::Float(|x| if x > 1.0 { x } else { -1.0 });
-            trunc: [Float] -> same, step, none, x => x.trunc(),
+            trunc: [Float] -> same, step, none, element, x => x.trunc(),
                 reference Unary::Ieee(f64::trunc);
-            bitwise_not: [Int] -> same, exact, none, x => x.bitwise_not(),
+            bitwise_not: [Int] -> same, exact, none, element, x => x.bitwise_not(),
                 reference Unary::Int(|x| Some(!x));
             // Float only, as `square`: an int chain of powers overflows, a debug-build panic.
-            powi_square: [Float] -> same, balanced, none, x => x.powi_scalar(2),
+            powi_square: [Float] -> same, balanced, none, element, x => x.powi_scalar(2),
                 reference Unary::Ieee(|x| x * x);
             // Exponents Burn's default bodies send to the backend's `*_impl` helpers: a
             // non-integer float power (of |x|, so no negative base), an int cube (base under
             // 100). A NaN operand stays open: WGSL may assume none reaches pow, and llvmpipe's
             // pow(NaN, 0.5) is 0 (fuzz --backends flex,capture,wgpu --seed 104).
-            powf_half: [Float] -> same, transcendental, nan, x => x.abs().powf_scalar(0.5),
+            powf_half: [Float] -> same, transcendental, nan, element, x => x.abs().powf_scalar(0.5),
                 reference Unary::Ieee(|x| x.abs().powf(0.5));
-            powi_cube_int: [Int] -> same, exact, none, x => x.remainder_scalar(100).powi_scalar(3),
+            powi_cube_int: [Int] -> same, exact, none, element, x => x.remainder_scalar(100).powi_scalar(3),
                 reference Unary::Int(|x| floor_mod_i(x, 100).map(|r| r * r * r));
-            shift_left: [Int] -> same, exact, none, x => x.bitwise_left_shift_scalar(1),
+            shift_left: [Int] -> same, exact, none, element, x => x.bitwise_left_shift_scalar(1),
                 reference Unary::Int(|x| Some(x << 1));
             // Int dtype casts: a program's ints may be I64 as well as I32. (The float ones, to
             // F16, BF16 and F64, wait for catalogue records of Flex's mixed-dtype guards.)
-            cast_i64: [Int] -> I64, exact, none, x => x.cast(burn::tensor::IntDType::I64),
+            cast_i64: [Int] -> I64, exact, none, element, x => x.cast(burn::tensor::IntDType::I64),
                 reference Unary::Int(Some);
-            cast_i32: [Int] -> I32, exact, none, x => x.cast(burn::tensor::IntDType::I32),
+            cast_i32: [Int] -> I32, exact, none, element, x => x.cast(burn::tensor::IntDType::I32),
                 reference Unary::Int(Some);
-            shift_right: [Int] -> same, exact, none, x => x.bitwise_right_shift_scalar(1),
+            shift_right: [Int] -> same, exact, none, element, x => x.bitwise_right_shift_scalar(1),
                 reference Unary::Int(|x| Some(x >> 1));
             // Whole-tensor reductions, broadcast back over the operand so the shape stays.
-            minus_sum: [Float, Int] -> same, balanced, cancels_sum,
+            minus_sum: [Float, Int] -> same, balanced, cancels_sum, whole,
                 x => x.clone().sub(x.sum().unsqueeze()),
                 reference Unary::Whole(|x| {
                     minus_whole(x, |v| v.iter().sum(), |v| Some(v.iter().sum()))
                 });
-            minus_mean: [Float, Int] -> same, balanced, cancels_sum,
+            minus_mean: [Float, Int] -> same, balanced, cancels_sum, whole,
                 x => x.clone().sub(x.mean().unsqueeze()),
                 reference Unary::Whole(|x| {
                     let n = x.numel();
@@ -212,39 +214,39 @@ macro_rules! unary_ops {
                             .filter(|_| n > 0),
                     }
                 });
-            minus_prod: [Float, Int] -> same, balanced, cancels_product,
+            minus_prod: [Float, Int] -> same, balanced, cancels_product, whole,
                 x => x.clone().sub(x.prod().unsqueeze()),
                 reference Unary::Whole(|x| minus_whole(x, |v| v.iter().product(), int_product));
-            minus_max: [Float, Int] -> same, exact, none, x => x.clone().sub(x.max().unsqueeze()),
+            minus_max: [Float, Int] -> same, exact, none, whole, x => x.clone().sub(x.max().unsqueeze()),
                 reference Unary::Whole(|x| minus_whole(x, max_of, |v| v.iter().copied().max()));
             // Int division, remainder and shifts by a tensor (the operand's own magnitude, kept
             // away from zero and below 8) rather than by another slot: an entry that worked on
             // its right operand before the op would fail there first, where the model expects
             // the op's own checks. Flex divides an int by zero with a Rust panic, so the divisor
             // is |x| mod 7, plus 1: `|x| + 1` wraps to 0 in a U8 holding 255 (fuzz --seed 7).
-            div_by_magnitude: [Int] -> same, exact, none,
+            div_by_magnitude: [Int] -> same, exact, none, element,
                 x => x.clone().div(x.abs().remainder_scalar(7).add_scalar(1)),
                 reference Unary::IntThrough(
                     |x| int_div(x, floor_mod_i(x.abs(), 7)? + 1),
                     |x| x.abs(),
                 );
-            remainder_by_magnitude: [Int] -> same, exact, none,
+            remainder_by_magnitude: [Int] -> same, exact, none, element,
                 x => x.clone().remainder(x.abs().remainder_scalar(7).add_scalar(1)),
                 reference Unary::IntThrough(
                     |x| floor_mod_i(x, floor_mod_i(x.abs(), 7)? + 1),
                     |x| x.abs(),
                 );
-            shift_left_by_tensor: [Int] -> same, exact, none,
+            shift_left_by_tensor: [Int] -> same, exact, none, element,
                 x => x.clone().bitwise_left_shift(x.abs().remainder_scalar(8)),
                 reference Unary::Int(|x| floor_mod_i(x.abs(), 8).map(|s| x << s));
-            shift_right_by_tensor: [Int] -> same, exact, none,
+            shift_right_by_tensor: [Int] -> same, exact, none, element,
                 x => x.clone().bitwise_right_shift(x.abs().remainder_scalar(8)),
                 reference Unary::Int(|x| floor_mod_i(x.abs(), 8).map(|s| x >> s));
             // Quantized tensors (Burn's default scheme) and the layout ops Burn runs on them
             // without dequantizing, each dequantized back to a float of the operand's shape, in
             // the device's default float dtype (`Float`): a scheme keeps no source dtype, and an
             // F16 operand comes back F32 on Flex.
-            quantize_roundtrip: [Float] -> Float, balanced, quantized,
+            quantize_roundtrip: [Float] -> Float, balanced, quantized, whole,
                 x => x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default()).dequantize(),
                 // Burn's default scheme round-tripped, through the layout ops Burn runs on
                 // quantized data: read back as quantized data and loaded again, flattened and
@@ -255,22 +257,22 @@ macro_rules! unary_ops {
             // then moved to its own device (q_to_device), before it is dequantized. In a capture
             // scope the read meets a computed tensor, as the model expects of an entry that
             // reads (`Op::reads_data`).
-            quantized_read: [Float] -> Float, balanced, quantized, x => {
+            quantized_read: [Float] -> Float, balanced, quantized, whole, x => {
                 let q = x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
                 let d = q.device(); let data = q.clone().into_data();
                 let [_, loaded] = [q, Tensor::from_data(data, &d)]; loaded.to_device(&d).dequantize() },
                 reference Unary::Quantized(identity_positions);
-            quantized_reshape: [Float] -> Float, balanced, quantized, x => {
+            quantized_reshape: [Float] -> Float, balanced, quantized, whole, x => {
                 let s = x.shape();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .flatten::<1>(0, s.num_dims() - 1).reshape(s).dequantize() },
                 reference Unary::Quantized(identity_positions);
-            quantized_flip: [Float] -> Float, balanced, quantized,
+            quantized_flip: [Float] -> Float, balanced, quantized, whole,
                 x => x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default()).flip([0]).dequantize(),
                 reference Unary::Quantized(|s| flip_positions(s, 0));
             // Permuted and swapped, then swapped and permuted back: the shape stays (the other
             // order, swap after each permute, ends as [d2, d0, d1] for rank 3).
-            quantized_permute: [Float] -> Float, balanced, quantized, x => {
+            quantized_permute: [Float] -> Float, balanced, quantized, whole, x => {
                 let n = x.dims().len();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .permute(core::array::from_fn(|i| (i + 1) % n))
@@ -279,14 +281,14 @@ macro_rules! unary_ops {
                     .permute(core::array::from_fn(|i| (i + n - 1) % n))
                     .dequantize() },
                 reference Unary::Quantized(identity_positions);
-            quantized_expand: [Float] -> Float, balanced, quantized, x => {
+            quantized_expand: [Float] -> Float, balanced, quantized, whole, x => {
                 let s = x.shape();
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .narrow(0, 0, 1).expand(s).dequantize() },
                 reference Unary::Quantized(|s| first_positions(s, 0));
-            minus_min: [Float, Int] -> same, exact, none, x => x.clone().sub(x.min().unsqueeze()),
+            minus_min: [Float, Int] -> same, exact, none, whole, x => x.clone().sub(x.min().unsqueeze()),
                 reference Unary::Whole(|x| minus_whole(x, min_of, |v| v.iter().copied().min()));
-            minus_max_abs: [Float, Int] -> same, exact, none,
+            minus_max_abs: [Float, Int] -> same, exact, none, whole,
                 x => x.clone().sub(x.max_abs().unsqueeze()),
                 reference Unary::Whole(|x| {
                     minus_whole(
@@ -305,7 +307,7 @@ pub type UnarySpec = OpSpec;
 
 macro_rules! unary_specs {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
-        $x:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident => $call:expr, reference $reference:expr;)+) => {
         /// The unary ops, in table order.
         pub const UNARY: &[UnarySpec] = &[$(OpSpec {
             name: stringify!($name),
@@ -314,6 +316,7 @@ macro_rules! unary_specs {
             dtype: op_dtype!($result),
             tolerance: op_tolerance!($tol),
             unspecified: op_unspecified!($un),
+            spread: op_spread!($reach),
             call: stringify!($call),
         }),+];
     };

@@ -212,7 +212,7 @@ fn running_i(v: &[i128], start: i128, pick: fn(i128, i128) -> i128) -> Vec<Optio
 /// tables are built: an entry without one does not compile.
 macro_rules! along_dim_references {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
-        $x:ident, $d:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr;)+) => {
         /// Every along-dim entry's reference, by table name.
         pub const ALONG_DIM: &[(&str, Along)] = &[$((stringify!($name), $reference)),+];
     };

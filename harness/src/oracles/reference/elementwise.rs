@@ -61,7 +61,7 @@ pub fn floor_mod_f(x: f64, y: f64) -> f64 {
 /// row, so an entry without one does not compile, and compiled here, in the reference's terms.
 macro_rules! unary_references {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
-        $x:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident => $call:expr, reference $reference:expr;)+) => {
         /// Every unary entry's reference, by table name: its definition, with its source where
         /// Burn's doc comment does not give it.
         pub const UNARY: &[(&str, Unary)] = &[$((stringify!($name), $reference)),+];
