@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use dispatch_fuzz::accuracy::{self, Row};
-use dispatch_fuzz::oracles::reference::bound::LIBRARY;
+use dispatch_fuzz::oracles::reference::bound::library_bound;
 use dispatch_fuzz::program::{Dtype, UnaryOp};
 
 /// Runs every float unary entry on Flex over every F16 and BF16 bit pattern and a stratified
@@ -77,7 +77,7 @@ impl Args {
         let outside: Vec<String> = rows
             .iter()
             .filter_map(|r| {
-                let (_, ulps) = LIBRARY.iter().find(|(n, _)| *n == r.entry)?;
+                let ulps = library_bound(r.entry)?;
                 let bound = ulps.of(r.dtype);
                 (r.max_ulps > bound).then(|| {
                     format!(

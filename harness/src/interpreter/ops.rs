@@ -61,7 +61,7 @@ macro_rules! mapped_with_scalar {
 /// One call per entry of `program::unary_ops!`, in table order.
 macro_rules! unary_calls {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
-        $reach:ident, $x:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident => $call:expr, reference $reference:expr, error $error:expr;)+) => {
         const UNARY_CALLS: &[fn(AnyTensor) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor| -> Option<AnyTensor> {
                 first_kind!(t, [$($kind),+], mapped ($result, $x => $call))
@@ -74,7 +74,7 @@ unary_ops!(unary_calls);
 /// One call per entry of `program::along_dim_ops!`, in table order, like [`UNARY_CALLS`].
 macro_rules! along_dim_calls {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
-        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr, error $error:expr;)+) => {
         const ALONG_DIM_CALLS: &[fn(AnyTensor, usize) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, $d: usize| -> Option<AnyTensor> {
                 first_kind!(t, [$($kind),+], mapped ($result, $x => $call))
@@ -148,7 +148,7 @@ macro_rules! module_result {
 macro_rules! module_calls {
     ($($name:ident : $rank:tt -> $result:ident, $tol:ident, $un:ident,
         [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr,
-        reference $reference:expr;)+) => {
+        reference $reference:expr, error $error:expr;)+) => {
         #[allow(unused_variables)]
         const MODULE_CALLS: &[fn(AnyTensor, usize) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, $k: usize| -> Option<AnyTensor> {

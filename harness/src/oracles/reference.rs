@@ -16,6 +16,7 @@ mod definition;
 pub mod documented;
 pub mod elementwise;
 mod elsewhere;
+pub mod error;
 pub mod fixed;
 pub mod gradient;
 pub mod host;

@@ -3,13 +3,15 @@
 //! differential and the reference (see `unary.rs` for how a table macro feeds each of them).
 //!
 //! An entry is `name: [kinds it takes] -> result, shape, tolerance, unspecified, reach, x, d =>
-//! call, reference def;`: the result is `same` or a kind; the shape is `same` or `reduce` (the
+//! call, reference def, error model;`: the result is `same` or a kind; the shape is `same` or `reduce` (the
 //! dim becomes 1); the tolerance one of [`Tolerance`]'s families; `unspecified` names what Burn
 //! leaves open (`none`, `nan`: NaN ordering, or a test of NaN against zero as `any`/`all` make,
 //! `ties`: which of equal values an index points to, `random`: a draw of the device's
 //! generator); the reach is `lane` (a result lane along `d` reads only the same lane of the
-//! operand) or `whole`; `x` is the operand and `d` the dim (a `usize`); the reference is an `Along` of
-//! the reference oracle, compiled only there (an entry without one does not compile).
+//! operand) or `whole`; `x` is the operand and `d` the dim (a `usize`); the reference is an
+//! `Along` of the reference oracle, and the error model how its rounding error is bounded
+//! (`LINEAR`: Higham's bound for a sum, `SOFTMAX`, `variance(biased)`, or `PRESET`: none
+//! derived), both compiled only there (an entry without one does not compile).
 
 use super::kind::Kind;
 use super::table::{
@@ -26,20 +28,20 @@ macro_rules! along_dim_ops {
                 reference Along::Reduce(
                     |v| sum_fits(v).then(|| mean_f(v)),
                     |v| int_div(v.iter().sum(), v.len() as i128),
-                );
+                ), error LINEAR;
             prod_dim: [Float, Int] -> same, reduce, balanced, none, lane, x, d => x.prod_dim(d),
-                reference Along::Reduce(|v| prod_fits(v).then(|| v.iter().product()), int_product);
+                reference Along::Reduce(|v| prod_fits(v).then(|| v.iter().product()), int_product), error PRESET;
             max_dim: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.max_dim(d),
-                reference Along::Reduce(max_lane, |v| v.iter().copied().max());
+                reference Along::Reduce(max_lane, |v| v.iter().copied().max()), error PRESET;
             min_dim: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.min_dim(d),
-                reference Along::Reduce(min_lane, |v| v.iter().copied().min());
+                reference Along::Reduce(min_lane, |v| v.iter().copied().min()), error PRESET;
             max_abs_dim: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.max_abs_dim(d),
                 reference Along::Reduce(
                     |v| max_lane(&v.iter().map(|x| x.abs()).collect::<Vec<_>>()),
                     |v| v.iter().map(|x| x.abs()).max(),
-                );
+                ), error PRESET;
             argmin: [Float, Int] -> Int, reduce, step, ties, lane, x, d => x.argmin(d),
-                reference Along::Arg(|v| arg_by(v, |a, b| a < b));
+                reference Along::Arg(|v| arg_by(v, |a, b| a < b)), error PRESET;
             cumsum: [Float, Int] -> same, same, balanced, none, lane, x, d => x.cumsum(d),
                 reference Along::Scan(
                     |v| {
@@ -59,7 +61,7 @@ macro_rules! along_dim_ops {
                             })
                             .collect()
                     },
-                );
+                ), error LINEAR;
             cumprod: [Float, Int] -> same, same, balanced, none, lane, x, d => x.cumprod(d),
                 reference Along::Scan(
                     |v| {
@@ -79,31 +81,31 @@ macro_rules! along_dim_ops {
                             })
                             .collect()
                     },
-                );
+                ), error PRESET;
             cummax: [Float, Int] -> same, same, exact, nan, lane, x, d => x.cummax(d),
                 reference Along::Scan(
                     |v| running_f(v, f64::NEG_INFINITY, f64::max),
                     |v| running_i(v, i128::MIN, std::cmp::max),
-                );
+                ), error PRESET;
             cummin: [Float, Int] -> same, same, exact, nan, lane, x, d => x.cummin(d),
                 reference Along::Scan(
                     |v| running_f(v, f64::INFINITY, f64::min),
                     |v| running_i(v, i128::MAX, std::cmp::min),
-                );
+                ), error PRESET;
             sort: [Float, Int] -> same, same, exact, nan, lane, x, d => x.sort(d),
-                reference Along::Scan(|v| sorted_f(v, false), |v| sorted_i(v, false));
+                reference Along::Scan(|v| sorted_f(v, false), |v| sorted_i(v, false)), error PRESET;
             sort_descending: [Float, Int] -> same, same, exact, nan, lane, x, d => x.sort_descending(d),
-                reference Along::Scan(|v| sorted_f(v, true), |v| sorted_i(v, true));
+                reference Along::Scan(|v| sorted_f(v, true), |v| sorted_i(v, true)), error PRESET;
             argsort: [Float, Int] -> Int, same, step, ties, lane, x, d => x.argsort(d),
-                reference Along::ArgScan(|v| arg_sort(v, false));
+                reference Along::ArgScan(|v| arg_sort(v, false)), error PRESET;
             argsort_descending: [Float, Int] -> Int, same, step, ties, lane,
                 x, d => x.argsort_descending(d),
-                reference Along::ArgScan(|v| arg_sort(v, true));
+                reference Along::ArgScan(|v| arg_sort(v, true)), error PRESET;
             var: [Float] -> same, reduce, balanced, none, lane, x, d => x.var(d),
                 // `var` is the unbiased estimate (n - 1), `var_bias` the biased one (n).
-                reference Along::Reduce(|v| var_fits(v).then(|| var_with(v, 1.0)), |_| None);
+                reference Along::Reduce(|v| var_fits(v).then(|| var_with(v, 1.0)), |_| None), error variance(false);
             var_bias: [Float] -> same, reduce, balanced, none, lane, x, d => x.var_bias(d),
-                reference Along::Reduce(|v| var_fits(v).then(|| var_with(v, 0.0)), |_| None);
+                reference Along::Reduce(|v| var_fits(v).then(|| var_with(v, 0.0)), |_| None), error variance(true);
             median: [Float] -> same, reduce, exact, nan, lane, x, d => x.median(d),
                 // The lower median for an even count (Burn's doc comment: [1, 2, 3, 5] gives 2).
                 reference Along::Reduce(
@@ -112,10 +114,10 @@ macro_rules! along_dim_ops {
                         s[(s.len() - 1) / 2]
                     },
                     |_| None,
-                );
+                ), error PRESET;
             softmax: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::softmax(x, d),
-                reference Along::Scan(|v| softmax_lane(v, 1.0, false), |_| Vec::new());
+                reference Along::Scan(|v| softmax_lane(v, 1.0, false), |_| Vec::new()), error SOFTMAX;
             log_softmax: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::log_softmax(x, d),
                 // x - max - log(sum exp(x - max)): the logarithm taken of the sum, not of an
@@ -130,83 +132,83 @@ macro_rules! along_dim_ops {
                         v.iter().map(|e| Some(e - m - log_sum)).collect()
                     },
                     |_| Vec::new(),
-                );
+                ), error PRESET;
             softmin: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::softmin(x, d),
-                reference Along::Scan(|v| softmax_lane(v, -1.0, false), |_| Vec::new());
+                reference Along::Scan(|v| softmax_lane(v, -1.0, false), |_| Vec::new()), error SOFTMAX;
             quiet_softmax: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::quiet_softmax(x, d),
                 // Burn's doc comment: exp(x_i) / (1 + sum_j exp(x_j)).
-                reference Along::Scan(|v| softmax_lane(v, 1.0, true), |_| Vec::new());
+                reference Along::Scan(|v| softmax_lane(v, 1.0, true), |_| Vec::new()), error PRESET;
             any_dim: [Float, Int, Bool] -> Bool, reduce, step, nan, lane, x, d => x.any_dim(d),
-                reference Along::Test(|v| v.iter().any(|b| *b));
+                reference Along::Test(|v| v.iter().any(|b| *b)), error PRESET;
             all_dim: [Float, Int, Bool] -> Bool, reduce, step, nan, lane, x, d => x.all_dim(d),
-                reference Along::Test(|v| v.iter().all(|b| *b));
+                reference Along::Test(|v| v.iter().all(|b| *b)), error PRESET;
             flip: [Float, Int, Bool] -> same, same, exact, none, lane, x, d => x.flip([d as isize]),
-                reference Along::Layout(flip_positions);
+                reference Along::Layout(flip_positions), error PRESET;
             // Indexing with index tensors made on the operand's device (in range by
             // construction): each gives back the operand's shape.
             select_reversed: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 x.select(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0])) },
-                reference Along::Layout(flip_positions);
+                reference Along::Layout(flip_positions), error PRESET;
             gather_rotated: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let dims = x.dims(); let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
                 x.gather(d, idx) },
-                reference Along::Layout(gather_rotated_positions);
+                reference Along::Layout(gather_rotated_positions), error PRESET;
             scatter_add: [Float, Int] -> same, same, balanced, none, whole, x, d => {
                 let dims = x.dims(); let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
                 x.clone().scatter(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Add) },
-                reference Along::Whole(scatter_add_rotated);
+                reference Along::Whole(scatter_add_rotated), error LINEAR;
             // Layout moves that give the operand's shape back.
             permute_roll: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let n = x.dims().len();
                 x.permute(core::array::from_fn(|i| (i + 1) % n))
                     .permute(core::array::from_fn(|i| (i + n - 1) % n)) },
-                reference Along::Layout(|s, _| (0..s.iter().product()).collect());
+                reference Along::Layout(|s, _| (0..s.iter().product()).collect()), error PRESET;
             expand_first: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let dims = x.dims(); x.narrow(d, 0, 1).expand(dims) },
-                reference Along::Layout(first_positions);
+                reference Along::Layout(first_positions), error PRESET;
             repeat_first: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let n = x.dims()[d]; x.narrow(d, 0, 1).repeat_dim(d, n) },
-                reference Along::Layout(first_positions);
+                reference Along::Layout(first_positions), error PRESET;
             // Top-k and the index forms of the extrema and sorts.
             topk1: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.topk(1, d),
-                reference Along::Reduce(max_lane, |v| v.iter().copied().max());
+                reference Along::Reduce(max_lane, |v| v.iter().copied().max()), error PRESET;
             argtopk1: [Float, Int] -> Int, reduce, step, ties, lane, x, d => x.argtopk(1, d),
-                reference Along::Arg(|v| arg_by(v, |a, b| a > b));
+                reference Along::Arg(|v| arg_by(v, |a, b| a > b)), error PRESET;
             topk1_indices: [Float, Int] -> Int, reduce, step, ties, lane,
                 x, d => x.topk_with_indices(1, d).1,
-                reference Along::Arg(|v| arg_by(v, |a, b| a > b));
+                reference Along::Arg(|v| arg_by(v, |a, b| a > b)), error PRESET;
             max_dim_indices: [Float, Int] -> Int, reduce, step, ties, lane,
                 x, d => x.max_dim_with_indices(d).1,
-                reference Along::Arg(|v| arg_by(v, |a, b| a > b));
+                reference Along::Arg(|v| arg_by(v, |a, b| a > b)), error PRESET;
             min_dim_indices: [Float, Int] -> Int, reduce, step, ties, lane,
                 x, d => x.min_dim_with_indices(d).1,
-                reference Along::Arg(|v| arg_by(v, |a, b| a < b));
+                reference Along::Arg(|v| arg_by(v, |a, b| a < b)), error PRESET;
             sort_indices: [Float, Int] -> Int, same, step, ties, lane, x, d => x.sort_with_indices(d).1,
-                reference Along::ArgScan(|v| arg_sort(v, false));
+                reference Along::ArgScan(|v| arg_sort(v, false)), error PRESET;
             // Whole-tensor reductions, broadcast back over the operand.
             sum_dims: [Float, Int] -> same, reduce, balanced, none, lane, x, d => x.sum_dims(&[d]),
                 reference Along::Reduce(
                     |v| sum_fits(v).then(|| v.iter().sum()),
                     |v| Some(v.iter().sum()),
-                );
+                ), error LINEAR;
             all_whole: [Float, Int, Bool] -> Bool, same, step, nan, whole, x, d => {
                 let _ = d; let s = x.shape(); x.all().expand(s) },
-                reference Along::TestWhole(|v| v.iter().all(|b| *b));
+                reference Along::TestWhole(|v| v.iter().all(|b| *b)), error PRESET;
             any_whole: [Float, Int, Bool] -> Bool, same, step, nan, whole, x, d => {
                 let _ = d; let s = x.shape(); x.any().expand(s) },
-                reference Along::TestWhole(|v| v.iter().any(|b| *b));
+                reference Along::TestWhole(|v| v.iter().any(|b| *b)), error PRESET;
             // Padding the last dim with a constant, cropped back off.
             pad_crop: [Float, Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let n = x.dims().len(); let len = x.dims()[n - 1];
                 x.pad([(1, 2)], 7).narrow(n - 1, 1, len) },
-                reference Along::Layout(|s, _| (0..s.iter().product()).collect());
+                reference Along::Layout(|s, _| (0..s.iter().product()).collect()), error PRESET;
             // Creation on the operand's device in its shape and dtype, then combined with the
             // operand as the left operand (a NaN or infinity times zero stays NaN), so the entry
             // is an op on the operand as the model has it: the creation first, then the
@@ -215,31 +217,31 @@ macro_rules! along_dim_ops {
                 let _ = d; let z = Tensor::zeros(x.shape(), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(z) },
                 // x * 0 + c: a NaN or infinity times zero is NaN (IEEE), and so is the sum.
-                reference Along::Map(|x| Some(x * 0.0 + 0.0), |_| Some(0), |b| b);
+                reference Along::Map(|x| Some(x * 0.0 + 0.0), |_| Some(0), |b| b), error PRESET;
             ones_like: [Float, Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let o = Tensor::ones(x.shape(), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(o) },
-                reference Along::Map(|x| Some(x * 0.0 + 1.0), |_| Some(1), |b| b);
+                reference Along::Map(|x| Some(x * 0.0 + 1.0), |_| Some(1), |b| b), error PRESET;
             full_like: [Float, Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let f = Tensor::full(x.shape(), -3, (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(f) },
-                reference Along::Map(|x| Some(x * 0.0 - 3.0), |_| Some(-3), |b| b);
+                reference Along::Map(|x| Some(x * 0.0 - 3.0), |_| Some(-3), |b| b), error PRESET;
             bool_zeros_like: [Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let z = Tensor::zeros(x.shape(), (&x.device(), x.dtype())); x.bool_and(z) },
-                reference Along::Map(|_| None, |_| None, |_| false);
+                reference Along::Map(|_| None, |_| None, |_| false), error PRESET;
             bool_ones_like: [Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let o = Tensor::ones(x.shape(), (&x.device(), x.dtype())); x.bool_or(o) },
-                reference Along::Map(|_| None, |_| None, |_| true);
+                reference Along::Map(|_| None, |_| None, |_| true), error PRESET;
             // An empty int tensor's values are whatever memory held: times zero, they are not.
             empty_times_zero: [Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let e = Tensor::empty(x.shape(), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(e.mul_scalar(0)) },
-                reference Along::Map(|_| None, |_| Some(0), |b| b);
+                reference Along::Map(|_| None, |_| Some(0), |b| b), error PRESET;
             // An int tensor of exponents made on the device. A NaN base is left open: WGSL may
             // assume no NaN reaches it (llvmpipe gives NaN^2 = 0, fuzz --seed 46 with wgpu).
             powi_by_two: [Float] -> same, same, balanced, nan, whole, x, d => {
                 let _ = d; let two = Tensor::full(x.shape(), 2, &x.device()); x.powi(two) },
-                reference Along::Map(|x| (!x.is_nan()).then_some(x * x), |_| None, |b| b);
+                reference Along::Map(|x| (!x.is_nan()).then_some(x * x), |_| None, |b| b), error PRESET;
             // The index tensor is made before the operand is touched (the model's
             // create-outside-scope rule).
             quantized_select: [Float] -> Float, same, balanced, quantized, whole, x, d => {
@@ -249,20 +251,20 @@ macro_rules! along_dim_ops {
                     .select(d, idx).dequantize() },
                 // Burn's default scheme round-tripped through the select and gather of the plain
                 // entries.
-                reference Along::Quantized(flip_positions);
+                reference Along::Quantized(flip_positions), error PRESET;
             quantized_gather: [Float] -> Float, same, balanced, quantized, whole, x, d => {
                 let dims = x.dims(); let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .gather(d, idx).dequantize() },
-                reference Along::Quantized(gather_rotated_positions);
+                reference Along::Quantized(gather_rotated_positions), error PRESET;
             // Assigning (not adding) through index tensors: the only form a bool tensor has.
             select_assign_reversed: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]);
                 x.clone().select_assign(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Assign) },
-                reference Along::Layout(flip_positions);
+                reference Along::Layout(flip_positions), error PRESET;
             // Each index along `d` is written once (a rotation), so the result is determined.
             scatter_assign_rotated: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let dims = x.dims(); let dev = x.device(); let n = dims[d] as i64;
@@ -271,7 +273,7 @@ macro_rules! along_dim_ops {
                     .reshape(dims).div_scalar(stride as i64).remainder_scalar(n)
                     .add_scalar(1).remainder_scalar(n);
                 x.clone().scatter(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Assign) },
-                reference Along::Layout(roll_positions);
+                reference Along::Layout(roll_positions), error PRESET;
             // A channel-wise slope in the operand's dtype (a weight of the device's default
             // float dtype beside an F64 operand is the caller's mix), made before the operand
             // is touched.
@@ -280,12 +282,12 @@ macro_rules! along_dim_ops {
                 let alpha = Tensor::<1, Int>::arange(1..(c as i64 + 1), &x.device()).float()
                     .cast(burn::tensor::FloatDType::from(x.dtype())).div_scalar(8);
                 burn::tensor::activation::prelu(x, alpha) },
-                reference Along::Whole(prelu);
+                reference Along::Whole(prelu), error PRESET;
             select_add: [Float, Int] -> same, same, balanced, none, whole, x, d => {
                 let n = x.dims()[d]; let dev = x.device();
                 x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,
                     burn::tensor::ops::IndexingUpdateOp::Add) },
-                reference Along::Whole(plus_flipped);
+                reference Along::Whole(plus_flipped), error PRESET;
             // Multi-index gather and scatter of whole rows over the operand flattened to
             // `[rows, rest]` (indices `[rows, 1]`, reversed, each row once): the int and bool
             // forms, which the float-only rank-4 module entries leave out.
@@ -293,26 +295,26 @@ macro_rules! along_dim_ops {
                 let _ = d; let dims = x.dims(); let n = dims[0]; let m = x.shape().num_elements() / n;
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &x.device()).flip([0]).reshape([n, 1]);
                 x.reshape([n, m]).gather_nd::<2, 2>(idx).reshape(dims) },
-                reference Along::Layout(|s, _| flip_positions(s, 0));
+                reference Along::Layout(|s, _| flip_positions(s, 0)), error PRESET;
             scatter_nd_flat_rows: [Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let n = dims[0]; let m = x.shape().num_elements() / n;
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &x.device()).flip([0]).reshape([n, 1]);
                 let flat = x.reshape([n, m]);
                 flat.clone().scatter_nd::<2, 2>(idx, flat, burn::tensor::ops::IndexingUpdateOp::Assign)
                     .reshape(dims) },
-                reference Along::Layout(|s, _| flip_positions(s, 0));
+                reference Along::Layout(|s, _| flip_positions(s, 0)), error PRESET;
             // Windows of the last dim's length, stepping by it, over the flattened operand:
             // one window per row, in order.
             unfold_rows: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let l = dims[dims.len() - 1];
                 let t = x.shape().num_elements();
                 x.reshape([t]).unfold::<2, usize>(0, l, l).reshape(dims) },
-                reference Along::Layout(|s, _| (0..s.iter().product()).collect());
+                reference Along::Layout(|s, _| (0..s.iter().product()).collect()), error PRESET;
             // The first half of the first dim overwritten by the reversed operand's.
             slice_assign_half: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let h = x.dims()[0].div_ceil(2);
                 let src = x.clone().flip([0]).slice(0..h); x.slice_assign(0..h, src) },
-                reference Along::Layout(slice_assign_half_positions);
+                reference Along::Layout(slice_assign_half_positions), error PRESET;
             // Each element times the row [1, 2, 3], crossed with the same rows reversed: the
             // middle component is 3x·3x - x·x = 8x² (the row is made before the operand is touched).
             cross_middle: [Float] -> same, same, balanced, none, whole, x, d => {
@@ -322,19 +324,19 @@ macro_rules! along_dim_ops {
                 a.clone().cross(a.flip([1]), 1).narrow(1, 1, 1).reshape(dims) },
                 // The middle component of [x, 2x, 3x] x [3x, 2x, x]: a3 b1 - a1 b3 = 3x * 3x - x *
                 // x (as written: an infinite x gives inf - inf).
-                reference Along::Map(|x| Some((3.0 * x) * (3.0 * x) - x * x), |_| None, |b| b);
+                reference Along::Map(|x| Some((3.0 * x) * (3.0 * x) - x * x), |_| None, |b| b), error PRESET;
             // An int matmul by a row of ones, whose second column is the operand again.
             matmul_ones: [Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let t = x.shape().num_elements();
                 let e = Tensor::<2, Int>::ones([1, 2], (&x.device(), x.dtype()));
                 x.reshape([t, 1]).matmul(e).narrow(1, 1, 1).reshape(dims) },
-                reference Along::Map(|_| None, Some, |b| b);
+                reference Along::Map(|_| None, Some, |b| b), error PRESET;
             // Int powi by a tensor of twos, the base kept below 1000 in magnitude (an i32
             // overflow is a debug-build panic in Flex, not a finding).
             powi_two_int: [Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let two = Tensor::full(x.shape(), 2, (&x.device(), x.dtype()));
                 x.remainder_scalar(1000).powi(two) },
-                reference Along::Map(|_| None, |x| floor_mod_i(x, 1000).map(|r| r * r), |b| b);
+                reference Along::Map(|_| None, |x| floor_mod_i(x, 1000).map(|r| r * r), |b| b), error PRESET;
             // A capture tensor's client called as burn-router's fusion calls it (see
             // `program::fusion`): an alias under a fresh id, and a cached relative graph
             // registered and invoked again; the plain ops on any other device.
@@ -342,10 +344,10 @@ macro_rules! along_dim_ops {
                 let _ = d; dispatch_fuzz::program::fusion::alias(x) },
                 // Off capture, the fusion entries are plain ops: the alias is the operand, the
                 // cached graph (x * 0.5 + x) * 2 + that.
-                reference Along::Map(Some, Some, |b| b);
+                reference Along::Map(Some, Some, |b| b), error PRESET;
             fusion_cached_graph: [Float] -> same, same, balanced, none, whole, x, d => {
                 let _ = d; dispatch_fuzz::program::fusion::cached_graph_twice(x) },
-                reference Along::Map(|x| Some(4.5 * x), |_| None, |b| b);
+                reference Along::Map(|x| Some(4.5 * x), |_| None, |b| b), error PRESET;
             // An uninitialized float tensor, every element masked to zero (by a mask true for
             // NaN and non-NaN alike), added to the operand times zero.
             empty_masked: [Float] -> same, same, exact, none, whole, x, d => {
@@ -353,7 +355,7 @@ macro_rules! along_dim_ops {
                 let all = e.clone().is_nan().bool_or(e.clone().is_nan().bool_not());
                 x.mul_scalar(0).add(e.mask_fill(all, 0)) },
                 // x * 0 + 0 over the masked empty tensor.
-                reference Along::Map(|x| Some(x * 0.0 + 0.0), |_| None, |b| b);
+                reference Along::Map(|x| Some(x * 0.0 + 0.0), |_| None, |b| b), error PRESET;
             // Values drawn from the operand's device's generator in its shape and dtype
             // (`float_random`, `int_random`), combined with the operand as `zeros_like` is.
             // No two backends and no replay draw alike (`random`): only kind, dtype, shape
@@ -362,22 +364,22 @@ macro_rules! along_dim_ops {
                 let _ = d; let r = Tensor::random(x.shape(),
                     burn::tensor::Distribution::Uniform(-4.0, 4.0), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(r) },
-                reference Along::Missing(RANDOM);
+                reference Along::Missing(RANDOM), error PRESET;
             random_normal_like: [Float] -> same, same, exact, random, whole, x, d => {
                 let _ = d; let r = Tensor::random(x.shape(),
                     burn::tensor::Distribution::Normal(0.0, 2.0), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(r) },
-                reference Along::Missing(RANDOM);
+                reference Along::Missing(RANDOM), error PRESET;
             random_bernoulli_like: [Float] -> same, same, exact, random, whole, x, d => {
                 let _ = d; let r = Tensor::random(x.shape(),
                     burn::tensor::Distribution::Bernoulli(0.5), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(r) },
-                reference Along::Missing(RANDOM);
+                reference Along::Missing(RANDOM), error PRESET;
             random_default_like: [Float] -> same, same, exact, random, whole, x, d => {
                 let _ = d; let r = Tensor::random(x.shape(),
                     burn::tensor::Distribution::Default, (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(r) },
-                reference Along::Missing(RANDOM);
+                reference Along::Missing(RANDOM), error PRESET;
         }
     };
 }
@@ -464,7 +466,7 @@ macro_rules! dim_shape {
 
 macro_rules! along_dim_specs {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
-        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr, error $error:expr;)+) => {
         /// The along-dim ops, in table order.
         pub const ALONG_DIM: &[AlongDimSpec] = &[$(AlongDimSpec {
             name: stringify!($name),

@@ -5,8 +5,9 @@
 //! printers, the interpreter, the differential and the reference.
 //!
 //! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call,
-//! reference def;` (the reference a `Module` of the reference oracle, compiled only there: an
-//! entry without one does not compile). The operand is a float tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one
+//! reference def, error model;` (the reference a `Module` of the reference oracle and the error
+//! model `LINEAR` or `PRESET`, as in `along_dim.rs`, compiled only there: an entry without them
+//! does not compile). The operand is a float tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one
 //! spatial dim, 4: two); every entry keeps its spatial size (stride 1, "same" padding), so the
 //! result has the operand's shape. 3-D entries insert a depth of 1 (`[n, c, 1, h, w]`) and take
 //! it out again, so programs stay within `limits::MAX_RANK`. The call names its variables, always
@@ -28,25 +29,25 @@ macro_rules! module_ops {
             // The plainest op first (the minimizer's replacement for every other).
             avg_pool2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool2d(x,
                 burn::tensor::ops::AvgPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])),
-                reference Module::Loops(avg_pool);
+                reference Module::Loops(avg_pool), error LINEAR;
             avg_pool1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool1d(x,
                 burn::tensor::ops::AvgPoolOptions::new([k]).with_stride([1]).with_padding([p])),
-                reference Module::Loops(avg_pool);
+                reference Module::Loops(avg_pool), error LINEAR;
             max_pool2d: 4 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool2d(x,
                 burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])),
-                reference Module::Loops(max_pool);
+                reference Module::Loops(max_pool), error PRESET;
             max_pool1d: 3 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool1d(x,
                 burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p])),
-                reference Module::Loops(max_pool);
+                reference Module::Loops(max_pool), error PRESET;
             max_pool2d_indices: 4 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool2d_with_indices(x,
                 burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])).1,
-                reference Module::Loops(max_pool_indices);
+                reference Module::Loops(max_pool_indices), error PRESET;
             adaptive_avg_pool2d: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::adaptive_avg_pool2d(x, s),
-                reference Module::Loops(identity);
+                reference Module::Loops(identity), error LINEAR;
             adaptive_avg_pool1d: 3 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::adaptive_avg_pool1d(x, s),
-                reference Module::Loops(identity);
+                reference Module::Loops(identity), error LINEAR;
             conv2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv2d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
@@ -60,7 +61,7 @@ macro_rules! module_ops {
                         |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
                         |co| co as f64,
                     )
-                });
+                }), error LINEAR;
             conv2d_depthwise: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv2d(x,
                 Tensor::<1, Int>::arange(0..(c * k * k) as i64, &d).float().reshape([c, 1, k, k]),
                 None,
@@ -74,7 +75,7 @@ macro_rules! module_ops {
                         |co, _, ky, kx| ((co * k + ky) * k + kx) as f64,
                         |_| 0.0,
                     )
-                });
+                }), error LINEAR;
             conv1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv1d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k) as i64, &d).float().reshape([c, c, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
@@ -88,36 +89,36 @@ macro_rules! module_ops {
                         |co, ci, _, kx| ((co * c + ci) * k + kx) as f64,
                         |co| co as f64,
                     )
-                });
+                }), error LINEAR;
             conv_transpose2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv_transpose2d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
                 burn::tensor::ops::ConvTransposeOptions::new([1, 1], [p, p], [0, 0], [1, 1], 1)),
-                reference Module::Loops(conv_transpose);
+                reference Module::Loops(conv_transpose), error LINEAR;
             conv_transpose1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv_transpose1d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k) as i64, &d).float().reshape([c, c, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
                 burn::tensor::ops::ConvTransposeOptions::new([1], [p], [0], [1], 1)),
-                reference Module::Loops(conv_transpose);
+                reference Module::Loops(conv_transpose), error LINEAR;
             interpolate_nearest: 4 -> same, exact, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::Nearest) }),
-                reference Module::Loops(same_size);
+                reference Module::Loops(same_size), error PRESET;
             interpolate_bilinear: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::Bilinear) }),
-                reference Module::Loops(same_size);
+                reference Module::Loops(same_size), error LINEAR;
             interpolate_bicubic: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::Bicubic) }),
-                reference Module::Loops(same_size);
+                reference Module::Loops(same_size), error PRESET;
             linear: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::linear(x,
                 Tensor::<1, Int>::arange(0..(s * s) as i64, &d).float().reshape([s, s]),
                 Some(Tensor::<1, Int>::arange(0..s as i64, &d).float())),
-                reference Module::Loops(linear);
+                reference Module::Loops(linear), error LINEAR;
             // 3-D ops on the operand with a depth of 1 inserted (`[n, c, 1, h, w]`), so programs
             // stay at rank 4 and the result comes back to the operand's shape.
             // Weights are made before the operand is touched, as in the 2-D entries: the model
@@ -137,7 +138,7 @@ macro_rules! module_ops {
                         |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
                         |co| co as f64,
                     )
-                });
+                }), error LINEAR;
             conv_transpose3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
                 let w = Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, 1, k, k]);
                 let b = Tensor::<1, Int>::arange(0..c as i64, &d).float();
@@ -145,28 +146,28 @@ macro_rules! module_ops {
                     burn::tensor::ops::ConvTransposeOptions::new([1, 1, 1], [0, p, p], [0, 0, 0], [1, 1, 1], 1))
                     .squeeze_dim::<4>(2)
             },
-                reference Module::Loops(conv_transpose);
+                reference Module::Loops(conv_transpose), error LINEAR;
             avg_pool3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool3d(
                 x.unsqueeze_dim::<5>(2),
                 burn::tensor::ops::AvgPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
                 .squeeze_dim::<4>(2),
-                reference Module::Loops(avg_pool);
+                reference Module::Loops(avg_pool), error LINEAR;
             max_pool3d: 4 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool3d(
                 x.unsqueeze_dim::<5>(2),
                 burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
                 .squeeze_dim::<4>(2),
-                reference Module::Loops(max_pool);
+                reference Module::Loops(max_pool), error PRESET;
             max_pool3d_indices: 4 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool3d_with_indices(
                 x.unsqueeze_dim::<5>(2),
                 burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
                 .1.squeeze_dim::<4>(2),
-                reference Module::Loops(max_pool_indices);
+                reference Module::Loops(max_pool_indices), error PRESET;
             adaptive_avg_pool3d: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::adaptive_avg_pool3d(x.unsqueeze_dim::<5>(2), [1, s[0], s[1]]).squeeze_dim::<4>(2),
-                reference Module::Loops(identity);
+                reference Module::Loops(identity), error LINEAR;
             max_pool1d_indices: 3 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool1d_with_indices(x,
                 burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p])).1,
-                reference Module::Loops(max_pool_indices);
+                reference Module::Loops(max_pool_indices), error PRESET;
             // Offsets of -0.5, 0 and 0.5 make the kernel sample between elements (bilinear), a 0/1
             // mask drops some taps: neither reduces to a plain convolution.
             deform_conv2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
@@ -183,20 +184,20 @@ macro_rules! module_ops {
             },
                 reference Module::Missing(
                     "deformable convolution: bilinear sampling at offset taps and a mask; not written yet",
-                );
+                ), error PRESET;
             // Unfold to columns and fold them back: each element summed over the windows that
             // hold it.
             unfold_fold: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::fold4d(
                 burn::tensor::module::unfold4d(x, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1])),
                 s, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1])),
-                reference Module::Loops(unfold_fold);
+                reference Module::Loops(unfold_fold), error LINEAR;
             // The operand's rows as the embedding table, looked up in reverse order.
             embedding: 3 -> same, exact, none, [x, d, c, k, p, s] => {
                 let [a, b, e] = x.dims();
                 let indices = Tensor::<1, Int>::arange(0..(a * b) as i64, &d).flip([0]).reshape([a, b]);
                 burn::tensor::module::embedding(x.reshape([a * b, e]), indices)
             },
-                reference Module::Loops(embedding);
+                reference Module::Loops(embedding), error PRESET;
             // `[time, batch, classes]`: the operand's log-softmax over classes as log-probs, one
             // label per sequence (1 + its index modulo the non-blank classes; blank 0), over
             // every time step; a single class leaves only the blank, so the targets are empty.
@@ -212,40 +213,40 @@ macro_rules! module_ops {
             },
                 reference Module::Missing(
                     "CTC loss: the forward algorithm over label paths; not written yet",
-                );
+                ), error PRESET;
             // `[batch, heads, seq, head_dim]`: the operand attends to itself reversed along seq.
             attention: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
                 x.clone(), x.clone().flip([2]), x, None, None, burn::tensor::ops::AttentionModuleOptions::default()),
-                reference Module::Loops(|x, _| attention(x, false));
+                reference Module::Loops(|x, _| attention(x, false)), error PRESET;
             attention_causal: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
                 x.clone(), x.clone(), x, None, None,
                 burn::tensor::ops::AttentionModuleOptions { is_causal: true, ..Default::default() }),
-                reference Module::Loops(|x, _| attention(x, true));
+                reference Module::Loops(|x, _| attention(x, true)), error PRESET;
             layer_norm: 3 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::layer_norm(x,
                 Tensor::<1, Int>::arange(0..s as i64, &d).float(),
                 Some(Tensor::<1, Int>::arange(0..s as i64, &d).float().neg()), 1e-5),
-                reference Module::Loops(layer_norm);
+                reference Module::Loops(layer_norm), error PRESET;
             batch_norm: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::batch_norm(x,
                 Tensor::<1, Int>::arange(0..c as i64, &d).float(),
                 Tensor::<1, Int>::arange(0..c as i64, &d).float().neg(),
                 Tensor::<1, Int>::arange(0..c as i64, &d).float(),
                 Tensor::<1, Int>::arange(1..(c + 1) as i64, &d).float(), 1e-5),
-                reference Module::Loops(batch_norm);
+                reference Module::Loops(batch_norm), error PRESET;
             // The backward passes Burn exposes as functions, with the operand as its own gradient.
             avg_pool2d_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::avg_pool2d_backward(x.clone(), x, [k, k], [1, 1], [p, p], [1, 1], true, false),
-                reference Module::Loops(avg_pool_backward);
+                reference Module::Loops(avg_pool_backward), error LINEAR;
             avg_pool3d_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::avg_pool3d_backward(x.clone().unsqueeze_dim::<5>(2), x.unsqueeze_dim::<5>(2),
                     [1, k, k], [1, 1, 1], [0, p, p], [1, 1, 1], true, false).squeeze_dim::<4>(2),
                 // A depth of 1 with no depth padding: the 2-D backward over each slice.
-                reference Module::Loops(avg_pool_backward);
+                reference Module::Loops(avg_pool_backward), error LINEAR;
             max_pool2d_backward: 4 -> same, balanced, ties, [x, d, c, k, p, s] => {
                 let (y, i) = burn::tensor::module::max_pool2d_with_indices(x.clone(),
                     burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));
                 burn::tensor::module::max_pool2d_with_indices_backward(x, [k, k], [1, 1], [p, p], [1, 1], false, y, i)
             },
-                reference Module::Missing(BACKWARD);
+                reference Module::Missing(BACKWARD), error PRESET;
             max_pool3d_backward: 4 -> same, balanced, ties, [x, d, c, k, p, s] => {
                 let x = x.unsqueeze_dim::<5>(2);
                 let (y, i) = burn::tensor::module::max_pool3d_with_indices(x.clone(),
@@ -253,7 +254,7 @@ macro_rules! module_ops {
                 burn::tensor::module::max_pool3d_with_indices_backward(
                     x, [1, k, k], [1, 1, 1], [0, p, p], [1, 1, 1], false, y, i).squeeze_dim::<4>(2)
             },
-                reference Module::Missing(BACKWARD);
+                reference Module::Missing(BACKWARD), error PRESET;
             // The weight gradient of a same-padded convolution with the operand as input and as
             // output gradient, added up onto the operand so the result keeps its shape.
             conv2d_weight_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
@@ -262,7 +263,7 @@ macro_rules! module_ops {
                     burn::tensor::ops::ConvOptions::new([1, 1], [p, p], [1, 1], 1));
                 x.add(g.sum().reshape([1, 1, 1, 1]))
             },
-                reference Module::Missing(BACKWARD);
+                reference Module::Missing(BACKWARD), error PRESET;
             // The first dim's rows in reverse through gather_nd, and written back the same way
             // by scatter_nd (indices `[n, 1]`, one per row: each row written once).
             gather_nd_rows: 4 -> same, exact, none, [x, d, c, k, p, s] => {
@@ -270,23 +271,23 @@ macro_rules! module_ops {
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &d).flip([0]).reshape([n, 1]);
                 x.gather_nd::<2, 4>(idx)
             },
-                reference Module::Loops(rows_reversed);
+                reference Module::Loops(rows_reversed), error PRESET;
             scatter_nd_rows: 4 -> same, exact, none, [x, d, c, k, p, s] => {
                 let n = x.dims()[0];
                 let idx = Tensor::<1, Int>::arange(0..n as i64, &d).flip([0]).reshape([n, 1]);
                 x.clone().scatter_nd::<2, 4>(idx, x, burn::tensor::ops::IndexingUpdateOp::Assign)
             },
-                reference Module::Loops(rows_reversed);
+                reference Module::Loops(rows_reversed), error PRESET;
             interpolate_nearest_exact: 4 -> same, exact, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::NearestExact) }),
-                reference Module::Loops(same_size);
+                reference Module::Loops(same_size), error PRESET;
             interpolate_lanczos3: 4 -> same, balanced, infinite, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::Lanczos3) }),
-                reference Module::Loops(same_size);
+                reference Module::Loops(same_size), error PRESET;
             // Bilinear sampling a quarter pixel right of each pixel centre (zeros padding past
             // the last column), through a grid made before the operand is touched.
             grid_sample_2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
@@ -297,7 +298,7 @@ macro_rules! module_ops {
                     .mul_scalar(2.0 / h as f64).sub_scalar(1.0).reshape([1, h, 1, 1]).expand([n, h, w, 1]);
                 x.grid_sample_2d(Tensor::cat(vec![gx, gy], 3), burn::tensor::ops::GridSampleOptions::default())
             },
-                reference Module::Loops(quarter_pixel_right);
+                reference Module::Loops(quarter_pixel_right), error PRESET;
             // A matmul by the identity keeps the shape. Quantized weights times float
             // activations and both quantized: Burn's two q_matmul paths (its Tensor API's only
             // route to the quantized matmul). The weight is made first, as every entry's extra
@@ -309,13 +310,13 @@ macro_rules! module_ops {
                 // A matmul by the quantized identity: the identity quantizes exactly (1 is 127
                 // steps of 1/127), so the product is the operand, and with the operand quantized
                 // too, its round trip.
-                reference Module::Loops(times_identity);
+                reference Module::Loops(times_identity), error PRESET;
             quantized_matmul: 3 -> Float, balanced, quantized, [x, d, c, k, p, s] => {
                 let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
                     .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
                 x.quantize_dynamic(&burn::tensor::quantization::QuantScheme::default())
                     .matmul(w).dequantize() },
-                reference Module::Quantized;
+                reference Module::Quantized, error PRESET;
         }
     };
 }
@@ -386,7 +387,7 @@ pub fn kernel_size(kernel: u8) -> usize {
 macro_rules! module_specs {
     ($($name:ident : $rank:literal -> $result:ident, $tol:ident, $un:ident,
         [$x:ident, $d:ident, $c:ident, $k:ident, $p:ident, $s:ident] => $call:expr,
-        reference $reference:expr;)+) => {
+        reference $reference:expr, error $error:expr;)+) => {
         /// The module ops, in table order.
         pub const MODULE: &[ModuleSpec] = &[$(ModuleSpec {
             name: stringify!($name),

@@ -8,6 +8,7 @@ use lane::{
     var_with,
 };
 
+use super::error::{variance, Model, LINEAR, PRESET, SOFTMAX};
 use super::host::{floor_mod_i, int_div};
 use super::host::{int_product, lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};
 
@@ -212,9 +213,11 @@ fn running_i(v: &[i128], start: i128, pick: fn(i128, i128) -> i128) -> Vec<Optio
 /// tables are built: an entry without one does not compile.
 macro_rules! along_dim_references {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
-        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr, error $error:expr;)+) => {
         /// Every along-dim entry's reference, by table name.
         pub const ALONG_DIM: &[(&str, Along)] = &[$((stringify!($name), $reference)),+];
+        /// Every along-dim entry's error model, in table order (`error` column).
+        pub const ALONG_DIM_ERROR: &[Option<Model>] = &[$($error),+];
     };
 }
 crate::program::along_dim_ops!(along_dim_references);

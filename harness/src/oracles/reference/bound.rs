@@ -11,284 +11,38 @@
 //! operands' magnitudes, which the reference computes with the same loops: no op needs a second
 //! description of which taps an element reads.
 
+use super::along_dim::ALONG_DIM_ERROR;
+use super::elementwise::{UNARY, UNARY_ERROR};
+pub use super::error::{Model, Ulps};
 use super::host::{Data, Host};
+use super::module::MODULE_ERROR;
 use crate::oracles::Backend;
 use crate::program::{Dtype, Kind, Op, Tolerance};
 
-/// How an op's rounding error is bounded.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Model {
-    /// A sum of products with nonnegative coefficients: `γ_{n+2} · op(|x|)` per element, `n`
-    /// the terms of the largest operand (an upper bound on any element's taps; two more for a
-    /// bias and a mean's division).
-    Linear,
-    /// Burn's two-pass variance (`burn-tensor` stats/mod.rs:3-33: the mean, the centered
-    /// squares summed, divided by `n − correction`).
-    Variance {
-        /// Whether it divides by `n` (`var_bias`) rather than `n − 1`.
-        biased: bool,
-    },
-    /// Flex's fused softmax along a dim (burn-flex ops/activation.rs:199-403: the row's
-    /// maximum subtracted, one library exp per element, their sum, and a multiply by its
-    /// inverse; softmin is the softmax of the negation, burn-backend ops/activation.rs:275):
-    /// every term positive, so the error is relative, composed from its steps' (see
-    /// [`per_element`]).
-    Softmax,
-    /// A function Flex computes with one call of Rust's math library per element (through f32
-    /// for the half dtypes: `burn-flex` ops/unary.rs:66-67): within [`Ulps`] of the reference
-    /// rounded to the dtype, as `dispatch-fuzz accuracy` measured it.
-    Library(Ulps),
+/// The unary entries with a library bound, in table order, and the bounds.
+pub fn library_bounds() -> impl Iterator<Item = (&'static str, Ulps)> {
+    (UNARY.iter().zip(UNARY_ERROR)).filter_map(|((name, _), error)| match error {
+        Some(Model::Library(ulps)) => Some((*name, *ulps)),
+        _ => None,
+    })
 }
 
-/// A library function's bound on Flex in units in the last place of the result's dtype, per
-/// dtype: F16 and BF16 measured over every input (so exact for this build), F32 over the
-/// stratified sample plus one unit for what a sample misses and for another platform's libm,
-/// F64 the same (the reference's own f64 function errs too: two more units).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Ulps {
-    /// Over F16 and BF16.
-    pub half: f64,
-    /// Over F32.
-    pub single: f64,
-    /// Over F64.
-    pub double: f64,
+/// The library bound of the unary entry `name`, if it has one.
+pub fn library_bound(name: &str) -> Option<Ulps> {
+    library_bounds().find(|(n, _)| *n == name).map(|(_, u)| u)
 }
-
-impl Ulps {
-    /// The bound for `dtype`.
-    pub fn of(self, dtype: Dtype) -> f64 {
-        match dtype {
-            Dtype::F16 | Dtype::Bf16 => self.half,
-            Dtype::F32 => self.single,
-            _ => self.double,
-        }
-    }
-}
-
-/// The entries of the tables that have a derived bound, by table name. Every other entry keeps
-/// its tolerance family's preset: products (a partial product may underflow or overflow in an
-/// order Burn does not pin down, so no relative bound holds), normalizations, attention and the
-/// softmaxes (composites whose exponentials are library functions), resamplings whose weights
-/// are themselves rounded (bicubic, Lanczos, grid sampling) and the ops the reference has no
-/// loops for.
-const MODELS: &[(&str, Model)] = &[
-    ("mean_dim", Model::Linear),
-    ("cumsum", Model::Linear),
-    ("sum_dims", Model::Linear),
-    ("scatter_add", Model::Linear),
-    ("softmax", Model::Softmax),
-    ("softmin", Model::Softmax),
-    ("var", Model::Variance { biased: false }),
-    ("var_bias", Model::Variance { biased: true }),
-    ("avg_pool1d", Model::Linear),
-    ("avg_pool2d", Model::Linear),
-    ("avg_pool3d", Model::Linear),
-    ("adaptive_avg_pool1d", Model::Linear),
-    ("adaptive_avg_pool2d", Model::Linear),
-    ("adaptive_avg_pool3d", Model::Linear),
-    ("avg_pool2d_backward", Model::Linear),
-    ("avg_pool3d_backward", Model::Linear),
-    ("conv1d", Model::Linear),
-    ("conv2d", Model::Linear),
-    ("conv3d", Model::Linear),
-    ("conv2d_depthwise", Model::Linear),
-    ("conv_transpose1d", Model::Linear),
-    ("conv_transpose2d", Model::Linear),
-    ("conv_transpose3d", Model::Linear),
-    ("linear", Model::Linear),
-    ("unfold_fold", Model::Linear),
-    // Same-size bilinear resampling: weights 1 and 0 at every output, as the reference has it.
-    ("interpolate_bilinear", Model::Linear),
-];
-
-/// The unary entries Flex computes with one math-library call, and their measured bounds
-/// (`dispatch-fuzz accuracy`; `tests/accuracy.rs` holds the half dtypes to them). On wgpu
-/// they keep their family's preset: WGSL's accuracy table is not composed here.
-///
-/// Measured on Flex with glibc's libm (x86-64), over the inputs within half the dtype's range
-/// (past it, asinh overflows: a stored finding): over F16 and BF16 every entry is within one
-/// unit, over F32 too but tanh (two); the bound adds one unit for another platform's libm.
-/// F64 runs the same libm functions the reference calls (two units for the reference's own
-/// error) but erf, whose reference is the harness's own series (24 units). Left out: acosh and
-/// atanh, which Rust's std computes with its own formulas (rust-lang/rust#104548): acosh as
-/// `ln(x + sqrt(x² − 1))`, 16 units off at x = 1.0017 and more closer to 1 (fuzz --seed 5),
-/// atanh as `0.5 · ln_1p(2x / (1 − x))`, 4% off at x = −0.99999994 where `1 − x` rounds to 2;
-/// they keep the transcendental preset, and `dispatch-fuzz accuracy` reports them.
-pub const LIBRARY: &[(&str, Ulps)] = &[
-    (
-        "exp",
-        Ulps {
-            half: 2.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "log",
-        Ulps {
-            half: 2.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "log1p",
-        Ulps {
-            half: 1.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "sqrt",
-        Ulps {
-            half: 1.0,
-            single: 1.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "square",
-        Ulps {
-            half: 1.0,
-            single: 1.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "recip",
-        Ulps {
-            half: 1.0,
-            single: 1.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "sin",
-        Ulps {
-            half: 2.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "cos",
-        Ulps {
-            half: 2.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "tan",
-        Ulps {
-            half: 2.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "sinh",
-        Ulps {
-            half: 1.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "cosh",
-        Ulps {
-            half: 1.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "asin",
-        Ulps {
-            half: 1.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "acos",
-        Ulps {
-            half: 1.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "atan",
-        Ulps {
-            half: 1.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "tanh",
-        Ulps {
-            half: 1.0,
-            single: 3.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "asinh",
-        Ulps {
-            half: 2.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "erf",
-        Ulps {
-            half: 1.0,
-            single: 2.0,
-            double: 26.0,
-        },
-    ),
-    (
-        "deg2rad",
-        Ulps {
-            half: 2.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "rad2deg",
-        Ulps {
-            half: 2.0,
-            single: 2.0,
-            double: 2.0,
-        },
-    ),
-    (
-        "powf_half",
-        Ulps {
-            half: 1.0,
-            single: 2.0,
-            double: 3.0,
-        },
-    ),
-];
 
 /// The op's error model on `backend`, if its bound is derived.
 pub fn model(op: &Op, backend: Backend) -> Option<Model> {
-    let name = match op {
-        Op::Matmul { .. } | Op::SumDim { .. } => return Some(Model::Linear),
-        Op::AlongDim { op, .. } => op.name(),
-        Op::Module { op, .. } => op.name(),
-        Op::Unary { op, .. } if backend == Backend::Flex => {
-            return (LIBRARY.iter().find(|(n, _)| *n == op.name())).map(|(_, u)| Model::Library(*u))
-        }
-        _ => return None,
-    };
-    MODELS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+    match op {
+        Op::Matmul { .. } | Op::SumDim { .. } => Some(Model::Linear),
+        Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()],
+        Op::Module { op, .. } => MODULE_ERROR[op.index()],
+        // On wgpu a library entry keeps its family's preset: WGSL's accuracy table is not
+        // composed here.
+        Op::Unary { op, .. } if backend == Backend::Flex => UNARY_ERROR[op.index()],
+        _ => None,
+    }
 }
 
 /// The spacing of `dtype`'s values at `x` (a unit in the last place): the subnormals' spacing
@@ -473,10 +227,7 @@ fn softmax_bounds(
     let v = x.floats()?;
     let want = expected.floats()?;
     let sign = if entry.name() == "softmin" { -1.0 } else { 1.0 };
-    let exp = LIBRARY
-        .iter()
-        .find(|(n, _)| *n == "exp")
-        .map_or(2.0, |(_, ulps)| ulps.single);
+    let exp = library_bound("exp").map_or(2.0, |ulps| ulps.single);
     let mut out = vec![f64::INFINITY; want.len()];
     for lane in super::host::lanes(&x.shape, usize::from(*dim)) {
         let zs: Option<Vec<f64>> = lane.iter().map(|&i| v[i].map(|e| sign * e)).collect();

@@ -9,6 +9,7 @@ use scalar::{
 };
 
 use super::along_dim::{first_positions, flip_positions};
+use super::error::{library, Model, PRESET};
 use super::host::{
     broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, Data, Host,
 };
@@ -61,10 +62,13 @@ pub fn floor_mod_f(x: f64, y: f64) -> f64 {
 /// row, so an entry without one does not compile, and compiled here, in the reference's terms.
 macro_rules! unary_references {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
-        $reach:ident, $x:ident => $call:expr, reference $reference:expr;)+) => {
+        $reach:ident, $x:ident => $call:expr, reference $reference:expr, error $error:expr;)+) => {
         /// Every unary entry's reference, by table name: its definition, with its source where
         /// Burn's doc comment does not give it.
         pub const UNARY: &[(&str, Unary)] = &[$((stringify!($name), $reference)),+];
+        /// Every unary entry's error model on Flex, in table order (`error` column: a library
+        /// function's measured bound, or none derived: its tolerance family's preset).
+        pub const UNARY_ERROR: &[Option<Model>] = &[$($error),+];
     };
 }
 crate::program::unary_ops!(unary_references);
