@@ -3,8 +3,8 @@
 //! the run in lockstep through mirrors on other devices ([`eager_replay`], [`differential`]) or
 //! judge its trace afterwards ([`model`]), and each broken invariant is a [`Violation`].
 //!
-//! Adding an oracle: a module implementing [`Oracle`], one [`ORACLES`] entry, one arm in
-//! [`OracleId::build`].
+//! Adding an oracle: a module implementing [`Oracle`], and in this file one [`ORACLES`] entry,
+//! one arm in [`OracleId::build`] and its violation class ([`OracleClass`]).
 
 pub mod catalogue;
 pub mod class;
@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::interpreter::{Computed, Outcome, Trace, World};
 use crate::program::Program;
 
-pub use class::{Class, OracleClass};
+pub use class::Class;
 pub use classify::{
     assign_classes, chose_dtype_mix, class_of, classify, is_known_bug, may_be_chosen_dtype_mix,
     normalize_message, past_unsupported_dtype, signature, Classified, Finding, Policy, KNOWN,
@@ -76,6 +76,51 @@ pub struct Violation {
     /// What the oracle knows beyond the signature, for reports and reproducers.
     #[serde(skip_serializing_if = "Payload::is_none", default)]
     pub payload: Payload,
+}
+
+/// The classes of the oracles' violations, one or two per oracle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OracleClass {
+    /// A replayed output that differs from the eager run.
+    ReplayMismatch,
+    /// A cleanly captured graph whose replay panics or errors.
+    ReplayFailure,
+    /// A value that differs between Flex and wgpu, or that only one of them computed.
+    Divergence,
+    /// A step whose real outcome is not the one the model predicted.
+    ModelMismatch,
+    /// A tensor stored in a dtype of another kind.
+    DtypeContract,
+    /// A transaction whose answer for a tensor is not that tensor's own read.
+    TransactionMismatch,
+    /// A value Burn computed that its op's definition does not give.
+    ReferenceMismatch,
+}
+
+impl OracleClass {
+    /// Every oracle class.
+    pub const ALL: [OracleClass; 7] = [
+        OracleClass::ReplayMismatch,
+        OracleClass::ReplayFailure,
+        OracleClass::Divergence,
+        OracleClass::ModelMismatch,
+        OracleClass::DtypeContract,
+        OracleClass::TransactionMismatch,
+        OracleClass::ReferenceMismatch,
+    ];
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            OracleClass::ReplayMismatch => "replay-mismatch",
+            OracleClass::ReplayFailure => "replay-failure",
+            OracleClass::Divergence => "flex-wgpu-divergence",
+            OracleClass::ModelMismatch => "model-mismatch",
+            OracleClass::DtypeContract => "dtype-contract",
+            OracleClass::TransactionMismatch => "transaction-mismatch",
+            OracleClass::ReferenceMismatch => "reference-mismatch",
+        }
+    }
 }
 
 /// Class of a replayed output that differs from the eager run ([`eager_replay`]).

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::catalogue::catalogue;
 use super::catalogue::UNSUPPORTED_DTYPE;
+use super::OracleClass;
 use crate::interpreter::HARNESS_ERROR;
 
 /// What kind of finding, by who raised it.
@@ -37,51 +38,6 @@ pub enum Class {
     Timeout,
     /// A program whose process grew past the RSS limit.
     OutOfMemory,
-}
-
-/// The classes of the oracles' violations, one or two per oracle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum OracleClass {
-    /// A replayed output that differs from the eager run.
-    ReplayMismatch,
-    /// A cleanly captured graph whose replay panics or errors.
-    ReplayFailure,
-    /// A value that differs between Flex and wgpu, or that only one of them computed.
-    Divergence,
-    /// A step whose real outcome is not the one the model predicted.
-    ModelMismatch,
-    /// A tensor stored in a dtype of another kind.
-    DtypeContract,
-    /// A transaction whose answer for a tensor is not that tensor's own read.
-    TransactionMismatch,
-    /// A value Burn computed that its op's definition does not give.
-    ReferenceMismatch,
-}
-
-impl OracleClass {
-    /// Every oracle class.
-    pub const ALL: [OracleClass; 7] = [
-        OracleClass::ReplayMismatch,
-        OracleClass::ReplayFailure,
-        OracleClass::Divergence,
-        OracleClass::ModelMismatch,
-        OracleClass::DtypeContract,
-        OracleClass::TransactionMismatch,
-        OracleClass::ReferenceMismatch,
-    ];
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        match self {
-            OracleClass::ReplayMismatch => "replay-mismatch",
-            OracleClass::ReplayFailure => "replay-failure",
-            OracleClass::Divergence => "flex-wgpu-divergence",
-            OracleClass::ModelMismatch => "model-mismatch",
-            OracleClass::DtypeContract => "dtype-contract",
-            OracleClass::TransactionMismatch => "transaction-mismatch",
-            OracleClass::ReferenceMismatch => "reference-mismatch",
-        }
-    }
 }
 
 /// Class of a panic that matches no catalogue record: always a finding.
