@@ -4,17 +4,17 @@
 //! dim), one entry each, read like the other tables by the generator, the typing rule, the
 //! printers, the interpreter, the differential and the reference.
 //!
-//! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call,
-//! reference def, error model;` (the reference a `Module` of the reference oracle and the error
-//! model `LINEAR` or `PRESET`, as in `along_dim.rs`, compiled only there: an entry without them
-//! does not compile). The operand is a float tensor of exactly `rank` dims read as `[batch, channels, spatial..]` (3: one
-//! spatial dim, 4: two); every entry keeps its spatial size (stride 1, "same" padding), so the
-//! result has the operand's shape. 3-D entries insert a depth of 1 (`[n, c, 1, h, w]`) and take
-//! it out again, so programs stay within `limits::MAX_RANK`. The call names its variables, always
-//! these six: `x` (the operand), `d` (its device), `c` (its channel count), `k` (the kernel size,
-//! 1 or 3), `p` (the padding, `(k - 1) / 2`) and `s` (the spatial size: a `usize` for rank 3,
-//! `[usize; 2]` for rank 4). Weights are `arange` ramps, not constants, so an entry that reads
-//! them transposed or from the wrong channel gives other values.
+//! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call, reference
+//! def, error model;` (the reference a `Module` of the reference oracle and the error model
+//! `LINEAR` or `PRESET`, as in `along_dim.rs`, compiled only there: an entry without them does not
+//! compile). The operand is a float tensor of exactly `rank` dims read as `[batch, channels,
+//! spatial..]` (3: one spatial dim, 4: two); every entry keeps its spatial size (stride 1, "same"
+//! padding), so the result has the operand's shape. 3-D entries insert a depth of 1 (`[n, c, 1, h,
+//! w]`) and take it out again, so programs stay within `limits::MAX_RANK`. The call names its
+//! variables, always these six: `x` (the operand), `d` (its device), `c` (its channel count), `k`
+//! (the kernel size, 1 or 3), `p` (the padding, `(k - 1) / 2`) and `s` (the spatial size: a `usize`
+//! for rank 3, `[usize; 2]` for rank 4). Weights are `arange` ramps, not constants, so an entry
+//! that reads them transposed or from the wrong channel gives other values.
 
 use super::kind::Kind;
 use super::table::{

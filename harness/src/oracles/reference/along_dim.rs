@@ -8,7 +8,7 @@ use lane::{
     var_with,
 };
 
-use super::error::{variance, Model, LINEAR, PRESET, SOFTMAX};
+use super::error::{variance, Arithmetic, LINEAR, PRESET, SOFTMAX, SOFTMIN};
 use super::host::{floor_mod_i, int_div};
 use super::host::{int_product, lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};
 
@@ -217,7 +217,7 @@ macro_rules! along_dim_references {
         /// Every along-dim entry's reference, by table name.
         pub const ALONG_DIM: &[(&str, Along)] = &[$((stringify!($name), $reference)),+];
         /// Every along-dim entry's error model, in table order (`error` column).
-        pub const ALONG_DIM_ERROR: &[Option<Model>] = &[$($error),+];
+        pub const ALONG_DIM_ERROR: &[Arithmetic] = &[$($error),+];
     };
 }
 crate::program::along_dim_ops!(along_dim_references);

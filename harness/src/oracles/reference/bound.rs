@@ -13,7 +13,7 @@
 
 use super::along_dim::ALONG_DIM_ERROR;
 use super::elementwise::{UNARY, UNARY_ERROR};
-pub use super::error::{Model, Ulps};
+pub use super::error::{Arithmetic, Model, Ulps};
 use super::host::{Data, Host};
 use super::module::MODULE_ERROR;
 use crate::oracles::Backend;
@@ -21,8 +21,8 @@ use crate::program::{Dtype, Kind, Op, Tolerance};
 
 /// The unary entries with a library bound, in table order, and the bounds.
 pub fn library_bounds() -> impl Iterator<Item = (&'static str, Ulps)> {
-    (UNARY.iter().zip(UNARY_ERROR)).filter_map(|((name, _), error)| match error {
-        Some(Model::Library(ulps)) => Some((*name, *ulps)),
+    (UNARY.iter().zip(UNARY_ERROR)).filter_map(|((name, _), error)| match error.model {
+        Some(Model::Library(ulps)) => Some((*name, ulps)),
         _ => None,
     })
 }
@@ -36,12 +36,23 @@ pub fn library_bound(name: &str) -> Option<Ulps> {
 pub fn model(op: &Op, backend: Backend) -> Option<Model> {
     match op {
         Op::Matmul { .. } | Op::SumDim { .. } => Some(Model::Linear),
-        Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()],
-        Op::Module { op, .. } => MODULE_ERROR[op.index()],
+        Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()].model,
+        Op::Module { op, .. } => MODULE_ERROR[op.index()].model,
         // On wgpu a library entry keeps its family's preset: WGSL's accuracy table is not
         // composed here.
-        Op::Unary { op, .. } if backend == Backend::Flex => UNARY_ERROR[op.index()],
+        Op::Unary { op, .. } if backend == Backend::Flex => UNARY_ERROR[op.index()].model,
         _ => None,
+    }
+}
+
+/// How far past its result `op`'s formula goes before it comes back to it (its row's
+/// [`Arithmetic::headroom`]; 1 for an op outside the tables).
+pub fn headroom(op: &Op) -> f64 {
+    match op {
+        Op::Unary { op, .. } => UNARY_ERROR[op.index()].headroom,
+        Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()].headroom,
+        Op::Module { op, .. } => MODULE_ERROR[op.index()].headroom,
+        _ => 1.0,
     }
 }
 
@@ -177,7 +188,7 @@ pub fn per_element(
         // term carries u·(|z| + E + 1); the sum of positive terms γₙ beyond its terms' worst;
         // the inverse and the multiply 2u. First order, so twice that; an exp that underflows
         // errs by a subnormal's spacing at most, divided by a sum of at least 1.
-        Model::Softmax => softmax_bounds(op, operands, expected, (u, floor)),
+        Model::Softmax { negated } => softmax_bounds(op, operands, expected, (u, floor), negated),
         // With the computed mean m̂ = m + δ, Σ(xᵢ − m̂)² = Σ(xᵢ − m)² + nδ² exactly (the
         // centered values sum to zero); each term then rounds in the subtraction, the square
         // and the sum, all of nonnegative terms, and once more in the division:
@@ -219,14 +230,15 @@ fn softmax_bounds(
     operands: &[&Host],
     expected: &Host,
     (u, floor): (f64, f64),
+    negated: bool,
 ) -> Option<Vec<f64>> {
-    let Op::AlongDim { op: entry, dim, .. } = op else {
+    let Op::AlongDim { dim, .. } = op else {
         return None;
     };
     let x = operands.first()?;
     let v = x.floats()?;
     let want = expected.floats()?;
-    let sign = if entry.name() == "softmin" { -1.0 } else { 1.0 };
+    let sign = if negated { -1.0 } else { 1.0 };
     let exp = library_bound("exp").map_or(2.0, |ulps| ulps.single);
     let mut out = vec![f64::INFINITY; want.len()];
     for lane in super::host::lanes(&x.shape, usize::from(*dim)) {
@@ -283,9 +295,11 @@ pub fn describe(op: &Op) -> String {
         Some(Model::Variance { .. }) => "two-pass variance: γ(n+4)·var + (1+γ)·nδ²/divisor, \
              |δ| ≤ γ(n+1)·mean|x|, plus the roundings"
             .into(),
-        Some(Model::Softmax) => "softmax composed: 2·(u·(|z|+E+1) + u·(max|z|+E+1) + γ(n) + 2u) \
+        Some(Model::Softmax { .. }) => {
+            "softmax composed: 2·(u·(|z|+E+1) + u·(max|z|+E+1) + γ(n) + 2u) \
              relative, z = x − max, E the library exp's units"
-            .into(),
+                .into()
+        }
         Some(Model::Library(u)) => format!(
             "math library (measured by `accuracy`): {} ULP over F16 and BF16, {} over F32, {} \
              over F64",

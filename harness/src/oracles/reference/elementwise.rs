@@ -9,7 +9,7 @@ use scalar::{
 };
 
 use super::along_dim::{first_positions, flip_positions};
-use super::error::{library, Model, PRESET};
+use super::error::{library, Arithmetic, PRESET};
 use super::host::{
     broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, Data, Host,
 };
@@ -68,7 +68,7 @@ macro_rules! unary_references {
         pub const UNARY: &[(&str, Unary)] = &[$((stringify!($name), $reference)),+];
         /// Every unary entry's error model on Flex, in table order (`error` column: a library
         /// function's measured bound, or none derived: its tolerance family's preset).
-        pub const UNARY_ERROR: &[Option<Model>] = &[$($error),+];
+        pub const UNARY_ERROR: &[Arithmetic] = &[$($error),+];
     };
 }
 crate::program::unary_ops!(unary_references);

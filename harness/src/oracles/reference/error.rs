@@ -21,8 +21,11 @@ pub enum Model {
     /// maximum subtracted, one library exp per element, their sum, and a multiply by its
     /// inverse; softmin is the softmax of the negation, burn-backend ops/activation.rs:275):
     /// every term positive, so the error is relative, composed from its steps' (see
-    /// [`per_element`]).
-    Softmax,
+    /// `bound::per_element`).
+    Softmax {
+        /// Whether it is the softmax of the negated operand (softmin).
+        negated: bool,
+    },
     /// A function Flex computes with one call of Rust's math library per element (through f32
     /// for the half dtypes: `burn-flex` ops/unary.rs:66-67): within [`Ulps`] of the reference
     /// rounded to the dtype, as `dispatch-fuzz accuracy` measured it.
@@ -54,6 +57,36 @@ impl Ulps {
     }
 }
 
+/// How an entry's arithmetic errs, as its table row's `error` column states it: the model of
+/// its rounding error, and its headroom.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Arithmetic {
+    /// How its rounding error is bounded; `None`: not derived (the family's preset).
+    pub model: Option<Model>,
+    /// How far past its result its formula goes before it comes back to it: an element whose
+    /// result times this passes the dtype's largest value overflowed on the way in Burn's own
+    /// dtype, and is open as a result past the range is. 1 for most entries.
+    pub headroom: f64,
+}
+
+impl Arithmetic {
+    const fn of(model: Option<Model>) -> Arithmetic {
+        Arithmetic {
+            model,
+            headroom: 1.0,
+        }
+    }
+
+    /// This, with a formula that goes `headroom` times past its result (cross_middle is
+    /// 9x² − x²: over F16, x = −86 gives 8x² = 59168 from 66564, past 65504, so inf; fuzz
+    /// --seed 0. Burn's tanh-approximated gelu computes `(x * (tanh(..) + 1)) * 0.5`,
+    /// burn-tensor activation/base.rs:120: x doubled before it is halved, inf past
+    /// f32::MAX / 2 where the definition gives x).
+    pub const fn headroom(self, headroom: f64) -> Arithmetic {
+        Arithmetic { headroom, ..self }
+    }
+}
+
 /// The words of the op tables' `error` column (see `program::unary`), each an entry's error
 /// model in the reference's terms.
 ///
@@ -63,15 +96,17 @@ impl Ulps {
 /// themselves rounded (bicubic, Lanczos, grid sampling) and the ops the reference has no loops
 /// for. Same-size bilinear resampling is [`LINEAR`]: weights 1 and 0 at every output, as the
 /// reference has it.
-pub const PRESET: Option<Model> = None;
+pub const PRESET: Arithmetic = Arithmetic::of(None);
 /// [`Model::Linear`].
-pub const LINEAR: Option<Model> = Some(Model::Linear);
+pub const LINEAR: Arithmetic = Arithmetic::of(Some(Model::Linear));
 /// [`Model::Softmax`].
-pub const SOFTMAX: Option<Model> = Some(Model::Softmax);
+pub const SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::Softmax { negated: false }));
+/// [`Model::Softmax`] of the negated operand.
+pub const SOFTMIN: Arithmetic = Arithmetic::of(Some(Model::Softmax { negated: true }));
 
 /// [`Model::Variance`].
-pub const fn variance(biased: bool) -> Option<Model> {
-    Some(Model::Variance { biased })
+pub const fn variance(biased: bool) -> Arithmetic {
+    Arithmetic::of(Some(Model::Variance { biased }))
 }
 
 /// [`Model::Library`]: a unary entry Flex computes with one math-library call, and its measured
@@ -87,10 +122,10 @@ pub const fn variance(biased: bool) -> Option<Model> {
 /// `ln(x + sqrt(x² − 1))`, 16 units off at x = 1.0017 and more closer to 1 (fuzz --seed 5),
 /// atanh as `0.5 · ln_1p(2x / (1 − x))`, 4% off at x = −0.99999994 where `1 − x` rounds to 2;
 /// they keep the transcendental preset, and `dispatch-fuzz accuracy` reports them.
-pub const fn library(half: f64, single: f64, double: f64) -> Option<Model> {
-    Some(Model::Library(Ulps {
+pub const fn library(half: f64, single: f64, double: f64) -> Arithmetic {
+    Arithmetic::of(Some(Model::Library(Ulps {
         half,
         single,
         double,
-    }))
+    })))
 }

@@ -8,7 +8,7 @@ use super::host::{Data, Host};
 use super::{bound, host};
 use crate::interpreter::AnyTensor;
 use crate::oracles::{Backend, BoundTally, Shared};
-use crate::program::{Dtype, Kind, Op, Step, Tolerance};
+use crate::program::{Dtype, Kind, Step, Tolerance};
 
 /// A tensor's value as a host array, and its dtype.
 pub(super) fn value_of(tensor: &AnyTensor) -> Option<(Host, DType)> {
@@ -273,7 +273,7 @@ pub(super) fn bound_family(
         (_, Some(bound::Model::Linear), _) => "accumulation (Higham)",
         (_, Some(bound::Model::Variance { .. }), _) => "variance (two-pass, Higham)",
         (_, Some(bound::Model::Library(_)), _) => "math library (measured)",
-        (_, Some(bound::Model::Softmax), _) => "softmax (composed)",
+        (_, Some(bound::Model::Softmax { .. }), _) => "softmax (composed)",
         (.., Tolerance::Rounded) => "correctly rounded",
         (.., Tolerance::Exact) => "exact",
         (.., Tolerance::Step) => "step",
@@ -309,7 +309,7 @@ pub(super) struct Allowance<'a> {
     /// The absolute error its accumulation or quantization may add (see
     /// [`Reference::allowance`]).
     pub(super) absolute: f64,
-    /// Its [`headroom`].
+    /// Its headroom ([`bound::headroom`]).
     pub(super) headroom: f64,
     /// For an accumulating op, the magnitude its partial sums may reach ([`Track::scale`]); 0
     /// for the others. Past the dtype's largest value a partial sum may overflow in an order
@@ -320,19 +320,4 @@ pub(super) struct Allowance<'a> {
     /// The backend that computed the value: a correctly rounded op's bound is its own
     /// ([`rounded_ulps`]).
     pub(super) backend: Backend,
-}
-
-/// How far past its result an entry's formula goes before it comes back to it: an element whose
-/// result times this passes the dtype's largest value overflowed on the way in Burn's own
-/// dtype (cross_middle is 9x² - x²: over F16, x = -86 gives 8x² = 59168 from 66564, past
-/// 65504, so inf; fuzz --seed 0), and is open as a result past the range is.
-/// Burn's tanh-approximated gelu computes `(x * (tanh(..) + 1)) * 0.5` (burn-tensor
-/// activation/base.rs:120): x doubled before it is halved, inf past f32::MAX / 2 where the
-/// definition gives x.
-pub(super) fn headroom(op: &Op) -> f64 {
-    match op {
-        Op::AlongDim { op, .. } if op.name() == "cross_middle" => 9.0 / 8.0,
-        Op::Unary { op, .. } if op.name() == "gelu_approximate" => 2.0,
-        _ => 1.0,
-    }
 }

@@ -2,7 +2,7 @@
 //! size (stride 1, "same" padding), its weights are `arange` ramps, and 1-D and 3-D entries are
 //! the 2-D loops over a height (1-D) or a depth (3-D) of one, as the calls insert it.
 
-use super::error::{Model, LINEAR, PRESET};
+use super::error::{Arithmetic, LINEAR, PRESET};
 use super::host::{Host, F32_MAX};
 
 /// How the reference computes one module entry on the operand (`[n, c, l]` or `[n, c, h, w]`)
@@ -462,7 +462,7 @@ macro_rules! module_references {
         /// Every module entry's reference, by table name.
         pub const MODULE: &[(&str, Module)] = &[$((stringify!($name), $reference)),+];
         /// Every module entry's error model, in table order (`error` column).
-        pub const MODULE_ERROR: &[Option<Model>] = &[$($error),+];
+        pub const MODULE_ERROR: &[Arithmetic] = &[$($error),+];
     };
 }
 crate::program::module_ops!(module_references);

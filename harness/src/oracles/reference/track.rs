@@ -8,8 +8,7 @@ use burn::tensor::TensorData;
 use super::definition::of_op;
 use super::host::Host;
 use super::judge::{
-    bound_family, bounds, headroom, judge_tallied, rounded_ulps, Allowance, Expected, Judged,
-    Value, Why,
+    bound_family, bounds, judge_tallied, rounded_ulps, Allowance, Expected, Judged, Value, Why,
 };
 use super::{bound, documented, host, quantized_scheme};
 use crate::oracles::{Backend, BoundTally};
@@ -198,7 +197,7 @@ pub(super) fn judge_value(
     let derived = track.element_bounds(step, backend, expected.host());
     let (model, elements) = derived.unzip();
     let headroom = match step {
-        Step::Op { op, .. } => headroom(op),
+        Step::Op { op, .. } => bound::headroom(op),
         _ => 1.0,
     };
     let name = bound_family(step, model, family);
