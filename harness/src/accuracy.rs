@@ -179,21 +179,31 @@ pub fn ulp_distance(dtype: Dtype, a: f64, b: f64) -> f64 {
 /// Measures `entry` over `xs` in `dtype` on Flex: `Err` where Burn's call does not run (a
 /// harness fault: every float entry takes a float tensor).
 pub fn measure(entry: UnaryOp, dtype: Dtype, xs: &[f64]) -> anyhow::Result<Row> {
+    measure_op(&Op::Unary { op: entry, src: 0 }, dtype, xs)
+}
+
+/// [`measure`] for any entry of one float operand whose reference is element by element
+/// (`op` reads slot 0; an along-dim entry runs along dim 0 of the one-dimensional sweep).
+pub fn measure_op(op: &Op, dtype: Dtype, xs: &[f64]) -> anyhow::Result<Row> {
+    let entry = match op {
+        Op::Unary { op, .. } => op.name(),
+        Op::AlongDim { op, .. } => op.name(),
+        other => anyhow::bail!("{} is not an entry the table measures", other.name()),
+    };
     let storage = dtype.burn();
     let data = TensorData::new(xs.to_vec(), [xs.len()]).convert_dtype(storage);
     let device = burn::tensor::Device::flex();
     let x = AnyTensor::from_data(Kind::Float, data.clone(), &device, Some(storage));
-    let op = Op::Unary { op: entry, src: 0 };
-    let out = exec_op(&op, |_| Some(x.clone()))?;
+    let out = exec_op(op, |_| Some(x.clone()))?;
     let got = out
         .try_into_data()
-        .map_err(|e| anyhow::anyhow!("reading {} over {dtype:?}: {e}", entry.name()))?;
+        .map_err(|e| anyhow::anyhow!("reading {entry} over {dtype:?}: {e}"))?;
     let got: Vec<f64> = got
         .convert::<f64>()
         .try_to_vec()
         .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let host = host_of(Kind::Float, &data);
-    let want = of_op(&op, &[&host]).map_err(|why| anyhow::anyhow!("{why}"))?;
+    let want = of_op(op, &[&host]).map_err(|why| anyhow::anyhow!("{why}"))?;
     let want = want.floats().unwrap_or_default().to_vec();
     let operands = host.floats().unwrap_or_default().to_vec();
     let mut distances = Vec::with_capacity(xs.len());
@@ -216,7 +226,7 @@ pub fn measure(entry: UnaryOp, dtype: Dtype, xs: &[f64]) -> anyhow::Result<Row> 
     }
     distances.sort_by(f64::total_cmp);
     Ok(Row {
-        entry: entry.name(),
+        entry,
         dtype,
         backend: "flex",
         inputs: xs.len(),

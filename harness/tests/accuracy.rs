@@ -52,3 +52,29 @@ fn units_in_the_last_place_count_the_values_between_two_floats_across_zero_and_b
     assert_eq!(ulp_distance(Dtype::F16, f64::NAN, 1.0), f64::INFINITY);
     assert_eq!(ulp_distance(Dtype::Bf16, f64::NAN, f64::NAN), 0.0);
 }
+
+#[test]
+fn powi_by_two_over_the_f32_sweep_is_within_the_library_bound_its_row_states() {
+    use dispatch_fuzz::accuracy::measure_op;
+    use dispatch_fuzz::oracles::reference::along_dim::ALONG_DIM_ERROR;
+    use dispatch_fuzz::oracles::reference::bound::Model;
+    use dispatch_fuzz::program::{AlongDimOp, Op};
+    let entry = AlongDimOp::named("powi_by_two").expect("a table entry");
+    let Some(Model::Library(ulps)) = ALONG_DIM_ERROR[entry.index()].model else {
+        panic!("powi_by_two's row states a library bound");
+    };
+    let op = Op::AlongDim {
+        op: entry,
+        src: 0,
+        dim: 0,
+    };
+    // Over F32 alone: over any other float dtype its operands mix dtypes (see its row).
+    let row = measure_op(&op, Dtype::F32, &inputs(Dtype::F32, 4096, 0)).expect("Flex runs it");
+    assert!(
+        row.max_ulps <= ulps.of(Dtype::F32),
+        "{} units, its bound {} (worst {:?})",
+        row.max_ulps,
+        ulps.of(Dtype::F32),
+        row.worst
+    );
+}

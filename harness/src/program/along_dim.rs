@@ -244,12 +244,18 @@ macro_rules! along_dim_ops {
                 let _ = d; let e = Tensor::empty(x.shape(), (&x.device(), x.dtype()));
                 x.mul_scalar(0).add(e.mul_scalar(0)) },
                 reference Along::Map(|_| None, |_| Some(0), |b| b), error PRESET;
-            // An int tensor of exponents made on the device. A NaN base is left open: WGSL may
-            // assume no NaN reaches it (llvmpipe gives NaN^2 = 0, fuzz --seed 46 with wgpu).
+            // A tensor of twos made on the device: `powi` takes one of the operand's kind, so a
+            // float in the device's default dtype, and over an F16, BF16 or F64 operand the
+            // operands mix dtypes (a panic the program chose). Over F32 the bridge's powi is
+            // float_powf (burn-tensor bridge/ops/float.rs:638-640), which Flex computes with
+            // f32::powf (burn-flex ops/float.rs:1022-1024): within 1 ULP of x² over the F32
+            // sweep of `dispatch-fuzz accuracy`, 2 with another platform's libm. A NaN base is
+            // left open: WGSL may assume no NaN reaches it (llvmpipe gives NaN^2 = 0, fuzz
+            // --seed 46 with wgpu).
             powi_by_two: [Float] -> same, same, balanced, nan, whole, x, d => {
                 let _ = d; let two = Tensor::full(x.shape(), 2, &x.device()); x.powi(two) },
                 reference Along::Map(|x| (!x.is_nan()).then_some(x * x), |_| None, |b| b),
-                error PRESET;
+                error library(1.0, 2.0, 2.0);
             // The index tensor is made before the operand is touched (the model's
             // create-outside-scope rule).
             quantized_select: [Float] -> Float, same, balanced, quantized, whole, x, d => {
