@@ -583,13 +583,10 @@ fn error_findings(steps: &[Step], trace: &Trace, policy: &Policy) -> Vec<Finding
                 Some(true) => UNSUPPORTED_DTYPE,
                 _ => error_class(message),
             };
+            let named = class_named(class);
             policy.is_finding(class).then(|| Finding {
-                signature: Signature::new(
-                    class_named(class),
-                    normalize_message(message),
-                    "execution-error",
-                ),
-                class: class_named(class),
+                signature: Signature::new(named, normalize_message(message), "execution-error"),
+                class: named,
                 step: Some(step),
                 message: message.clone(),
                 facts: Facts::default(),
