@@ -74,7 +74,8 @@ unary_ops!(unary_calls);
 /// One call per entry of `program::along_dim_ops!`, in table order, like [`UNARY_CALLS`].
 macro_rules! along_dim_calls {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
-        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr, error $error:expr;)+) => {
+        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr,
+        error $error:expr;)+) => {
         const ALONG_DIM_CALLS: &[fn(AnyTensor, usize) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, $d: usize| -> Option<AnyTensor> {
                 first_kind!(t, [$($kind),+], mapped ($result, $x => $call))

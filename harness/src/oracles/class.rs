@@ -45,10 +45,10 @@ pub const UNKNOWN: &str = "unknown";
 /// Class of a program after which a pooled capture device refused a fresh scope.
 pub const STATE_LEAK: &str = "state-leak";
 /// Class of a dtype-mismatch panic that names a dtype no device makes by default and the
-/// program itself named (`classify`'s `chose_dtype_mix`): the program chose to combine operands of one
-/// kind stored in different dtypes, and Burn lets a backend refuse them rather than promote one
-/// ("backends can panic with a dtype mismatch", tracel-ai/burn#2483). A limitation the caller
-/// chose, not a bug. The same panic between Burn's own defaults (capture's I64 against Flex's
+/// program itself named (`classify`'s `chose_dtype_mix`): the program chose to combine operands
+/// of one kind stored in different dtypes, and Burn lets a backend refuse them rather than
+/// promote one ("backends can panic with a dtype mismatch", tracel-ai/burn#2483). A limitation
+/// the caller chose, not a bug. The same panic between Burn's own defaults (capture's I64 against Flex's
 /// I32) keeps its catalogued class.
 pub const MIXED_DTYPES: &str = "mixed-dtype-operands";
 /// The class of a program that runs past the time limit in a process of its own.
@@ -78,14 +78,6 @@ impl Class {
                 .find(|(_, c)| *c == other)
                 .map(|(name, _)| *name)
                 .expect("every harness class has a name"),
-        }
-    }
-
-    /// The oracle class, for an oracle's violation.
-    pub fn oracle(self) -> Option<OracleClass> {
-        match self {
-            Class::Oracle(o) => Some(o),
-            _ => None,
         }
     }
 }

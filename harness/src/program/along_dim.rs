@@ -482,7 +482,8 @@ macro_rules! dim_shape {
 
 macro_rules! along_dim_specs {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
-        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr, error $error:expr;)+) => {
+        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr,
+        error $error:expr;)+) => {
         /// The along-dim ops, in table order.
         pub const ALONG_DIM: &[AlongDimSpec] = &[$(AlongDimSpec {
             name: stringify!($name),

@@ -213,7 +213,8 @@ fn running_i(v: &[i128], start: i128, pick: fn(i128, i128) -> i128) -> Vec<Optio
 /// tables are built: an entry without one does not compile.
 macro_rules! along_dim_references {
     ($($name:ident : [$($kind:ident),+] -> $result:ident, $shape:ident, $tol:ident, $un:ident,
-        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr, error $error:expr;)+) => {
+        $reach:ident, $x:ident, $d:ident => $call:expr, reference $reference:expr,
+        error $error:expr;)+) => {
         /// Every along-dim entry's reference, by table name.
         pub const ALONG_DIM: &[(&str, Along)] = &[$((stringify!($name), $reference)),+];
         /// Every along-dim entry's error model, in table order (`error` column).
