@@ -290,8 +290,10 @@ macro_rules! along_dim_ops {
                 reference Along::Layout(roll_positions), error PRESET;
             // A channel-wise slope in the operand's dtype (a weight of the device's default
             // float dtype beside an F64 operand is the caller's mix), made before the operand
-            // is touched.
-            prelu: [Float] -> same, same, balanced, none, whole, x, d => {
+            // is touched: (c + 1) / 8, exact, so the result is x or one product, correctly
+            // rounded (Flex: `a * x`, burn-flex ops/activation.rs:58-66; a half dtype's product
+            // is exact in f32 and rounded once).
+            prelu: [Float] -> same, same, rounded, none, whole, x, d => {
                 let _ = d; let c = x.dims().get(1).copied().unwrap_or(1);
                 let alpha = Tensor::<1, Int>::arange(1..(c as i64 + 1), &x.device()).float()
                     .cast(burn::tensor::FloatDType::from(x.dtype())).div_scalar(8);
