@@ -82,6 +82,41 @@ fn only_the_reference_sees(kind: &str, op: &'static str) {
 }
 
 #[test]
+fn a_replay_fed_nothing_is_judged_against_the_definition_over_what_its_graph_recorded() {
+    // exp of the arange the graph recorded: the replay's output is judged as the captured op's
+    // is, one value more than the same program without the replay.
+    let replayed = eager_and_replayed("float", "exp");
+    let mut recorded_only = replayed.clone();
+    recorded_only.steps.pop();
+    let judged = |program| {
+        let verdict = check(&common::cpu(), program).unwrap();
+        assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+        verdict.oracles.reference
+    };
+    let (with, without) = (judged(&replayed), judged(&recorded_only));
+    assert_eq!(with.judged, without.judged + 1, "{with:?}");
+    // An int op whose replay loses its recorded dtype is eager-replay's, not judged here.
+    let int = common::program(
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "ones", "device": "flex", "dtype": "i16"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"along_dim": {"op": "argmin", "src": 1, "dim": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": [2]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [3]}}]"#,
+    );
+    let verdict = check(&common::cpu(), &int).unwrap();
+    assert!(
+        verdict
+            .oracles
+            .reference
+            .open
+            .contains_key("a replayed output in another dtype than recorded (or unknown)"),
+        "{:?}",
+        verdict.oracles.reference
+    );
+}
+
+#[test]
 fn a_float_op_wrong_on_every_path_is_seen_by_the_reference_oracle_alone() {
     only_the_reference_sees("float", "exp");
 }

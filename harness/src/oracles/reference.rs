@@ -166,6 +166,9 @@ pub struct Reference {
     taped: bool,
     /// Per slot, its current value's node on the tape.
     node: Vec<Option<usize>>,
+    /// The tape nodes whose eager value differed from its definition: a replay computing
+    /// through one meets that finding again.
+    differed: std::collections::BTreeSet<usize>,
     /// Per completed scope, by its graph number: the tape nodes of its graph's inputs and
     /// outputs (the declared ones that were capture tensors, in order).
     graphs: std::collections::HashMap<usize, GraphNodes>,
@@ -181,6 +184,7 @@ impl Default for Reference {
             tape: None,
             taped: false,
             node: vec![None; usize::from(MAX_SLOTS)],
+            differed: std::collections::BTreeSet::new(),
             graphs: std::collections::HashMap::new(),
         }
     }
@@ -391,6 +395,8 @@ impl Oracle for Reference {
             now.push((out, actual.map(std::rc::Rc::new), bug, false));
         }
         self.hold(shared, step, (ok, &reads), now);
+        let wrong = differed.iter().filter_map(|s| self.node[usize::from(*s)]);
+        self.differed.extend(wrong);
         if shared.wgpu.is_some() {
             let on = Judging {
                 index: facts.index,

@@ -8,12 +8,12 @@ use super::host::Host;
 use super::judge::{Expected, Judged, Value, Why};
 use super::track::judge_value;
 use super::{gradient, mismatch, regime, Reference};
-use crate::interpreter::World;
+use crate::interpreter::{Outcome, World};
 use crate::oracles::taint::{Elements, Poison};
 use crate::oracles::{
     Backend, Context, Derivation, Judgement, OracleId, Shared, StepFacts, Violation,
 };
-use crate::program::{Step, Tolerance};
+use crate::program::{Kind, Op, Step, Tolerance};
 
 /// What judging one step's wgpu values needs from its eager judging.
 pub(super) struct Judging<'a> {
@@ -55,14 +55,62 @@ impl Reference {
                 _ => {}
             }
         }
-        if given.is_empty() {
-            return vec![Err("a replay fed nothing (eager-replay compares it)"); outputs];
-        }
         let nodes: Option<Vec<usize>> = outs.iter().copied().collect();
-        match nodes {
-            Some(nodes) if nodes.len() == outputs => gradient::evaluate(tape, &nodes, &given),
-            _ => vec![Err("a graph output not on the tape"); outputs],
+        let Some(nodes) = nodes.filter(|n| n.len() == outputs) else {
+            return vec![Err("a graph output not on the tape"); outputs];
+        };
+        let paths: Vec<_> = nodes.iter().map(|n| gradient::path(tape, *n)).collect();
+        let fed = !given.is_empty();
+        if !fed {
+            // Fed nothing, the graph replays what it recorded: its outputs are the reference
+            // over the values its ops were recorded from (created data, the values moved in).
+            let mut sources: Vec<usize> = paths.iter().flat_map(|(_, s)| s.clone()).collect();
+            sources.sort_unstable();
+            sources.dedup();
+            if sources.iter().any(|n| gradient::drawn(tape, *n)) {
+                return vec![Err("a random draw on the path (a replay draws again)"); outputs];
+            }
+            for node in sources {
+                let Some(v) = tape[node].value() else {
+                    let why = "a recorded value Burn holds no readable value for";
+                    return vec![Err(why); outputs];
+                };
+                given.push((node, v));
+            }
         }
+        let computed = gradient::evaluate(tape, &nodes, &given);
+        // The dtypes the replay handed its outputs back in.
+        let handed: Vec<DType> = match world.outcome(index) {
+            Some(Outcome::Ok { outputs, .. }) => outputs.iter().map(|v| v.dtype).collect(),
+            _ => Vec::new(),
+        };
+        (paths.iter().zip(computed).enumerate())
+            .map(|(j, ((ops, _), value))| {
+                if handed.get(j).copied() != gradient::dtype(tape, nodes[j]) {
+                    // A range and a rounding are the dtype's: one the replay lost is
+                    // eager-replay's finding.
+                    return Err("a replayed output in another dtype than recorded (or unknown)");
+                }
+                if ops.is_empty() && !fed {
+                    // Recorded as it is: no op of the graph computes it.
+                    return Err("a graph output no op computes (eager-replay compares it)");
+                }
+                if ops.iter().any(|n| self.differed.contains(n)) {
+                    return Err(
+                        "computed through an op whose eager value differed from its \
+                                definition (that finding's)",
+                    );
+                }
+                match ops
+                    .iter()
+                    .filter_map(|n| gradient::op_at(tape, *n))
+                    .find_map(judged_alone)
+                {
+                    Some(why) => Err(why),
+                    None => value,
+                }
+            })
+            .collect()
     }
 
     /// Judges the values the wgpu mirror computed at a step over the wgpu mirror's own
@@ -231,5 +279,28 @@ impl Reference {
             signed,
             (out, at, want, got, dtype),
         )
+    }
+}
+
+/// Why a replayed chain through `op` is left open, where the eager judge gives `op`'s value an
+/// allowance of its own that the replay's bound does not compose: a quantization's step, a
+/// cast's target range, a formula's headroom, a documented truncation. Those ops are judged
+/// where they ran.
+fn judged_alone(op: &Op) -> Option<&'static str> {
+    if super::quantized_scheme(op).is_some() {
+        Some("a quantization round trip on the path (judged where it ran)")
+    } else if matches!(op, Op::Cast { to, .. } if *to != Kind::Float) {
+        // An int's range is its recorded dtype's, which a replay may not keep (eager-replay
+        // judges the dtype a replay hands back).
+        Some("a cast to an int or bool on the path (judged where it ran)")
+    } else if super::bound::headroom(op) > 1.0 {
+        Some("an op on the path whose formula passes its result's range (judged where it ran)")
+    } else if matches!(op, Op::Scalar { .. } | Op::AlongDim { .. })
+        && (super::documented::DOCUMENTED.iter())
+            .any(|d| d.entries.iter().any(|(name, _)| *name == op.name()))
+    {
+        Some("an op on the path with documented behaviour (judged where it ran)")
+    } else {
+        None
     }
 }
