@@ -169,6 +169,9 @@ pub struct Reference {
     /// The tape nodes whose eager value differed from its definition: a replay computing
     /// through one meets that finding again.
     differed: std::collections::BTreeSet<usize>,
+    /// The completed scopes, by graph number, whose graph holds a wgpu bool's `Bool(U32)`
+    /// bytes, which Flex misreads where it replays them.
+    misread_graphs: std::collections::BTreeSet<usize>,
     /// Per completed scope, by its graph number: the tape nodes of its graph's inputs and
     /// outputs (the declared ones that were capture tensors, in order).
     graphs: std::collections::HashMap<usize, GraphNodes>,
@@ -185,6 +188,7 @@ impl Default for Reference {
             taped: false,
             node: vec![None; usize::from(MAX_SLOTS)],
             differed: std::collections::BTreeSet::new(),
+            misread_graphs: std::collections::BTreeSet::new(),
             graphs: std::collections::HashMap::new(),
         }
     }
@@ -307,6 +311,9 @@ impl Oracle for Reference {
         };
         let graph = (nodes(scope.inputs), nodes(scope.outputs));
         self.graphs.insert(scope.ordinal, graph);
+        if self.tape.is_some() && super::compare::holds_u32_bools(scope.graph) {
+            self.misread_graphs.insert(scope.ordinal);
+        }
     }
 
     fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {

@@ -70,6 +70,11 @@ impl Reference {
             if sources.iter().any(|n| gradient::drawn(tape, *n)) {
                 return vec![Err("a random draw on the path (a replay draws again)"); outputs];
             }
+            // A wgpu bool recorded as a value keeps its Bool(U32) bytes, which Flex misreads
+            // where it replays them (eager-replay leaves such a graph out too).
+            if self.misread_graphs.contains(&usize::from(graph)) {
+                return vec![Err(Poison::BoolU32OnFlex.name()); outputs];
+            }
             for node in sources {
                 let Some(v) = tape[node].value() else {
                     let why = "a recorded value Burn holds no readable value for";
