@@ -200,13 +200,23 @@ impl Default for Reference {
 /// root cause than one met at ordinary values, so a case stored for one (a quantized flip of
 /// f32::MAX) does not make the other known.
 /// The edge comes first: an edge fill of `mixed` holds both, and its finite extremes are what
-/// overflows.
-fn regime<'a>(operands: impl Iterator<Item = &'a Value>) -> &'static str {
+/// overflows. For a step that quantizes, the range is f32's at most: Flex computes a
+/// quantization's scale in f32 whatever the tensor's dtype (burn-flex ops/qtensor.rs:64-118),
+/// so an F64 operand holding f32::MAX meets the same overflow as an F32 one.
+fn regime<'a>(step: &Step, operands: impl Iterator<Item = &'a Value>) -> &'static str {
+    let quantizes = matches!(step, Step::Op { op, .. } if quantized_scheme(op).is_some());
     let mut non_finite = false;
     for v in operands {
         let Some(largest) = Dtype::from_burn(v.data.dtype())
             .filter(|d| d.kind() == Kind::Float)
             .map(Dtype::largest)
+            .map(|l| {
+                if quantizes {
+                    l.min(f64::from(f32::MAX))
+                } else {
+                    l
+                }
+            })
         else {
             continue;
         };

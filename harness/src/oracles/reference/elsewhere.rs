@@ -276,7 +276,7 @@ impl Reference {
             .reads()
             .into_iter()
             .filter_map(|s| self.on_wgpu.held[usize::from(s)].as_deref());
-        let signed = (what.as_str(), operands.as_slice(), regime(held));
+        let signed = (what.as_str(), operands.as_slice(), regime(step, held));
         let by = Derivation::Definition;
         mismatch(
             (index, by),

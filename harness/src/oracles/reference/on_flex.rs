@@ -145,7 +145,7 @@ impl Reference {
         let held = reads
             .iter()
             .filter_map(|s| self.flex.held[usize::from(*s)].as_deref());
-        let signed = (what.as_str(), operands.as_slice(), regime(held));
+        let signed = (what.as_str(), operands.as_slice(), regime(step, held));
         let by = match step {
             Step::Backward { .. } => Derivation::FiniteDifference,
             _ => Derivation::Definition,
