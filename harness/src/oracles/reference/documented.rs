@@ -44,11 +44,21 @@ pub fn open(op: &Op, dtype: DType) -> Option<&'static str> {
     let (lo, hi) = Dtype::from_burn(dtype)
         .filter(|d| !matches!(d, Dtype::U64))
         .and_then(Dtype::int_range)?;
+    let (documented, (_, scalar)) = entry(op)?;
+    let passed = i128::from(scalar(y));
+    (passed < lo || passed > hi).then_some(documented.why)
+}
+
+/// The documented behaviour `op`'s entry is listed under, with the scalar it passes, if any.
+pub fn entry(op: &Op) -> Option<(&'static Documented, &'static PassedScalar)> {
+    // Only scalar and along-dim entries are listed: the others need not build their name.
+    if !matches!(op, Op::Scalar { .. } | Op::AlongDim { .. }) {
+        return None;
+    }
     let name = op.name();
     DOCUMENTED.iter().find_map(|d| {
-        let (_, scalar) = d.entries.iter().find(|(n, _)| *n == name)?;
-        let passed = i128::from(scalar(y));
-        (passed < lo || passed > hi).then_some(d.why)
+        let entry = d.entries.iter().find(|(n, _)| *n == name)?;
+        Some((d, entry))
     })
 }
 

@@ -300,10 +300,7 @@ fn judged_alone(op: &Op) -> Option<&'static str> {
         Some("a cast to an int or bool on the path (judged where it ran)")
     } else if super::bound::headroom(op) > 1.0 {
         Some("an op on the path whose formula passes its result's range (judged where it ran)")
-    } else if matches!(op, Op::Scalar { .. } | Op::AlongDim { .. })
-        && (super::documented::DOCUMENTED.iter())
-            .any(|d| d.entries.iter().any(|(name, _)| *name == op.name()))
-    {
+    } else if super::documented::entry(op).is_some() {
         Some("an op on the path with documented behaviour (judged where it ran)")
     } else {
         None
