@@ -43,7 +43,9 @@ pub use classify::{
 };
 pub use deviation::{Backend, Deviation, Facts};
 pub use judgement::{Context, Judgement};
-pub use lockstep::{run, BoundTally, Judged, OracleReport, ReferenceCounts, Shared};
+pub use lockstep::{
+    run, BoundTally, Judged, OracleReport, ReferenceCounts, Shared, GRADIENT_BOUNDS,
+};
 pub use payload::{Derivation, Mismatch, Payload};
 pub use signature::{Field, Key, Signature};
 

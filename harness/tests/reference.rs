@@ -506,3 +506,23 @@ fn an_f64_sum_of_subnormals_may_round_one_subnormal_spacing_either_way() {
         verdict.oracles.reference
     );
 }
+
+#[test]
+fn a_replay_slot_named_past_its_graphs_outputs_is_no_value_and_is_not_counted() {
+    // The scope's output is a Flex tensor, so its graph records nothing and has no output: the
+    // replay writes nothing into the slot it names, which is no value, neither judged nor open
+    // (fuzz --seed 0: 3% of the values met were counted open as "a graph output not on the
+    // tape").
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"clone": {"out": 1, "src": 0}},
+            {"exit_scope": {"inputs": [1], "outputs": [1]}},
+            {"replay": {"graph": 0, "feed": [0], "outputs": [4]}}]"#,
+    );
+    let verdict = check(&common::cpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let counts = &verdict.oracles.reference;
+    assert_eq!(counts.judged, 1, "the created value: {counts:?}");
+    assert!(counts.open.is_empty(), "{counts:?}");
+}

@@ -118,6 +118,10 @@ pub struct ReferenceCounts {
     pub bounds: BTreeMap<String, BoundTally>,
 }
 
+/// The bound family of the gradients the reference judges by finite differences: the summary
+/// also gives the values' bounds without them.
+pub const GRADIENT_BOUNDS: &str = "gradient (finite differences, preset)";
+
 /// A histogram of bounds in units in the last place: bucket 0 holds exact comparisons, bucket
 /// `k ≥ 1` bounds up to 2^(k − 2) units (so 1: half a unit, 2: one, 3: two, 4: four ...), the
 /// last every bound beyond.

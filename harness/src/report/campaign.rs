@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::campaign::triage::{root_cause, root_causes, Triaged, Verdict};
 use crate::campaign::{rss_kib, Options, Outcome, Stats};
 use crate::guide::{tally, Tally};
-use crate::oracles::{BoundTally, Signature};
+use crate::oracles::{BoundTally, Signature, GRADIENT_BOUNDS};
 use crate::program::Flaky;
 
 /// A pair judged this often by an oracle counts as judged in the summary.
@@ -478,9 +478,11 @@ struct BoundRow {
     within_4: f64,
 }
 
-/// Each family's tally as a row, and every family's together (`all`), largest first.
+/// Each family's tally as a row, largest first, then every family's together but the
+/// gradients' (`values`: what the definitions give directly) and every family's (`all`).
 fn bound_rows(bounds: &BTreeMap<String, BoundTally>) -> Vec<BoundRow> {
     let mut all = BoundTally::default();
+    let mut values = BoundTally::default();
     let mut rows: Vec<BoundRow> = Vec::new();
     let row = |family: &str, t: &BoundTally| BoundRow {
         family: family.to_string(),
@@ -491,10 +493,14 @@ fn bound_rows(bounds: &BTreeMap<String, BoundTally>) -> Vec<BoundRow> {
     };
     for (family, tally) in bounds {
         all.merge(tally);
+        if family != GRADIENT_BOUNDS {
+            values.merge(tally);
+        }
         rows.push(row(family, tally));
     }
     rows.sort_by_key(|r| std::cmp::Reverse(r.elements));
     if !rows.is_empty() {
+        rows.push(row("values (gradients aside)", &values));
         rows.push(row("all", &all));
     }
     rows

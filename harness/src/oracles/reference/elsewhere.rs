@@ -55,8 +55,10 @@ impl Reference {
                 _ => {}
             }
         }
-        let nodes: Option<Vec<usize>> = outs.iter().copied().collect();
-        let Some(nodes) = nodes.filter(|n| n.len() == outputs) else {
+        // A graph hands back its own outputs, in order: a slot named past them holds nothing
+        // after the replay (not a value), and one of them not named is not read.
+        let nodes: Option<Vec<usize>> = outs.iter().take(outputs).copied().collect();
+        let Some(nodes) = nodes else {
             return vec![Err("a graph output not on the tape"); outputs];
         };
         let paths: Vec<_> = nodes.iter().map(|n| gradient::path(tape, *n)).collect();
@@ -115,6 +117,10 @@ impl Reference {
                     None => value,
                 }
             })
+            .chain(std::iter::repeat(Err(
+                "no output of the graph: the slot holds nothing",
+            )))
+            .take(outputs)
             .collect()
     }
 

@@ -269,7 +269,7 @@ pub(super) fn bound_family(
     family: Tolerance,
 ) -> &'static str {
     match (step, model, family) {
-        (Step::Backward { .. }, ..) => "gradient (finite differences, preset)",
+        (Step::Backward { .. }, ..) => crate::oracles::GRADIENT_BOUNDS,
         (_, Some(bound::Model::Linear), _) => "accumulation (Higham)",
         (_, Some(bound::Model::Variance { .. }), _) => "variance (two-pass, Higham)",
         (_, Some(bound::Model::Library(_)), _) => "math library (measured)",
