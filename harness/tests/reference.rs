@@ -526,3 +526,22 @@ fn a_replay_slot_named_past_its_graphs_outputs_is_no_value_and_is_not_counted() 
     assert_eq!(counts.judged, 1, "the created value: {counts:?}");
     assert!(counts.open.is_empty(), "{counts:?}");
 }
+
+#[test]
+fn a_replayed_accumulation_over_an_infinity_may_give_any_non_finite_as_the_eager_one_may() {
+    // fuzz --seed 3: Flex's replay of unfold_fold over an infinity gives NaN (with padding,
+    // Burn's unfold is a convolution with a one-hot kernel, burn-backend
+    // ops/modules/unfold.rs:62-72: inf times a zero tap), the definition inf. Eager, a
+    // non-finite sum may be any non-finite; the replay's path, whose only magnitude is
+    // infinite, had a scale of 0, as a path that adds nothing up has.
+    let program = common::program(
+        r#"[{"create":{"out":0,"kind":"float","shape":[1,1,1,1],"fill":{"edge":"inf"},"device":"flex"}},
+            {"enter_scope":{"device":{"capture":0}}},
+            {"to_device":{"out":1,"src":0,"device":{"capture":0}}},
+            {"op":{"out":2,"op":{"module":{"op":"unfold_fold","src":1,"kernel":3}}}},
+            {"exit_scope":{"inputs":[],"outputs":[2]}},
+            {"replay":{"graph":0,"feed":[],"outputs":[3]}}]"#,
+    );
+    let verdict = check(&common::cpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+}

@@ -7,7 +7,8 @@ use super::{of_op, Host, Node, What};
 /// replayed graph's outputs over the data fed to its inputs): each op that depends on a given
 /// node is computed again by the reference over its operands, every other node is Burn's
 /// value. Per output, its value and the scale its accumulations round at (the largest
-/// magnitude on its path times the most elements, where an op on it adds terms up; else 0),
+/// magnitude on its path, at least 1, times the most elements, where an op on it adds terms
+/// up; else 0),
 /// or why it cannot be computed (a move, an autodiff step or a random draw between an input
 /// and it; an unreadable value; no input on its path, so nothing the replay was fed).
 pub fn evaluate(
@@ -64,7 +65,12 @@ pub fn evaluate(
     outputs
         .iter()
         .map(|o| match values.get(o) {
-            Some(Ok((h, m, e, acc))) => Ok((h.clone(), if *acc { m * *e as f64 } else { 0.0 })),
+            // At least one per element where an op accumulates, as an eager step's scale is:
+            // a path of infinities has no finite magnitude, and a scale of 0 would say that no
+            // op on it adds terms up (so a non-finite sum would not be left any non-finite).
+            Some(Ok((h, m, e, acc))) => {
+                Ok((h.clone(), if *acc { m.max(1.0) * *e as f64 } else { 0.0 }))
+            }
             Some(Err(why)) => Err(*why),
             None => Err("a graph output no fed input reaches (eager-replay compares it)"),
         })
