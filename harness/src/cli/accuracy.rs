@@ -78,7 +78,7 @@ impl Args {
             .iter()
             .filter_map(|r| {
                 let ulps = library_bound(r.entry)?;
-                let bound = ulps.of(r.dtype);
+                let bound = ulps.of(r.dtype)?;
                 (r.max_ulps > bound).then(|| {
                     format!(
                         "{} over {:?} on {}: {} ULP, outside its bound of {bound} (worst input {:?})",

@@ -178,7 +178,7 @@ pub fn per_element(
         // k units of the reference rounded to the dtype, whose own rounding the measurement
         // included; a value past the dtype's range or a NaN must match as it is.
         Model::Library(ulps) => {
-            let k = ulps.of(dtype);
+            let k = ulps.of(dtype)?;
             // The spacing where the allowed interval ends: from just below a power of two,
             // k units reach into the binade above, whose units are twice as large.
             let bound = |e: &Option<f64>| match e.map(|e| super::host::as_stored(dtype, e)) {
@@ -305,9 +305,13 @@ pub fn describe(op: &Op) -> String {
                 .into()
         }
         Some(Model::Library(u)) => format!(
-            "math library (measured by `accuracy`): {} ULP over F16 and BF16, {} over F32, {} \
-             over F64",
-            u.half, u.single, u.double
+            "math library (measured by `accuracy`): {} ULP over F16 and BF16, {} over F32, {}",
+            u.half,
+            u.single,
+            match u.double {
+                Some(d) => format!("{d} over F64"),
+                None => "F64 its family's preset".into(),
+            }
         ),
         None => match family(op) {
             Tolerance::Exact | Tolerance::Step => "exact".into(),

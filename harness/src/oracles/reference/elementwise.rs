@@ -9,7 +9,7 @@ use scalar::{
 };
 
 use super::along_dim::{first_positions, flip_positions};
-use super::error::{library, Arithmetic, PRESET};
+use super::error::{library, library_f32, Arithmetic, PRESET};
 use super::host::{
     broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, Data, Host,
 };
