@@ -247,3 +247,34 @@ fn a_softmax_over_the_other_dim_is_a_reference_mismatch() {
         "softmax",
     );
 }
+
+#[test]
+fn an_attention_over_far_apart_scores_a_hundredth_of_a_percent_off_is_a_reference_mismatch() {
+    // Over a [1, 1, 4, 4] ramp the scores are hundreds apart: each probability is near 0 or 1,
+    // so score errors hardly move the result, which is nearly a value row (the preset allowed
+    // 1% there).
+    caught(
+        &module_op("attention", "[1, 1, 4, 4]", 3),
+        WrongResult::of("module attention", |_, r| {
+            let (shape, v) = values(&r);
+            rebuilt(shape, v.iter().map(|x| x * 1.0001).collect(), &r)
+        }),
+        "attention",
+    );
+}
+
+#[test]
+fn an_attention_a_tenth_of_a_percent_off_is_a_reference_mismatch() {
+    // Scores near 1 over a [1, 1, 4, 4] ramp: the composed bound is near 1e-5 relative, where
+    // the transcendental preset allowed 1% and 0.01.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 1, 4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "div", "src": 0, "value": 16}}}},
+            {"op": {"out": 2, "op": {"module": {"op": "attention", "src": 1, "kernel": 3}}}}]"#,
+        WrongResult::of("module attention", |_, r| {
+            let (shape, v) = values(&r);
+            rebuilt(shape, v.iter().map(|x| x * 1.001).collect(), &r)
+        }),
+        "attention",
+    );
+}

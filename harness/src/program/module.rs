@@ -217,11 +217,11 @@ macro_rules! module_ops {
             // `[batch, heads, seq, head_dim]`: the operand attends to itself reversed along seq.
             attention: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
                 x.clone(), x.clone().flip([2]), x, None, None, burn::tensor::ops::AttentionModuleOptions::default()),
-                reference Module::Loops(|x, _| attention(x, false)), error PRESET;
+                reference Module::Loops(|x, _| attention(x, false)), error ATTENTION;
             attention_causal: 4 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::attention(
                 x.clone(), x.clone(), x, None, None,
                 burn::tensor::ops::AttentionModuleOptions { is_causal: true, ..Default::default() }),
-                reference Module::Loops(|x, _| attention(x, true)), error PRESET;
+                reference Module::Loops(|x, _| attention(x, true)), error ATTENTION_CAUSAL;
             layer_norm: 3 -> same, transcendental, none, [x, d, c, k, p, s] => burn::tensor::module::layer_norm(x,
                 Tensor::<1, Int>::arange(0..s as i64, &d).float(),
                 Some(Tensor::<1, Int>::arange(0..s as i64, &d).float().neg()), 1e-5),

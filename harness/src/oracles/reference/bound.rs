@@ -13,7 +13,7 @@
 
 use super::along_dim::ALONG_DIM_ERROR;
 use super::elementwise::{UNARY, UNARY_ERROR};
-pub use super::error::{Arithmetic, Model, Ulps};
+pub use super::error::{gamma, Arithmetic, Model, Ulps};
 use super::host::{Data, Host};
 use super::module::MODULE_ERROR;
 use crate::oracles::Backend;
@@ -42,9 +42,9 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
         _ => None,
     };
     match model {
-        // Measured on Flex: on wgpu a library entry keeps its family's preset (WGSL's accuracy
-        // table is not composed here).
-        Some(Model::Library(_)) if backend != Backend::Flex => None,
+        // Measured on Flex, or composed from Flex's kernel: on wgpu such an entry keeps its
+        // family's preset (WGSL's accuracy table is not composed here).
+        Some(Model::Library(_) | Model::Attention { .. }) if backend != Backend::Flex => None,
         model => model,
     }
 }
@@ -125,17 +125,6 @@ fn terms(op: &Op, operands: &[&Host]) -> usize {
     n.unwrap_or(whole).clamp(1, whole + 1)
 }
 
-/// `γₖ = ku / (1 − ku)` for the unit roundoff `u`; infinite where `ku ≥ 1` (no bound: a
-/// BF16 sum of 256 terms may have lost every bit).
-pub fn gamma(k: usize, u: f64) -> f64 {
-    let ku = k as f64 * u;
-    if ku < 1.0 {
-        ku / (1.0 - ku)
-    } else {
-        f64::INFINITY
-    }
-}
-
 /// The operand with every float element replaced by its magnitude.
 fn magnitudes(x: &Host) -> Host {
     let mut out = x.clone();
@@ -193,6 +182,14 @@ pub fn per_element(
         // the inverse and the multiply 2u. First order, so twice that; an exp that underflows
         // errs by a subnormal's spacing at most, divided by a sum of at least 1.
         Model::Softmax { negated } => softmax_bounds(op, operands, expected, (u, floor), negated),
+        // Flex's own kernel computes the half dtypes in f32 (burn-flex ops/attention.rs,
+        // cast_to_f32), but on an autodiff device Burn decomposes it into tensor ops that each
+        // round to the dtype (burn-autodiff ops/module.rs:2267-2280, attention_fallback): the
+        // dtype's own unit roundoff bounds both.
+        Model::Attention { causal } => {
+            let exp = library_bound("exp").map_or(2.0, |ulps| ulps.single);
+            super::module::attention_bounds(operands.first()?, causal, (u, floor, exp))
+        }
         // With the computed mean m̂ = m + δ, Σ(xᵢ − m̂)² = Σ(xᵢ − m)² + nδ² exactly (the
         // centered values sum to zero); each term then rounds in the subtraction, the square
         // and the sum, all of nonnegative terms, and once more in the division:
@@ -304,6 +301,11 @@ pub fn describe(op: &Op) -> String {
              relative, z = x − max, E the library exp's units"
                 .into()
         }
+        Some(Model::Attention { .. }) => "attention composed: 2·(Σ pⱼ|vⱼ|·(e^{(1−pⱼ)(e^{Δⱼ+Δ*} \
+             − 1)} − 1 + ρⱼ + ρ̄) + (γ(n+1) + u)·Σ p|v|) + 2u·Σ p|v| per element, \
+             Δⱼ = γ(e+2)·scale·Σ|q||kⱼ|, Δ* the largest other, \
+             ρⱼ = (tiles + 1)(E + 2 + |sⱼ − max|)u, u the dtype's"
+            .into(),
         Some(Model::Library(u)) => format!(
             "math library (measured by `accuracy`): {} ULP over F16 and BF16, {} over F32, {}",
             u.half,

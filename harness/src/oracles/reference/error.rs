@@ -26,6 +26,14 @@ pub enum Model {
         /// Whether it is the softmax of the negated operand (softmin).
         negated: bool,
     },
+    /// Flex's scaled dot-product attention (burn-flex ops/attention.rs: the scores a gemm in
+    /// the compute dtype, f32 for the half dtypes, times the scale; a softmax, online over tiles
+    /// of 64 keys past 512; a second gemm with the values, divided by the row's sum): its error
+    /// composed per output element from its steps' (see `module::attention_bounds`).
+    Attention {
+        /// Whether a query sees no later key.
+        causal: bool,
+    },
     /// A function Flex computes with one call of Rust's math library per element (through f32
     /// for the half dtypes: `burn-flex` ops/unary.rs:66-67): within [`Ulps`] of the reference
     /// rounded to the dtype, as `dispatch-fuzz accuracy` measured it.
@@ -93,7 +101,7 @@ impl Arithmetic {
 ///
 /// An entry without a derived bound is [`PRESET`]: it keeps its tolerance family's preset.
 /// Such are products (a partial product may underflow or overflow in an order Burn does not pin
-/// down, so no relative bound holds), normalizations, attention, resamplings whose weights are
+/// down, so no relative bound holds), normalizations, resamplings whose weights are
 /// themselves rounded (bicubic, Lanczos, grid sampling) and the ops the reference has no loops
 /// for. Same-size bilinear resampling is [`LINEAR`]: weights 1 and 0 at every output, as the
 /// reference has it.
@@ -104,6 +112,11 @@ pub const LINEAR: Arithmetic = Arithmetic::of(Some(Model::Linear));
 pub const SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::Softmax { negated: false }));
 /// [`Model::Softmax`] of the negated operand.
 pub const SOFTMIN: Arithmetic = Arithmetic::of(Some(Model::Softmax { negated: true }));
+
+/// [`Model::Attention`].
+pub const ATTENTION: Arithmetic = Arithmetic::of(Some(Model::Attention { causal: false }));
+/// [`Model::Attention`] with a causal mask.
+pub const ATTENTION_CAUSAL: Arithmetic = Arithmetic::of(Some(Model::Attention { causal: true }));
 
 /// [`Model::Variance`].
 pub const fn variance(biased: bool) -> Arithmetic {
@@ -150,4 +163,15 @@ pub const fn library_f32(half: f64, single: f64) -> Arithmetic {
         single,
         double: None,
     })))
+}
+
+/// `γₖ = ku / (1 − ku)` for the unit roundoff `u`; infinite where `ku ≥ 1` (no bound: a
+/// BF16 sum of 256 terms may have lost every bit).
+pub fn gamma(k: usize, u: f64) -> f64 {
+    let ku = k as f64 * u;
+    if ku < 1.0 {
+        ku / (1.0 - ku)
+    } else {
+        f64::INFINITY
+    }
 }

@@ -274,6 +274,7 @@ pub(super) fn bound_family(
         (_, Some(bound::Model::Variance { .. }), _) => "variance (two-pass, Higham)",
         (_, Some(bound::Model::Library(_)), _) => "math library (measured)",
         (_, Some(bound::Model::Softmax { .. }), _) => "softmax (composed)",
+        (_, Some(bound::Model::Attention { .. }), _) => "attention (composed)",
         (.., Tolerance::Rounded) => "correctly rounded",
         (.., Tolerance::Exact) => "exact",
         (.., Tolerance::Step) => "step",

@@ -2,7 +2,7 @@
 //! size (stride 1, "same" padding), its weights are `arange` ramps, and 1-D and 3-D entries are
 //! the 2-D loops over a height (1-D) or a depth (3-D) of one, as the calls insert it.
 
-use super::error::{Arithmetic, LINEAR, PRESET};
+use super::error::{gamma, Arithmetic, ATTENTION, ATTENTION_CAUSAL, LINEAR, PRESET};
 use super::host::{Host, F32_MAX};
 
 /// How the reference computes one module entry on the operand (`[n, c, l]` or `[n, c, h, w]`)
@@ -370,6 +370,107 @@ fn attention(x: &Host, causal: bool) -> Option<Host> {
         }
     }
     Some(out_of(x, out))
+}
+
+/// Per element of [`attention`]'s result, how far Burn's may be from it: `u` the dtype's unit
+/// roundoff (every step of Flex's kernel, or of the tensor ops autodiff decomposes it into,
+/// rounds to it or finer), `floor` the error of a rounding near zero, `exp` the library exp's
+/// units.
+///
+/// Per query row: score `j` is a dot product of `e` terms times the scale (itself rounded), so
+/// it errs by `δⱼ`, `|δⱼ| ≤ Δⱼ = γ(e+2) · scale · Σ|q||kⱼ|`. A softmax is invariant to a shift
+/// of its scores, so probability `j` moves by the factor `e^{δⱼ − L}`, `L = ln Σ pₖ e^{δₖ}`,
+/// and `|δⱼ − L| ≤ (1 − pⱼ)(e^{Δⱼ + Δ*} − 1)` (Δ* the largest other `Δₖ`: L averages `δⱼ`
+/// with weight `pⱼ`), so a probability near 1 hardly moves; and it errs by
+/// `ρⱼ = (tiles + 1)(E + 2 + |sⱼ − max|) · u` from
+/// the subtraction of the maximum, the exp and, per tile of the online softmax, a rescale,
+/// plus `ρ̄ = Σ pₖ ρₖ` for the denominator's. The weighted sum then adds `γ(n+1)` of `A = Σ
+/// pⱼ |vⱼ|` (the same weights over the values' magnitudes, which bounds the result too) and
+/// its division `u · A`; the total is doubled for the first-order terms dropped. A weight far
+/// below the maximum contributes its error in proportion to itself: an attention whose
+/// scores are far apart is nearly a selection, and is held nearly exactly. Then the roundings
+/// to the dtype (Burn's and the reference's), and near zero a subnormal spacing per product
+/// and sum, and per underflowed weight one spacing times its value.
+pub(super) fn attention_bounds(
+    x: &Host,
+    causal: bool,
+    (u, floor, exp): (f64, f64, f64),
+) -> Option<Vec<f64>> {
+    let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
+    if v.iter().any(|e| !e.is_finite()) {
+        return None;
+    }
+    let [b, h, s, e] = <[usize; 4]>::try_from(x.shape.as_slice()).ok()?;
+    let idx = |bh: usize, i: usize, j: usize| (bh * s + i) * e + j;
+    let scale = 1.0 / (e as f64).sqrt();
+    let tiles = s.div_ceil(64) as f64;
+    let mut bounds = vec![f64::INFINITY; v.len()];
+    for bh in 0..b * h {
+        for i in 0..s {
+            let keys: Vec<usize> = (0..s).filter(|&j| !(causal && j > i)).collect();
+            let key = |j: usize| if causal { j } else { s - 1 - j };
+            let dot = |j: usize, f: fn(f64) -> f64| -> f64 {
+                (0..e)
+                    .map(|t| f(v[idx(bh, i, t)]) * f(v[idx(bh, key(j), t)]))
+                    .sum::<f64>()
+                    * scale
+            };
+            let scores: Vec<f64> = keys.iter().map(|&j| dot(j, |x| x)).collect();
+            let deltas: Vec<f64> = (keys.iter())
+                .map(|&j| gamma(e + 2, u) * dot(j, f64::abs))
+                .collect();
+            if deltas.iter().any(|d| !d.is_finite() || *d > F32_MAX) {
+                continue;
+            }
+            let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let weights: Vec<f64> = scores.iter().map(|sc| (sc - max).exp()).collect();
+            let total: f64 = weights.iter().sum();
+            let p: Vec<f64> = weights.iter().map(|w| w / total).collect();
+            let rho: Vec<f64> = (scores.iter())
+                .map(|sc| (tiles + 1.0) * (exp + 2.0 + (sc - max).abs()) * u)
+                .collect();
+            let rho_bar: f64 = p.iter().zip(&rho).map(|(p, r)| p * r).sum();
+            let n = keys.len();
+            // The largest error of another score than j's: the largest, or the second where j
+            // holds the largest.
+            let first = (0..n).max_by(|a, b| deltas[*a].total_cmp(&deltas[*b]));
+            let second = (0..n)
+                .filter(|k| Some(*k) != first)
+                .map(|k| deltas[k])
+                .fold(0f64, f64::max);
+            let other = |j: usize| {
+                if Some(j) == first {
+                    second
+                } else {
+                    deltas[first.unwrap_or(0)]
+                }
+            };
+            let relative: Vec<f64> = (0..n)
+                .map(|j| {
+                    let shift = (1.0 - p[j]) * (deltas[j] + other(j)).exp_m1();
+                    shift.exp_m1() + rho[j] + rho_bar
+                })
+                .collect();
+            for t in 0..e {
+                let values: Vec<f64> = keys.iter().map(|&j| v[idx(bh, j, t)].abs()).collect();
+                let spread: f64 = p.iter().zip(&values).map(|(p, a)| p * a).sum();
+                let weighed: f64 = (p.iter().zip(&values).zip(&relative))
+                    .map(|((p, a), r)| p * a * r)
+                    .sum();
+                let largest = values.iter().copied().fold(0f64, f64::max);
+                let bound = 2.0 * (weighed + (gamma(n + 1, u) + u) * spread)
+                    + 2.0 * u * spread
+                    + 2.0 * (n + 2) as f64 * floor
+                    + n as f64 * floor * largest;
+                bounds[idx(bh, i, t)] = if bound.is_finite() {
+                    bound
+                } else {
+                    f64::INFINITY
+                };
+            }
+        }
+    }
+    Some(bounds)
 }
 
 /// The rows of dim 0 in reverse (gather_nd and scatter_nd over `[n, 1]` reversed indices).
