@@ -129,6 +129,14 @@ fn makes_value(world: &World<'_>, step: &Step, facts: &StepFacts<'_>) -> bool {
     !(was.is_some() && was == device(Some(facts.outcome)))
 }
 
+/// Which output of replay `step` slot `out` holds: the last one written to it.
+fn replay_output(step: &Step, out: u8) -> Option<usize> {
+    match step {
+        Step::Replay { outputs, .. } => outputs.iter().rposition(|o| *o == out),
+        _ => None,
+    }
+}
+
 /// Why a value with reference `expected` is left open, if it is: it has none, it is computed
 /// from a known bug's garbage, or it is a random draw.
 fn open_reason(
@@ -356,11 +364,8 @@ impl Oracle for Reference {
             // A replay's outputs each have their own reference, with their path's scale; a slot
             // named twice holds the last output written to it.
             let here;
-            let last = match step {
-                Step::Replay { outputs, .. } => outputs.iter().rposition(|o| *o == out),
-                _ => None,
-            };
-            let mine = replayed.as_ref().zip(last).and_then(|(r, j)| r.get(j));
+            let mine =
+                (replayed.as_ref().zip(replay_output(step, out))).and_then(|(r, j)| r.get(j));
             let (expected, absolute, terms) = match mine {
                 Some(Ok((host, scale))) => {
                     here = Some(Ok(Expected::Host(host.clone())));
