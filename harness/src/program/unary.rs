@@ -106,7 +106,7 @@ macro_rules! unary_ops {
             leaky_relu: [Float] -> same, balanced, none, element,
                 x => burn::tensor::activation::leaky_relu(x, 0.01),
                 reference Unary::Float(|x| if x >= 0.0 { x } else { x * f64::from(0.01f32) }),
-                error PRESET;
+                error library_f32(1.0, 1.0);
             gelu: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::gelu(x),
                 reference Unary::Float(|x| 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))),
@@ -173,7 +173,7 @@ macro_rules! unary_ops {
                     } else {
                         0.0
                     }
-                }), error PRESET;
+                }), error library(1.0, 1.0, 2.0);
             thresholded_relu: [Float] -> same, step, none, element,
                 x => burn::tensor::activation::thresholded_relu(x, 1.0),
                 reference Unary::Float(|x| if x > 1.0 { x } else { 0.0 }), error PRESET;
@@ -187,7 +187,7 @@ macro_rules! unary_ops {
                 reference Unary::Int(|x| Some(!x)), error PRESET;
             // Float only, as `square`: an int chain of powers overflows, a debug-build panic.
             powi_square: [Float] -> same, balanced, none, element, x => x.powi_scalar(2),
-                reference Unary::Ieee(|x| x * x), error PRESET;
+                reference Unary::Ieee(|x| x * x), error library(1.0, 1.0, 2.0);
             // Exponents Burn's default bodies send to the backend's `*_impl` helpers: a
             // non-integer float power (of |x|, so no negative base), an int cube (base under
             // 100). A NaN operand stays open: WGSL may assume none reaches pow, and llvmpipe's

@@ -144,10 +144,11 @@ pub const fn library(half: f64, single: f64, double: f64) -> Arithmetic {
     })))
 }
 
-/// [`library`] over the half dtypes and F32 only: a composite of library calls whose F64 is
-/// not held to units in the last place (sigmoid's and silu's F64 give 0 where the reference's
-/// exp(-710) is a subnormal; softplus returns x past its threshold of 20, 570,137 units off in
-/// F64 and within one in F32), so F64 keeps its family's preset.
+/// [`library`] over the half dtypes and F32 only: an entry whose F64 is not held to units in
+/// the last place (sigmoid's and silu's F64 give 0 where the reference's exp(-710) is a
+/// subnormal; softplus returns x past its threshold of 20, 570,137 units off in F64 and within
+/// one in F32; leaky_relu's F64 slope is 0.01 in f64, the reference's f32's 0.01, which the
+/// other dtypes multiply by), so F64 keeps its family's preset.
 ///
 /// Over F16, BF16 and F32 these compose one or two library calls with products and sums of
 /// positive terms (burn-flex ops/activation.rs:105-190, burn-tensor activation/base.rs:256-470),
