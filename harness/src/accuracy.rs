@@ -185,16 +185,30 @@ pub fn measure(entry: UnaryOp, dtype: Dtype, xs: &[f64]) -> anyhow::Result<Row> 
 /// [`measure`] for any entry of one float operand whose reference is element by element
 /// (`op` reads slot 0; an along-dim entry runs along dim 0 of the one-dimensional sweep).
 pub fn measure_op(op: &Op, dtype: Dtype, xs: &[f64]) -> anyhow::Result<Row> {
+    measure_over(op, dtype, &[xs])
+}
+
+/// [`measure_op`] for an entry of one or two float operands, element by element: `operands[k]`
+/// is slot k's sweep (a binary entry reads slots 0 and 1, of one length). The worst input it
+/// reports is the first operand's.
+pub fn measure_over(op: &Op, dtype: Dtype, operands: &[&[f64]]) -> anyhow::Result<Row> {
     let entry = match op {
         Op::Unary { op, .. } => op.name(),
         Op::AlongDim { op, .. } => op.name(),
+        Op::Binary { op, .. } => op.name(),
+        Op::Scalar { op, .. } => op.name(),
         other => anyhow::bail!("{} is not an entry the table measures", other.name()),
     };
+    let xs = operands.first().copied().unwrap_or_default();
     let storage = dtype.burn();
-    let data = TensorData::new(xs.to_vec(), [xs.len()]).convert_dtype(storage);
     let device = burn::tensor::Device::flex();
-    let x = AnyTensor::from_data(Kind::Float, data.clone(), &device, Some(storage));
-    let out = exec_op(op, |_| Some(x.clone()))?;
+    let datas: Vec<TensorData> = (operands.iter())
+        .map(|v| TensorData::new(v.to_vec(), [v.len()]).convert_dtype(storage))
+        .collect();
+    let tensors: Vec<AnyTensor> = (datas.iter())
+        .map(|d| AnyTensor::from_data(Kind::Float, d.clone(), &device, Some(storage)))
+        .collect();
+    let out = exec_op(op, |s| tensors.get(usize::from(s)).cloned())?;
     let got = out
         .try_into_data()
         .map_err(|e| anyhow::anyhow!("reading {entry} over {dtype:?}: {e}"))?;
@@ -202,10 +216,11 @@ pub fn measure_op(op: &Op, dtype: Dtype, xs: &[f64]) -> anyhow::Result<Row> {
         .convert::<f64>()
         .try_to_vec()
         .map_err(|e| anyhow::anyhow!("{e:?}"))?;
-    let host = host_of(Kind::Float, &data);
-    let want = of_op(op, &[&host]).map_err(|why| anyhow::anyhow!("{why}"))?;
+    let hosts: Vec<_> = datas.iter().map(|d| host_of(Kind::Float, d)).collect();
+    let host_refs: Vec<_> = hosts.iter().collect();
+    let want = of_op(op, &host_refs).map_err(|why| anyhow::anyhow!("{why}"))?;
     let want = want.floats().unwrap_or_default().to_vec();
-    let operands = host.floats().unwrap_or_default().to_vec();
+    let operands = hosts[0].floats().unwrap_or_default().to_vec();
     let mut distances = Vec::with_capacity(xs.len());
     let mut worst: Option<(f64, f64, f64, f64)> = None;
     let mut past = 0f64;

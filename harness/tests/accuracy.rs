@@ -80,3 +80,47 @@ fn powi_by_two_over_the_f32_sweep_is_within_the_library_bound_its_row_states() {
         row.worst
     );
 }
+
+/// Every binary and scalar entry with a library bound, over pairs of the sweep (the second
+/// operand the sweep rotated by a prime stride, so every exponent meets many others) and every
+/// scalar of the step's range.
+#[test]
+fn every_two_operand_library_entry_is_within_its_bound_over_pairs_of_the_sweep() {
+    use dispatch_fuzz::accuracy::measure_over;
+    use dispatch_fuzz::oracles::reference::bound::{model, Model};
+    use dispatch_fuzz::oracles::Backend;
+    use dispatch_fuzz::program::{BinaryOp, Op, ScalarOp, BINARY, SCALAR};
+    for dtype in [Dtype::F16, Dtype::Bf16, Dtype::F32, Dtype::F64] {
+        let xs = inputs(dtype, 4096, 0);
+        let mut ops: Vec<Op> = Vec::new();
+        for spec in BINARY {
+            let op = BinaryOp::named(spec.name).unwrap();
+            ops.push(Op::Binary { op, lhs: 0, rhs: 1 });
+        }
+        for spec in SCALAR {
+            let op = ScalarOp::named(spec.name).unwrap();
+            ops.extend((-8..=8).map(|value| Op::Scalar { op, src: 0, value }));
+        }
+        for op in ops {
+            let Some(Model::Library(ulps)) = model(&op, Backend::Flex) else {
+                continue;
+            };
+            let Some(bound) = ulps.of(dtype) else {
+                continue;
+            };
+            for stride in [1, 7919] {
+                let ys: Vec<f64> = (0..xs.len())
+                    .map(|i| xs[(i * stride + 1) % xs.len()])
+                    .collect();
+                let row = measure_over(&op, dtype, &[&xs, &ys]).expect("Flex runs it");
+                assert!(
+                    row.max_ulps <= bound,
+                    "{} over {dtype:?}: {} units, its bound {bound} (worst {:?})",
+                    op.name(),
+                    row.max_ulps,
+                    row.worst
+                );
+            }
+        }
+    }
+}

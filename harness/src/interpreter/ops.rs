@@ -169,7 +169,8 @@ module_ops!(module_calls);
 /// table order: `None` for operands of a kind the entry does not take or of different ranks.
 macro_rules! tensor_tensor_calls {
     ($calls:ident; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
-        $x:ident, $y:ident => $call:expr, reference $reference:expr;)+) => {
+        $x:ident, $y:ident => $call:expr, reference $reference:expr,
+        error $error:expr;)+) => {
         const $calls: &[fn(AnyTensor, AnyTensor) -> Option<AnyTensor>] = &[$(
             |a: AnyTensor, b: AnyTensor| -> Option<AnyTensor> {
                 $(
@@ -207,7 +208,8 @@ macro_rules! scalar_as {
 /// One call per entry of `program::scalar_ops!`, in table order.
 macro_rules! scalar_calls {
     ($calls:ident; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident, $un:ident,
-        $x:ident, $y:ident => $call:expr, reference $reference:expr;)+) => {
+        $x:ident, $y:ident => $call:expr, reference $reference:expr,
+        error $error:expr;)+) => {
         const $calls: &[fn(AnyTensor, i8) -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, value: i8| -> Option<AnyTensor> {
                 first_kind!(t, [$($kind),+], mapped_with_scalar ($result, $y = value, $x => $call))

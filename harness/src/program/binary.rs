@@ -3,10 +3,11 @@
 //! with a scalar right operand ([`SCALAR`]); one entry each, built like `unary.rs`'s table.
 //!
 //! An entry is `name: [kinds it takes] -> result, tolerance, unspecified, x, y => call,
-//! reference def;` where `y` is the right tensor, or for [`SCALAR`] the scalar (an `f32` for
-//! floats, an `i64` for ints), and the reference is a `Binary` of the reference oracle, compiled
-//! only there (as `unary.rs`'s: an entry without one does not compile). Names are what program
-//! files store.
+//! reference def, error model;` where `y` is the right tensor, or for [`SCALAR`] the scalar (an
+//! `f32` for floats, an `i64` for ints), and the reference is a `Binary` of the reference
+//! oracle, as is the error model on Flex (`library(half, single, double)` or `PRESET`, as
+//! `unary.rs`'s; a comparison's, whose result is a bool, is `PRESET` throughout), both compiled
+//! only there (an entry without them does not compile). Names are what program files store.
 
 use super::kind::Kind;
 use super::table::{
@@ -21,43 +22,43 @@ macro_rules! binary_ops {
         $then! {
             $($arg)*;
             add: [Float, Int] -> same, rounded, none, x, y => x.add(y),
-                reference Binary::Both(|x, y| x + y, i128::checked_add);
+                reference Binary::Both(|x, y| x + y, i128::checked_add), error PRESET;
             sub: [Float, Int] -> same, rounded, none, x, y => x.sub(y),
-                reference Binary::Both(|x, y| x - y, i128::checked_sub);
+                reference Binary::Both(|x, y| x - y, i128::checked_sub), error PRESET;
             mul: [Float, Int] -> same, rounded, none, x, y => x.mul(y),
-                reference Binary::Both(|x, y| x * y, i128::checked_mul);
+                reference Binary::Both(|x, y| x * y, i128::checked_mul), error PRESET;
             div: [Float] -> same, rounded, pole, x, y => x.div(y),
-                reference Binary::Ieee(|x, y| x / y);
+                reference Binary::Ieee(|x, y| x / y), error PRESET;
             remainder: [Float] -> same, balanced, jumps, x, y => x.remainder(y),
-                reference Binary::Ieee(floor_mod_f);
+                reference Binary::Ieee(floor_mod_f), error PRESET;
             // A base at zero is a pole for a negative exponent and a jump for a tiny positive
             // one (0^y is 0 where a subnormal's power is near 1), and the gradient's x^(y - 1)
             // has it for every y < 1: a subnormal base wgpu may flush leaves them open (fuzz
             // --backends flex,capture,wgpu --seed 2: the base gradient at a subnormal is inf on
             // Flex, 2.4e-7 on llvmpipe).
             powf: [Float] -> same, transcendental, pole, x, y => x.powf(y),
-                reference Binary::Ieee(f64::powf);
+                reference Binary::Ieee(f64::powf), error library(1.0, 2.0, 2.0);
             // As atan's: llvmpipe's atan2 of two NaNs is 0 (fuzz --backends flex,capture,wgpu
             // --seed 3), and WGSL may assume no NaN.
             atan2: [Float] -> same, transcendental, nan, x, y => x.atan2(y),
-                reference Binary::Ieee(f64::atan2);
+                reference Binary::Ieee(f64::atan2), error library(2.0, 2.0, 2.0);
             max_pair: [Float, Int] -> same, exact, nan, x, y => x.max_pair(y),
-                reference Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y)));
+                reference Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y))), error PRESET;
             min_pair: [Float, Int] -> same, exact, nan, x, y => x.min_pair(y),
-                reference Binary::BothNanOpen(f64::min, |x, y| Some(x.min(y)));
+                reference Binary::BothNanOpen(f64::min, |x, y| Some(x.min(y))), error PRESET;
             bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and(y),
-                reference Binary::Int(|x, y| Some(x & y));
+                reference Binary::Int(|x, y| Some(x & y)), error PRESET;
             bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or(y),
-                reference Binary::Int(|x, y| Some(x | y));
+                reference Binary::Int(|x, y| Some(x | y)), error PRESET;
             bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor(y),
-                reference Binary::Int(|x, y| Some(x ^ y));
+                reference Binary::Int(|x, y| Some(x ^ y)), error PRESET;
             hypot: [Float] -> same, transcendental, none, x, y => x.hypot(y),
-                reference Binary::Ieee(f64::hypot);
+                reference Binary::Ieee(f64::hypot), error library(1.0, 1.0, 2.0);
             fmod: [Float] -> same, balanced, jumps, x, y => x.fmod(y),
                 // C's fmod: the remainder with the sign of the dividend (Rust's `%` on floats).
-                reference Binary::Ieee(|x, y| x % y);
+                reference Binary::Ieee(|x, y| x % y), error PRESET;
             bool_xor: [Bool] -> same, exact, none, x, y => x.bool_xor(y),
-                reference Binary::Bool(|x, y| x ^ y);
+                reference Binary::Bool(|x, y| x ^ y), error PRESET;
         }
     };
 }
@@ -69,17 +70,17 @@ macro_rules! compare_ops {
         $then! {
             $($arg)*;
             equal: [Float, Int, Bool] -> Bool, step, nan, x, y => x.equal(y),
-                reference Binary::Compare(|x, y| x == y);
+                reference Binary::Compare(|x, y| x == y), error PRESET;
             not_equal: [Float, Int, Bool] -> Bool, step, nan, x, y => x.not_equal(y),
-                reference Binary::Compare(|x, y| x != y);
+                reference Binary::Compare(|x, y| x != y), error PRESET;
             greater: [Float, Int] -> Bool, step, nan, x, y => x.greater(y),
-                reference Binary::Compare(|x, y| x > y);
+                reference Binary::Compare(|x, y| x > y), error PRESET;
             greater_equal: [Float, Int] -> Bool, step, nan, x, y => x.greater_equal(y),
-                reference Binary::Compare(|x, y| x >= y);
+                reference Binary::Compare(|x, y| x >= y), error PRESET;
             lower: [Float, Int] -> Bool, step, nan, x, y => x.lower(y),
-                reference Binary::Compare(|x, y| x < y);
+                reference Binary::Compare(|x, y| x < y), error PRESET;
             lower_equal: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal(y),
-                reference Binary::Compare(|x, y| x <= y);
+                reference Binary::Compare(|x, y| x <= y), error PRESET;
         }
     };
 }
@@ -91,54 +92,54 @@ macro_rules! scalar_ops {
         $then! {
             $($arg)*;
             add: [Float, Int] -> same, rounded, none, x, y => x.add_scalar(y),
-                reference Binary::Both(|x, y| x + y, i128::checked_add);
+                reference Binary::Both(|x, y| x + y, i128::checked_add), error PRESET;
             mul: [Float, Int] -> same, rounded, none, x, y => x.mul_scalar(y),
-                reference Binary::Both(|x, y| x * y, i128::checked_mul);
+                reference Binary::Both(|x, y| x * y, i128::checked_mul), error PRESET;
             sub: [Float, Int] -> same, rounded, none, x, y => x.sub_scalar(y),
-                reference Binary::Both(|x, y| x - y, i128::checked_sub);
+                reference Binary::Both(|x, y| x - y, i128::checked_sub), error PRESET;
             div: [Float] -> same, rounded, none, x, y => x.div_scalar(y),
-                reference Binary::Ieee(|x, y| x / y);
+                reference Binary::Ieee(|x, y| x / y), error PRESET;
             remainder: [Float] -> same, balanced, jumps, x, y => x.remainder_scalar(y),
-                reference Binary::Ieee(floor_mod_f);
+                reference Binary::Ieee(floor_mod_f), error PRESET;
             powf: [Float] -> same, transcendental, none, x, y => x.powf_scalar(y),
-                reference Binary::Ieee(f64::powf);
+                reference Binary::Ieee(f64::powf), error PRESET;
             powi: [Float] -> same, balanced, none, x, y => x.powi_scalar(y),
-                reference Binary::Ieee(|x, y| x.powi(y as i32));
+                reference Binary::Ieee(|x, y| x.powi(y as i32)), error PRESET;
             clamp_min: [Float, Int] -> same, exact, nan, x, y => x.clamp_min(y),
-                reference Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y)));
+                reference Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y))), error PRESET;
             clamp_max: [Float, Int] -> same, exact, nan, x, y => x.clamp_max(y),
-                reference Binary::BothNanOpen(f64::min, |x, y| Some(x.min(y)));
+                reference Binary::BothNanOpen(f64::min, |x, y| Some(x.min(y))), error PRESET;
             equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.equal_elem(y),
-                reference Binary::Compare(|x, y| x == y);
+                reference Binary::Compare(|x, y| x == y), error PRESET;
             not_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.not_equal_elem(y),
-                reference Binary::Compare(|x, y| x != y);
+                reference Binary::Compare(|x, y| x != y), error PRESET;
             greater_elem: [Float, Int] -> Bool, step, nan, x, y => x.greater_elem(y),
-                reference Binary::Compare(|x, y| x > y);
+                reference Binary::Compare(|x, y| x > y), error PRESET;
             greater_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.greater_equal_elem(y),
-                reference Binary::Compare(|x, y| x >= y);
+                reference Binary::Compare(|x, y| x >= y), error PRESET;
             lower_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_elem(y),
-                reference Binary::Compare(|x, y| x < y);
+                reference Binary::Compare(|x, y| x < y), error PRESET;
             lower_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal_elem(y),
-                reference Binary::Compare(|x, y| x <= y);
+                reference Binary::Compare(|x, y| x <= y), error PRESET;
             fmod: [Float] -> same, balanced, jumps, x, y => x.fmod_scalar(y as f32),
-                reference Binary::Ieee(|x, y| x % y);
+                reference Binary::Ieee(|x, y| x % y), error PRESET;
             bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and_scalar(y),
-                reference Binary::Int(|x, y| Some(x & y));
+                reference Binary::Int(|x, y| Some(x & y)), error PRESET;
             bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or_scalar(y),
-                reference Binary::Int(|x, y| Some(x | y));
+                reference Binary::Int(|x, y| Some(x | y)), error PRESET;
             bitwise_xor: [Int] -> same, exact, none, x, y => x.bitwise_xor_scalar(y),
-                reference Binary::Int(|x, y| Some(x ^ y));
+                reference Binary::Int(|x, y| Some(x ^ y)), error PRESET;
             div_nonzero: [Int] -> same, exact, none, x, y => x.div_scalar(i64::abs(y) + 1),
-                reference Binary::Int(|x, y| int_div(x, y.abs() + 1));
+                reference Binary::Int(|x, y| int_div(x, y.abs() + 1)), error PRESET;
             remainder_nonzero: [Int] -> same, exact, none,
                 x, y => x.remainder_scalar(i64::abs(y) + 1),
-                reference Binary::Int(|x, y| floor_mod_i(x, y.abs() + 1));
+                reference Binary::Int(|x, y| floor_mod_i(x, y.abs() + 1)), error PRESET;
             // A bool's element comparisons: the scalar is true when odd.
             bool_equal_elem: [Bool] -> same, exact, none, x, y => x.equal_elem(y % 2 != 0),
                 // The scalar of a bool comparison is true when odd.
-                reference Binary::Bool(|x, y| x == y);
+                reference Binary::Bool(|x, y| x == y), error PRESET;
             bool_not_equal_elem: [Bool] -> same, exact, none, x, y => x.not_equal_elem(y % 2 != 0),
-                reference Binary::Bool(|x, y| x != y);
+                reference Binary::Bool(|x, y| x != y), error PRESET;
         }
     };
 }
@@ -171,7 +172,8 @@ impl TwoOperandSpec {
 
 macro_rules! two_operand_specs {
     ($table:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident,
-        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr;)+) => {
+        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr,
+        error $error:expr;)+) => {
         #[doc = $doc]
         pub const $table: &[TwoOperandSpec] = &[$(OpSpec {
             name: stringify!($name),

@@ -12,7 +12,7 @@
 //! description of which taps an element reads.
 
 use super::along_dim::ALONG_DIM_ERROR;
-use super::elementwise::{UNARY, UNARY_ERROR};
+use super::elementwise::{BINARY_ERROR, SCALAR_ERROR, UNARY, UNARY_ERROR};
 pub use super::error::{gamma, Arithmetic, Model, Ulps};
 use super::host::{Data, Host};
 use super::module::MODULE_ERROR;
@@ -39,6 +39,8 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
         Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()].model,
         Op::Module { op, .. } => MODULE_ERROR[op.index()].model,
         Op::Unary { op, .. } => UNARY_ERROR[op.index()].model,
+        Op::Binary { op, .. } => BINARY_ERROR[op.index()].model,
+        Op::Scalar { op, .. } => SCALAR_ERROR[op.index()].model,
         _ => None,
     };
     match model {

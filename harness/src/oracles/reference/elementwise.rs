@@ -98,11 +98,33 @@ pub enum Binary {
 /// by name, as [`UNARY`] is built.
 macro_rules! two_operand_references {
     ($table:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident,
-        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr;)+) => {
+        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr,
+        error $error:expr;)+) => {
         #[doc = $doc]
         pub const $table: &[(&str, Binary)] = &[$((stringify!($name), $reference)),+];
     };
 }
+
+/// The `error` column of `program::binary_ops!` and `scalar_ops!`, in table order, as
+/// [`UNARY_ERROR`] is built.
+macro_rules! two_operand_errors {
+    ($table:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident,
+        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr,
+        error $error:expr;)+) => {
+        #[doc = $doc]
+        pub const $table: &[Arithmetic] = &[$($error),+];
+    };
+}
+crate::program::binary_ops!(
+    two_operand_errors,
+    BINARY_ERROR,
+    "Every binary entry's error model on Flex, in table order."
+);
+crate::program::scalar_ops!(
+    two_operand_errors,
+    SCALAR_ERROR,
+    "Every scalar entry's error model on Flex, in table order."
+);
 crate::program::binary_ops!(
     two_operand_references,
     BINARY,
