@@ -278,3 +278,17 @@ fn an_attention_a_tenth_of_a_percent_off_is_a_reference_mismatch() {
         "attention",
     );
 }
+
+#[test]
+fn a_quiet_softmax_a_tenth_of_a_percent_off_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "div", "src": 0, "value": 4}}}},
+            {"op": {"out": 2, "op": {"along_dim": {"op": "quiet_softmax", "src": 1, "dim": 1}}}}]"#,
+        WrongResult::of("along_dim quiet_softmax", |_, r| {
+            let (shape, v) = values(&r);
+            rebuilt(shape, v.iter().map(|x| x * 1.001).collect(), &r)
+        }),
+        "quiet_softmax",
+    );
+}

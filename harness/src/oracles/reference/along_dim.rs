@@ -8,7 +8,9 @@ use lane::{
     var_with,
 };
 
-use super::error::{library, variance, Arithmetic, LINEAR, PRESET, SOFTMAX, SOFTMIN};
+use super::error::{
+    library, variance, Arithmetic, LINEAR, PRESET, QUIET_SOFTMAX, SOFTMAX, SOFTMIN,
+};
 use super::host::{floor_mod_i, int_div};
 use super::host::{int_product, lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};
 

@@ -183,7 +183,9 @@ pub fn per_element(
         // term carries u·(|z| + E + 1); the sum of positive terms γₙ beyond its terms' worst;
         // the inverse and the multiply 2u. First order, so twice that; an exp that underflows
         // errs by a subnormal's spacing at most, divided by a sum of at least 1.
-        Model::Softmax { negated } => softmax_bounds(op, operands, expected, (u, floor), negated),
+        Model::Softmax { negated, quiet } => {
+            softmax_bounds(op, operands, expected, (dtype, floor), (negated, quiet))
+        }
         // Flex's own kernel computes the half dtypes in f32 (burn-flex ops/attention.rs,
         // cast_to_f32), but on an autodiff device Burn decomposes it into tensor ops that each
         // round to the dtype (burn-autodiff ops/module.rs:2267-2280, attention_fallback): the
@@ -227,14 +229,16 @@ pub fn per_element(
     }
 }
 
-/// [`per_element`]'s softmax bounds, with `u` the dtype's unit roundoff.
+/// [`per_element`]'s softmax bounds over `dtype` (`u` its unit roundoff); `quiet`: one more
+/// term, `exp(−max)`, in the denominator.
 fn softmax_bounds(
     op: &Op,
     operands: &[&Host],
     expected: &Host,
-    (u, floor): (f64, f64),
-    negated: bool,
+    (dtype, floor): (Dtype, f64),
+    (negated, quiet): (bool, bool),
 ) -> Option<Vec<f64>> {
+    let u = dtype.epsilon() / 2.0;
     let Op::AlongDim { dim, .. } = op else {
         return None;
     };
@@ -249,10 +253,20 @@ fn softmax_bounds(
         let Some(zs) = zs else { continue };
         let max = zs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let shifted: Vec<f64> = zs.iter().map(|z| z - max).collect();
-        let far = (shifted.iter())
+        let mut far = (shifted.iter())
             .filter(|z| z.is_finite())
             .fold(0f64, |m, z| m.max(z.abs()));
-        let sum = gamma(lane.len(), u) + u * (far + exp + 1.0);
+        // The quiet softmax's extra term is exp(−max), one more of the sum; where it passes
+        // the dtype's range the denominator is infinite and every result 0, where the
+        // definition's may be a tiny number: left open.
+        let terms = lane.len() + usize::from(quiet);
+        if quiet {
+            if -max > dtype.largest().ln() {
+                continue;
+            }
+            far = far.max(max.abs());
+        }
+        let sum = gamma(terms, u) + u * (far + exp + 1.0);
         for (&i, z) in lane.iter().zip(&shifted) {
             let own = if z.is_finite() {
                 u * (z.abs() + exp + 1.0)
@@ -300,7 +314,8 @@ pub fn describe(op: &Op) -> String {
             .into(),
         Some(Model::Softmax { .. }) => {
             "softmax composed: 2·(u·(|z|+E+1) + u·(max|z|+E+1) + γ(n) + 2u) \
-             relative, z = x − max, E the library exp's units"
+             relative, z = x − max, E the library exp's units (quiet: one more term, \
+             exp(−max), open where it overflows)"
                 .into()
         }
         Some(Model::Attention { .. }) => "attention composed: 2·(Σ pⱼ|vⱼ|·(e^{(1−pⱼ)(e^{Δⱼ+Δ*} \

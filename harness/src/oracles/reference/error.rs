@@ -25,6 +25,9 @@ pub enum Model {
     Softmax {
         /// Whether it is the softmax of the negated operand (softmin).
         negated: bool,
+        /// Whether its denominator has one more term, `exp(−max)` (Burn's quiet_softmax,
+        /// composed of tensor ops that each round: burn-tensor activation/base.rs:327-339).
+        quiet: bool,
     },
     /// Flex's scaled dot-product attention (burn-flex ops/attention.rs: the scores a gemm in
     /// the compute dtype, f32 for the half dtypes, times the scale; a softmax, online over tiles
@@ -109,9 +112,20 @@ pub const PRESET: Arithmetic = Arithmetic::of(None);
 /// [`Model::Linear`].
 pub const LINEAR: Arithmetic = Arithmetic::of(Some(Model::Linear));
 /// [`Model::Softmax`].
-pub const SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::Softmax { negated: false }));
+pub const SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::Softmax {
+    negated: false,
+    quiet: false,
+}));
 /// [`Model::Softmax`] of the negated operand.
-pub const SOFTMIN: Arithmetic = Arithmetic::of(Some(Model::Softmax { negated: true }));
+pub const SOFTMIN: Arithmetic = Arithmetic::of(Some(Model::Softmax {
+    negated: true,
+    quiet: false,
+}));
+/// [`Model::Softmax`] with a 1 in its denominator (`exp(x) / (1 + Σ exp)`).
+pub const QUIET_SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::Softmax {
+    negated: false,
+    quiet: true,
+}));
 
 /// [`Model::Attention`].
 pub const ATTENTION: Arithmetic = Arithmetic::of(Some(Model::Attention { causal: false }));
