@@ -292,3 +292,17 @@ fn a_quiet_softmax_a_tenth_of_a_percent_off_is_a_reference_mismatch() {
         "quiet_softmax",
     );
 }
+
+#[test]
+fn a_log_softmax_off_by_a_thousandth_is_a_reference_mismatch() {
+    // Over a lane of 0..4: results near -3.4 to -0.4, held to a few units absolute.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "log_softmax", "src": 0, "dim": 1}}}}]"#,
+        WrongResult::of("along_dim log_softmax", |_, r| {
+            let (shape, v) = values(&r);
+            rebuilt(shape, v.iter().map(|x| x + 1e-3).collect(), &r)
+        }),
+        "log_softmax",
+    );
+}

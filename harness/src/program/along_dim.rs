@@ -137,7 +137,7 @@ macro_rules! along_dim_ops {
                         v.iter().map(|e| Some(e - m - log_sum)).collect()
                     },
                     |_| Vec::new(),
-                ), error PRESET;
+                ), error LOG_SOFTMAX;
             softmin: [Float] -> same, same, transcendental, none, lane,
                 x, d => burn::tensor::activation::softmin(x, d),
                 reference Along::Scan(|v| softmax_lane(v, -1.0, false), |_| Vec::new()),

@@ -9,7 +9,7 @@ use lane::{
 };
 
 use super::error::{
-    library, variance, Arithmetic, LINEAR, PRESET, QUIET_SOFTMAX, SOFTMAX, SOFTMIN,
+    library, variance, Arithmetic, LINEAR, LOG_SOFTMAX, PRESET, QUIET_SOFTMAX, SOFTMAX, SOFTMIN,
 };
 use super::host::{floor_mod_i, int_div};
 use super::host::{int_product, lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};

@@ -46,7 +46,11 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
     match model {
         // Measured on Flex, or composed from Flex's kernel: on wgpu such an entry keeps its
         // family's preset (WGSL's accuracy table is not composed here).
-        Some(Model::Library(_) | Model::Attention { .. }) if backend != Backend::Flex => None,
+        Some(Model::Library(_) | Model::Attention { .. } | Model::LogSoftmax)
+            if backend != Backend::Flex =>
+        {
+            None
+        }
         model => model,
     }
 }
@@ -186,6 +190,7 @@ pub fn per_element(
         Model::Softmax { negated, quiet } => {
             softmax_bounds(op, operands, expected, (dtype, floor), (negated, quiet))
         }
+        Model::LogSoftmax => log_softmax_bounds(op, operands, expected, (dtype, floor)),
         // Flex's own kernel computes the half dtypes in f32 (burn-flex ops/attention.rs,
         // cast_to_f32), but on an autodiff device Burn decomposes it into tensor ops that each
         // round to the dtype (burn-autodiff ops/module.rs:2267-2280, attention_fallback): the
@@ -227,6 +232,53 @@ pub fn per_element(
             Some(expected.floats()?.iter().zip(&lanes).map(bound).collect())
         }
     }
+}
+
+/// [`per_element`]'s log_softmax bounds over `dtype`, absolute: with `z = x − max` rounded
+/// (`u|z|`), the sum of the exps `S ≥ 1` errs relatively by `σ = γ(n) + u(max|z| + E + 1)` (each
+/// exp's units and its argument's rounding), so its log by `σ` absolutely plus the log's own
+/// units at `ln S`; the subtraction and the reference round the result, `u|r|` each; doubled
+/// for the first-order terms dropped. An element whose `z` is not finite is open.
+fn log_softmax_bounds(
+    op: &Op,
+    operands: &[&Host],
+    expected: &Host,
+    (dtype, floor): (Dtype, f64),
+) -> Option<Vec<f64>> {
+    let Op::AlongDim { dim, .. } = op else {
+        return None;
+    };
+    let u = dtype.epsilon() / 2.0;
+    let x = operands.first()?;
+    let v = x.floats()?;
+    let want = expected.floats()?;
+    let exp = library_bound("exp").map_or(2.0, |ulps| ulps.single);
+    let log = library_bound("log").map_or(2.0, |ulps| ulps.single);
+    let mut out = vec![f64::INFINITY; want.len()];
+    for lane in super::host::lanes(&x.shape, usize::from(*dim)) {
+        let zs: Option<Vec<f64>> = lane.iter().map(|&i| v[i]).collect();
+        let Some(zs) = zs else { continue };
+        let max = zs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !max.is_finite() {
+            continue;
+        }
+        let shifted: Vec<f64> = zs.iter().map(|z| z - max).collect();
+        let far = (shifted.iter())
+            .filter(|z| z.is_finite())
+            .fold(0f64, |m, z| m.max(z.abs()));
+        let sum: f64 = shifted.iter().map(|z| z.exp()).sum();
+        let sigma = gamma(lane.len(), u) + u * (far + exp + 1.0);
+        let log_error = sigma + (log + 1.0) * u * sum.ln().abs();
+        for (&i, z) in lane.iter().zip(&shifted) {
+            out[i] = match want[i] {
+                Some(r) if z.is_finite() => {
+                    2.0 * (u * z.abs() + log_error + 2.0 * u * r.abs()) + 2.0 * floor
+                }
+                _ => f64::INFINITY,
+            };
+        }
+    }
+    Some(out)
 }
 
 /// [`per_element`]'s softmax bounds over `dtype` (`u` its unit roundoff); `quiet`: one more
@@ -318,6 +370,10 @@ pub fn describe(op: &Op) -> String {
              exp(−max), open where it overflows)"
                 .into()
         }
+        Some(Model::LogSoftmax) => "log_softmax composed, absolute: 2·(u|z| + σ + (L+1)u·ln S \
+             + 2u|r|), σ = γ(n) + u(max|z| + E + 1), z = x − max, S = Σ exp z, E and L the \
+             library exp's and log's units"
+            .into(),
         Some(Model::Attention { .. }) => "attention composed: 2·(Σ pⱼ|vⱼ|·(e^{(1−pⱼ)(e^{Δⱼ+Δ*} \
              − 1)} − 1 + ρⱼ + ρ̄) + (γ(n+1) + u)·Σ p|v|) + 2u·Σ p|v| per element, \
              Δⱼ = γ(e+2)·scale·Σ|q||kⱼ|, Δ* the largest other, \

@@ -29,6 +29,10 @@ pub enum Model {
         /// composed of tensor ops that each round: burn-tensor activation/base.rs:327-339).
         quiet: bool,
     },
+    /// Burn's log_softmax, the default body Flex keeps (burn-backend ops/activation.rs:256-261:
+    /// the maximum subtracted, the log of the sum of the exps, subtracted): an absolute error,
+    /// as a difference of two values near each other may cancel.
+    LogSoftmax,
     /// Flex's scaled dot-product attention (burn-flex ops/attention.rs: the scores a gemm in
     /// the compute dtype, f32 for the half dtypes, times the scale; a softmax, online over tiles
     /// of 64 keys past 512; a second gemm with the values, divided by the row's sum): its error
@@ -127,6 +131,8 @@ pub const QUIET_SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::Softmax {
     quiet: true,
 }));
 
+/// [`Model::LogSoftmax`].
+pub const LOG_SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::LogSoftmax));
 /// [`Model::Attention`].
 pub const ATTENTION: Arithmetic = Arithmetic::of(Some(Model::Attention { causal: false }));
 /// [`Model::Attention`] with a causal mask.

@@ -275,6 +275,7 @@ pub(super) fn bound_family(
         (_, Some(bound::Model::Library(_)), _) => "math library (measured)",
         (_, Some(bound::Model::Softmax { .. }), _) => "softmax (composed)",
         (_, Some(bound::Model::Attention { .. }), _) => "attention (composed)",
+        (_, Some(bound::Model::LogSoftmax), _) => "log_softmax (composed)",
         (.., Tolerance::Rounded) => "correctly rounded",
         (.., Tolerance::Exact) => "exact",
         (.., Tolerance::Step) => "step",
