@@ -48,6 +48,18 @@ fn rebuilt(shape: Vec<usize>, v: Vec<f64>, like: &TensorData) -> TensorData {
     TensorData::new(v, shape).convert_dtype(like.dtype())
 }
 
+/// `data` with every element times `k`.
+fn times(data: TensorData, k: f64) -> TensorData {
+    let (shape, v) = values(&data);
+    rebuilt(shape, v.iter().map(|x| x * k).collect(), &data)
+}
+
+/// `data` with `d` added to every element.
+fn plus(data: TensorData, d: f64) -> TensorData {
+    let (shape, v) = values(&data);
+    rebuilt(shape, v.iter().map(|x| x + d).collect(), &data)
+}
+
 /// `data` with every element whose index along the last dim is `last - from_end` zeroed.
 fn zero_last(data: TensorData, dim_from_end: usize) -> TensorData {
     let (shape, mut v) = values(&data);
@@ -182,10 +194,7 @@ fn a_matmul_off_by_one_everywhere_is_a_reference_mismatch() {
         r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 3], "fill": "arange", "device": "flex"}},
             {"create": {"out": 1, "kind": "float", "shape": [3, 2], "fill": "arange", "device": "flex"}},
             {"op": {"out": 2, "op": {"matmul": {"lhs": 0, "rhs": 1, "transpose_rhs": false}}}}]"#,
-        WrongResult::of("matmul", |_, r| {
-            let (shape, v) = values(&r);
-            rebuilt(shape, v.iter().map(|x| x + 1.0).collect(), &r)
-        }),
+        WrongResult::of("matmul", |_, r| plus(r, 1.0)),
         "matmul",
     );
 }
@@ -255,10 +264,7 @@ fn an_attention_over_far_apart_scores_a_hundredth_of_a_percent_off_is_a_referenc
     // 1% there).
     caught(
         &module_op("attention", "[1, 1, 4, 4]", 3),
-        WrongResult::of("module attention", |_, r| {
-            let (shape, v) = values(&r);
-            rebuilt(shape, v.iter().map(|x| x * 1.0001).collect(), &r)
-        }),
+        WrongResult::of("module attention", |_, r| times(r, 1.0001)),
         "attention",
     );
 }
@@ -271,10 +277,7 @@ fn an_attention_a_tenth_of_a_percent_off_is_a_reference_mismatch() {
         r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 1, 4, 4], "fill": "arange", "device": "flex"}},
             {"op": {"out": 1, "op": {"scalar": {"op": "div", "src": 0, "value": 16}}}},
             {"op": {"out": 2, "op": {"module": {"op": "attention", "src": 1, "kernel": 3}}}}]"#,
-        WrongResult::of("module attention", |_, r| {
-            let (shape, v) = values(&r);
-            rebuilt(shape, v.iter().map(|x| x * 1.001).collect(), &r)
-        }),
+        WrongResult::of("module attention", |_, r| times(r, 1.001)),
         "attention",
     );
 }
@@ -285,10 +288,7 @@ fn a_quiet_softmax_a_tenth_of_a_percent_off_is_a_reference_mismatch() {
         r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}},
             {"op": {"out": 1, "op": {"scalar": {"op": "div", "src": 0, "value": 4}}}},
             {"op": {"out": 2, "op": {"along_dim": {"op": "quiet_softmax", "src": 1, "dim": 1}}}}]"#,
-        WrongResult::of("along_dim quiet_softmax", |_, r| {
-            let (shape, v) = values(&r);
-            rebuilt(shape, v.iter().map(|x| x * 1.001).collect(), &r)
-        }),
+        WrongResult::of("along_dim quiet_softmax", |_, r| times(r, 1.001)),
         "quiet_softmax",
     );
 }
@@ -299,10 +299,7 @@ fn a_log_softmax_off_by_a_thousandth_is_a_reference_mismatch() {
     caught(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}},
             {"op": {"out": 1, "op": {"along_dim": {"op": "log_softmax", "src": 0, "dim": 1}}}}]"#,
-        WrongResult::of("along_dim log_softmax", |_, r| {
-            let (shape, v) = values(&r);
-            rebuilt(shape, v.iter().map(|x| x + 1e-3).collect(), &r)
-        }),
+        WrongResult::of("along_dim log_softmax", |_, r| plus(r, 1e-3)),
         "log_softmax",
     );
 }

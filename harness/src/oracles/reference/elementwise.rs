@@ -94,52 +94,38 @@ pub enum Binary {
     Missing(&'static str),
 }
 
-/// The `reference` column of `program::binary_ops!`, `compare_ops!` and `scalar_ops!` as a table
-/// by name, as [`UNARY`] is built.
+/// The `reference` and `error` columns of `program::binary_ops!`, `compare_ops!` and
+/// `scalar_ops!`: the references as a table by name, as [`UNARY`] is built, and the error
+/// models on Flex in table order, as [`UNARY_ERROR`] is (a comparison's, whose result is a
+/// bool, is `PRESET` throughout).
 macro_rules! two_operand_references {
-    ($table:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident,
-        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr,
+    ($table:ident, $errors:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident,
+        $tol:ident, $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr,
         error $error:expr;)+) => {
         #[doc = $doc]
         pub const $table: &[(&str, Binary)] = &[$((stringify!($name), $reference)),+];
+        /// The error models of the entries of the table beside it, in table order.
+        pub const $errors: &[Arithmetic] = &[$($error),+];
     };
 }
-
-/// The `error` column of `program::binary_ops!` and `scalar_ops!`, in table order, as
-/// [`UNARY_ERROR`] is built.
-macro_rules! two_operand_errors {
-    ($table:ident, $doc:literal; $($name:ident : [$($kind:ident),+] -> $result:ident, $tol:ident,
-        $un:ident, $x:ident, $y:ident => $call:expr, reference $reference:expr,
-        error $error:expr;)+) => {
-        #[doc = $doc]
-        pub const $table: &[Arithmetic] = &[$($error),+];
-    };
-}
-crate::program::binary_ops!(
-    two_operand_errors,
-    BINARY_ERROR,
-    "Every binary entry's error model on Flex, in table order."
-);
-crate::program::scalar_ops!(
-    two_operand_errors,
-    SCALAR_ERROR,
-    "Every scalar entry's error model on Flex, in table order."
-);
 crate::program::binary_ops!(
     two_operand_references,
     BINARY,
+    BINARY_ERROR,
     "Every binary entry's reference, by table name."
 );
 
 crate::program::compare_ops!(
     two_operand_references,
     COMPARE,
+    COMPARE_ERROR,
     "Every comparison entry's reference, by table name."
 );
 
 crate::program::scalar_ops!(
     two_operand_references,
     SCALAR,
+    SCALAR_ERROR,
     "Every scalar entry's reference, by table name: `y` is the scalar (the step's `i8`, an `f32` \
      for floats)."
 );

@@ -322,17 +322,22 @@ fn batch_norm(x: &Host, _k: usize) -> Option<Host> {
     ))
 }
 
+/// An attention operand's values and its `[batch, heads, seq, head_dim]`: `None` for a
+/// non-finite query, key or value, for which Burn documents no result (its kernels compute an
+/// online softmax), so it is left open.
+fn attention_operand(x: &Host) -> Option<(Vec<f64>, [usize; 4])> {
+    let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
+    if v.iter().any(|e| !e.is_finite()) {
+        return None;
+    }
+    Some((v, <[usize; 4]>::try_from(x.shape.as_slice()).ok()?))
+}
+
 /// Scaled dot-product attention over `[batch, heads, seq, head_dim]`: queries and values the
 /// operand, keys the operand reversed along seq (`causal`: the operand, and a query sees no
 /// later key).
 fn attention(x: &Host, causal: bool) -> Option<Host> {
-    let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
-    // Burn documents no result for a non-finite query, key or value (its kernels compute an
-    // online softmax): such an operand is left open.
-    if v.iter().any(|e| !e.is_finite()) {
-        return None;
-    }
-    let [b, h, s, e] = <[usize; 4]>::try_from(x.shape.as_slice()).ok()?;
+    let (v, [b, h, s, e]) = attention_operand(x)?;
     let idx = |bh: usize, i: usize, j: usize| (bh * s + i) * e + j;
     let scale = 1.0 / (e as f64).sqrt();
     let mut out = vec![None; v.len()];
@@ -396,11 +401,7 @@ pub(super) fn attention_bounds(
     causal: bool,
     (u, floor, exp): (f64, f64, f64),
 ) -> Option<Vec<f64>> {
-    let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
-    if v.iter().any(|e| !e.is_finite()) {
-        return None;
-    }
-    let [b, h, s, e] = <[usize; 4]>::try_from(x.shape.as_slice()).ok()?;
+    let (v, [b, h, s, e]) = attention_operand(x)?;
     let idx = |bh: usize, i: usize, j: usize| (bh * s + i) * e + j;
     let scale = 1.0 / (e as f64).sqrt();
     let tiles = s.div_ceil(64) as f64;
