@@ -234,6 +234,21 @@ pub fn per_element(
     }
 }
 
+/// A lane of `v` times `sign`, shifted by its maximum: the maximum, the shifted values and the
+/// largest finite magnitude among them (`None` where an element is unknown).
+fn shifted_lane(v: &[Option<f64>], lane: &[usize], sign: f64) -> Option<(f64, Vec<f64>, f64)> {
+    let zs: Vec<f64> = lane
+        .iter()
+        .map(|&i| v[i].map(|e| sign * e))
+        .collect::<Option<_>>()?;
+    let max = zs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let shifted: Vec<f64> = zs.iter().map(|z| z - max).collect();
+    let far = (shifted.iter())
+        .filter(|z| z.is_finite())
+        .fold(0f64, |m, z| m.max(z.abs()));
+    Some((max, shifted, far))
+}
+
 /// [`per_element`]'s log_softmax bounds over `dtype`, absolute: with `z = x − max` rounded
 /// (`u|z|`), the sum of the exps `S ≥ 1` errs relatively by `σ = γ(n) + u(max|z| + E + 1)` (each
 /// exp's units and its argument's rounding), so its log by `σ` absolutely plus the log's own
@@ -256,16 +271,12 @@ fn log_softmax_bounds(
     let log = library_bound("log").map_or(2.0, |ulps| ulps.single);
     let mut out = vec![f64::INFINITY; want.len()];
     for lane in super::host::lanes(&x.shape, usize::from(*dim)) {
-        let zs: Option<Vec<f64>> = lane.iter().map(|&i| v[i]).collect();
-        let Some(zs) = zs else { continue };
-        let max = zs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let Some((max, shifted, far)) = shifted_lane(v, &lane, 1.0) else {
+            continue;
+        };
         if !max.is_finite() {
             continue;
         }
-        let shifted: Vec<f64> = zs.iter().map(|z| z - max).collect();
-        let far = (shifted.iter())
-            .filter(|z| z.is_finite())
-            .fold(0f64, |m, z| m.max(z.abs()));
         let sum: f64 = shifted.iter().map(|z| z.exp()).sum();
         let sigma = gamma(lane.len(), u) + u * (far + exp + 1.0);
         let log_error = sigma + (log + 1.0) * u * sum.ln().abs();
@@ -301,13 +312,9 @@ fn softmax_bounds(
     let exp = library_bound("exp").map_or(2.0, |ulps| ulps.single);
     let mut out = vec![f64::INFINITY; want.len()];
     for lane in super::host::lanes(&x.shape, usize::from(*dim)) {
-        let zs: Option<Vec<f64>> = lane.iter().map(|&i| v[i].map(|e| sign * e)).collect();
-        let Some(zs) = zs else { continue };
-        let max = zs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let shifted: Vec<f64> = zs.iter().map(|z| z - max).collect();
-        let mut far = (shifted.iter())
-            .filter(|z| z.is_finite())
-            .fold(0f64, |m, z| m.max(z.abs()));
+        let Some((max, shifted, mut far)) = shifted_lane(v, &lane, sign) else {
+            continue;
+        };
         // The quiet softmax's extra term is exp(−max), one more of the sum; where it passes
         // the dtype's range the denominator is infinite and every result 0, where the
         // definition's may be a tiny number: left open.
