@@ -292,6 +292,22 @@ fn a_replay_compared_with_an_eager_value_the_reference_found_wrong_is_left_open(
 }
 
 #[test]
+fn a_replay_of_an_int_the_eager_run_overflowed_in_its_narrower_dtype_is_left_open() {
+    // i32::MIN on the capture device (I64) and eagerly (I32): div_by_magnitude takes abs
+    // first, which wraps in I32 only, so the eager run divides by 6 where the I64 replay
+    // divides by 3 (fuzz --seed 5). Burn pins no int overflow down: neither is wrong.
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "int", "shape": [1], "fill": {"edge": "neg_inf"}, "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"unary": {"op": "div_by_magnitude", "src": 0}}}},
+            {"exit_scope": {"inputs": [], "outputs": [1]}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
+    assert_eq!(verdict.finding, None);
+    let open = verdict.oracles.poisoned.get("narrow-overflow").copied();
+    assert_eq!(open, Some(1), "{:?}", verdict.oracles.poisoned);
+}
+#[test]
 fn a_replay_that_loses_a_recorded_dtype_names_the_op_that_lost_it_not_the_ops_after_it() {
     // argmax of an I32 tensor is recorded as I32 and replayed by Flex as I64 (a stored case);
     // a swap_dims and a sum_dim after it only carry the I64 along.

@@ -7,6 +7,8 @@ use burn::tensor::{DType, TensorData, Tolerance};
 
 use super::compare::{self, native_bools, Poison};
 use super::naming::producer_step;
+use super::reference::host::Host;
+use super::reference::{host_of, of_op};
 use super::taint::Taint;
 use super::{
     chose_dtype_mix, faults, Backend, Deviation, Facts, Oracle, Payload, Shared, StepFacts,
@@ -81,6 +83,50 @@ fn in_eager_dtype(replayed: &TensorData, eager: &TensorData) -> Option<TensorDat
     Some(TensorData::new(image, replayed.shape().clone()).convert_dtype(eager.dtype()))
 }
 
+/// The definition's ints of op `step` over the eager run's operands, where an operand's
+/// dtype parts the real run from the eager one (`dtypes`, per slot): what
+/// [`overflows_narrower`] reads once the step's output dtypes are known. Taken before the
+/// mirrors follow the step, which may write a slot it reads.
+fn parted_definition(
+    shared: &Shared,
+    step: &Step,
+    dtypes: &[Option<(DType, Option<DType>)>],
+) -> Option<Vec<Option<i128>>> {
+    let Step::Op { op, .. } = step else {
+        return None;
+    };
+    let operands = op.operands();
+    let parted = |s: &Slot| matches!(dtypes[usize::from(*s)], Some((real, Some(eager))) if real != eager && real.is_int());
+    if !operands.iter().any(parted) {
+        return None;
+    }
+    let flex = shared.flex.as_ref()?;
+    let operands: Vec<Host> = (operands.iter())
+        .map(|s| {
+            let data = flex.data(*s)?;
+            let kind = Dtype::from_burn(data.dtype())?.spec().kind;
+            Some(host_of(kind, &data))
+        })
+        .collect::<Option<_>>()?;
+    let operands: Vec<&Host> = operands.iter().collect();
+    of_op(op, &operands).ok()?.ints().map(<[_]>::to_vec)
+}
+
+/// Whether an op's output, held by the real run in int dtype `real` and by the eager Flex run
+/// in a narrower one `eager`, overflowed the narrow dtype there: its definition over the eager
+/// operands (`definition`) leaves an element open (an intermediate such as `abs` of the
+/// minimum passed the dtype) or lies outside it. Without a definition it is taken not to have
+/// overflowed: the comparison stands as it did.
+fn overflows_narrower(definition: Option<&[Option<i128>]>, (real, eager): (DType, DType)) -> bool {
+    let range = |d: DType| Dtype::from_burn(d).and_then(Dtype::int_range);
+    let (Some((lo, hi)), Some((wide_lo, wide_hi)), Some(values)) =
+        (range(eager), range(real), definition)
+    else {
+        return false;
+    };
+    wide_hi - wide_lo > hi - lo && values.iter().any(|v| v.is_none_or(|v| v < lo || v > hi))
+}
+
 /// The eager-replay oracle for one run.
 #[derive(Default)]
 pub struct EagerReplay {
@@ -98,6 +144,13 @@ pub struct EagerReplay {
     parted: [Option<u16>; MAX_SLOTS as usize],
     /// Per slot, its dtype on the real run and in the eager Flex run (`None`: no eager value).
     dtypes: [Option<(DType, Option<DType>)>; MAX_SLOTS as usize],
+    /// Per slot, whether the eager run computed its value, or one it was made from, in a
+    /// narrower int dtype than the real run's, where the narrow dtype overflowed (see
+    /// [`Poison::NarrowOverflow`]).
+    overflowed: [bool; MAX_SLOTS as usize],
+    /// The current step's definition over the eager operands where their dtypes part the two
+    /// runs ([`parted_definition`]).
+    definition: Option<Vec<Option<i128>>>,
 }
 
 impl EagerReplay {
@@ -107,6 +160,7 @@ impl EagerReplay {
         let s = usize::from(slot);
         self.drawn[s]
             .then(|| Taint::whole(Poison::RandomDraw))
+            .or(self.overflowed[s].then(|| Taint::whole(Poison::NarrowOverflow)))
             .or(misread_on_flex.then(|| Taint::whole(Poison::BoolU32OnFlex)))
             // Recorded from wgpu data the differential does not compare (a known wgpu bug, a
             // spec-allowed difference): the replay gives back what wgpu computed (fuzz
@@ -117,6 +171,15 @@ impl EagerReplay {
 }
 
 impl Oracle for EagerReplay {
+    fn before_mirrors(&mut self, shared: &Shared, world: &World<'_>, index: usize) {
+        let step = &world.program().steps[index];
+        // A step that failed wrote nothing, and its operands need not fit its definition.
+        let ok = matches!(world.outcome(index), Some(Outcome::Ok { .. }));
+        self.definition = ok
+            .then(|| parted_definition(shared, step, &self.dtypes))
+            .flatten();
+    }
+
     fn after_step(&mut self, shared: &mut Shared, world: &World<'_>, facts: &StepFacts<'_>) {
         let step = &world.program().steps[facts.index];
         if let Step::Drop { slot } = step {
@@ -124,6 +187,7 @@ impl Oracle for EagerReplay {
             self.from_wgpu[usize::from(*slot)] = false;
             self.parted[usize::from(*slot)] = None;
             self.dtypes[usize::from(*slot)] = None;
+            self.overflowed[usize::from(*slot)] = false;
             return;
         }
         // A step that failed wrote nothing.
@@ -145,15 +209,20 @@ impl Oracle for EagerReplay {
             .filter_map(|s| self.parted[usize::from(*s)])
             .min();
         let operand = reads.first().and_then(|s| self.dtypes[usize::from(*s)]);
+        let overflowed_before = reads.iter().any(|s| self.overflowed[usize::from(*s)]);
         for out in step.writes() {
             self.drawn[usize::from(out)] = drawn;
             self.from_wgpu[usize::from(out)] = from_wgpu;
             let Some(real) = world.slot_ref(out).map(AnyTensor::dtype) else {
                 self.parted[usize::from(out)] = None;
                 self.dtypes[usize::from(out)] = None;
+                self.overflowed[usize::from(out)] = false;
                 continue;
             };
             let eager = shared.flex.as_ref().and_then(|f| f.dtype(out));
+            let definition = self.definition.as_deref();
+            self.overflowed[usize::from(out)] = overflowed_before
+                || eager.is_some_and(|eager| overflows_narrower(definition, (real, eager)));
             // Device defaults part the two runs by design (a capture bool is Bool(U8), a Flex
             // one native), and a replay is handed the recorded dtypes: only an op that kept
             // its operand's dtype where the eager run did not is where a replay loses one.

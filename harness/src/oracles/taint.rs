@@ -76,11 +76,17 @@ pub enum Poison {
     /// definition (the reference oracle found its step wrong): the baseline itself is wrong, a
     /// difference from it is that bug, not the replay's.
     EagerWrong,
+    /// An int the eager Flex run holds in a narrower dtype than the real run's (Flex's I32
+    /// default where a capture device's is I64) and computed there from a value that dtype
+    /// cannot hold (`abs` of `i32::MIN`): Burn pins no int overflow down, and an op after it
+    /// (a division, a remainder) parts the narrow run from the wide one for good, so the
+    /// replay's wide value is no image of the eager one.
+    NarrowOverflow,
 }
 
 impl Poison {
     /// Every reason.
-    pub const ALL: [Poison; 19] = [
+    pub const ALL: [Poison; 20] = [
         Poison::ArgmaxTie,
         Poison::OutOfRangeCast,
         Poison::BoolU32OnFlex,
@@ -100,6 +106,7 @@ impl Poison {
         Poison::InfiniteSample,
         Poison::PartialSumOverflow,
         Poison::EagerWrong,
+        Poison::NarrowOverflow,
     ];
 
     /// The reason of this [`Poison::name`].
@@ -129,6 +136,7 @@ impl Poison {
             Poison::InfiniteSample => "infinite-sample",
             Poison::PartialSumOverflow => "partial-sum-overflow",
             Poison::EagerWrong => "eager-wrong",
+            Poison::NarrowOverflow => "narrow-overflow",
         }
     }
 }
@@ -198,6 +206,10 @@ impl Poison {
             ),
             Poison::UnsupportedDtype => (Grain::Value, "the whole graph is not replayed on wgpu"),
             Poison::EagerWrong => (Grain::Value, "the reference reports one element per value"),
+            Poison::NarrowOverflow => (
+                Grain::Value,
+                "an op after the overflow (a sum, a sort) may carry it to any element",
+            ),
             Poison::InexactQuotient => (
                 Grain::Value,
                 "a dividend past the limit anywhere (the check reads the whole operand)",
