@@ -10,7 +10,10 @@ use burn::tensor::TensorData;
 use serde::Serialize;
 
 use crate::interpreter::{exec_op, AnyTensor};
+use crate::oracles::reference::bound;
+use crate::oracles::reference::host::{as_stored, Host};
 use crate::oracles::reference::{host_of, of_op};
+use crate::oracles::Backend;
 use crate::program::{Dtype, Kind, Op, UnaryOp};
 use crate::rng::SplitMix64;
 
@@ -200,25 +203,7 @@ pub fn measure_over(op: &Op, dtype: Dtype, operands: &[&[f64]]) -> anyhow::Resul
         other => anyhow::bail!("{} is not an entry the table measures", other.name()),
     };
     let xs = operands.first().copied().unwrap_or_default();
-    let storage = dtype.burn();
-    let device = burn::tensor::Device::flex();
-    let datas: Vec<TensorData> = (operands.iter())
-        .map(|v| TensorData::new(v.to_vec(), [v.len()]).convert_dtype(storage))
-        .collect();
-    let tensors: Vec<AnyTensor> = (datas.iter())
-        .map(|d| AnyTensor::from_data(Kind::Float, d.clone(), &device, Some(storage)))
-        .collect();
-    let out = exec_op(op, |s| tensors.get(usize::from(s)).cloned())?;
-    let got = out
-        .try_into_data()
-        .map_err(|e| anyhow::anyhow!("reading {entry} over {dtype:?}: {e}"))?;
-    let got: Vec<f64> = got
-        .convert::<f64>()
-        .try_to_vec()
-        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
-    let hosts: Vec<_> = datas.iter().map(|d| host_of(Kind::Float, d)).collect();
-    let host_refs: Vec<_> = hosts.iter().collect();
-    let want = of_op(op, &host_refs).map_err(|why| anyhow::anyhow!("{why}"))?;
+    let (hosts, got, want) = run_flex(op, entry, dtype, operands)?;
     let want = want.floats().unwrap_or_default().to_vec();
     let operands = hosts[0].floats().unwrap_or_default().to_vec();
     let mut distances = Vec::with_capacity(xs.len());
@@ -251,6 +236,87 @@ pub fn measure_over(op: &Op, dtype: Dtype, operands: &[&[f64]]) -> anyhow::Resul
         worst: worst.map(|(_, x, g, w)| (x, g, w)),
         max_ulps_past_half_range: past,
     })
+}
+
+/// `op` run on Flex over `operands` in `dtype`: the operands as host arrays, Burn's values
+/// and the reference's.
+fn run_flex(
+    op: &Op,
+    entry: &str,
+    dtype: Dtype,
+    operands: &[&[f64]],
+) -> anyhow::Result<(Vec<Host>, Vec<f64>, Host)> {
+    let storage = dtype.burn();
+    let device = burn::tensor::Device::flex();
+    let datas: Vec<TensorData> = (operands.iter())
+        .map(|v| TensorData::new(v.to_vec(), [v.len()]).convert_dtype(storage))
+        .collect();
+    let tensors: Vec<AnyTensor> = (datas.iter())
+        .map(|d| AnyTensor::from_data(Kind::Float, d.clone(), &device, Some(storage)))
+        .collect();
+    let out = exec_op(op, |s| tensors.get(usize::from(s)).cloned())?;
+    let got = out
+        .try_into_data()
+        .map_err(|e| anyhow::anyhow!("reading {entry} over {dtype:?}: {e}"))?;
+    let got: Vec<f64> = got
+        .convert::<f64>()
+        .try_to_vec()
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let hosts: Vec<Host> = datas.iter().map(|d| host_of(Kind::Float, d)).collect();
+    let host_refs: Vec<&Host> = hosts.iter().collect();
+    let want = of_op(op, &host_refs).map_err(|why| anyhow::anyhow!("{why}"))?;
+    Ok((hosts, got, want))
+}
+
+/// How far Flex's values of unary entry `entry` over `xs` in `dtype` come to the bound its
+/// derived error model gives each element, as the reference judges them: the largest ratio
+/// of an error to its element's bound (past 1, a value the reference would report) and the
+/// input, Burn's value and the reference's there. `Err` where the entry has no derived model
+/// on Flex or Burn's call does not run.
+pub fn bound_ratio(
+    entry: UnaryOp,
+    dtype: Dtype,
+    xs: &[f64],
+) -> anyhow::Result<(f64, (f64, f64, f64))> {
+    let op = Op::Unary { op: entry, src: 0 };
+    let name = entry.name();
+    let model = bound::model(&op, Backend::Flex)
+        .ok_or_else(|| anyhow::anyhow!("{name} has no derived bound on Flex"))?;
+    let (hosts, got, want) = run_flex(&op, name, dtype, &[xs])?;
+    let floor = if dtype == Dtype::F64 {
+        dtype.tiniest()
+    } else {
+        dtype.tiniest() / 2.0
+    };
+    let bounds = bound::per_element(model, &op, &[&hosts[0]], &want, (dtype, floor))
+        .ok_or_else(|| anyhow::anyhow!("{name}'s model gives no bounds over {dtype:?}"))?;
+    let largest = dtype.largest();
+    let headroom = bound::headroom(&op);
+    let mut worst = (0.0, (f64::NAN, f64::NAN, f64::NAN));
+    let operands = hosts[0].floats().unwrap_or_default();
+    let want = want.floats().unwrap_or_default();
+    for (((x, w), g), b) in operands.iter().zip(want).zip(&got).zip(&bounds) {
+        let (Some(x), Some(w)) = (x, w) else {
+            continue;
+        };
+        // As the reference judges: past the range, and where the bound is not finite, open.
+        if !b.is_finite() || (w.is_finite() && w.abs() * headroom > largest) {
+            continue;
+        }
+        let w = as_stored(dtype, *w);
+        let allowed = if dtype == Dtype::F64 { 2.0 * b } else { *b };
+        let ratio = if (w.is_nan() && g.is_nan()) || w == *g {
+            0.0
+        } else if w.is_finite() && g.is_finite() {
+            (w - g).abs() / allowed
+        } else {
+            f64::INFINITY
+        };
+        if ratio > worst.0 {
+            worst = (ratio, (*x, *g, w));
+        }
+    }
+    Ok(worst)
 }
 
 /// The rows as a Markdown table, the worst entries first within each dtype.

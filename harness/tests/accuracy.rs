@@ -1,7 +1,7 @@
 //! The library bounds the reference judges Flex's math functions with are the accuracy
 //! table's: every F16 and BF16 input, and the F32 sample, is within its entry's bound.
 
-use dispatch_fuzz::accuracy::{inputs, measure, ulp_distance};
+use dispatch_fuzz::accuracy::{bound_ratio, inputs, measure, ulp_distance};
 use dispatch_fuzz::oracles::reference::bound::library_bounds;
 use dispatch_fuzz::program::{Dtype, UnaryOp};
 
@@ -121,6 +121,32 @@ fn every_two_operand_library_entry_is_within_its_bound_over_pairs_of_the_sweep()
                     row.worst
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn every_composed_activation_is_within_its_bound_over_every_half_input_and_the_f32_and_f64_samples()
+{
+    let composed = [
+        "elu",
+        "celu",
+        "selu",
+        "tanhshrink",
+        "gelu",
+        "gelu_approximate",
+        "hard_sigmoid",
+        "hard_swish",
+    ];
+    for dtype in [Dtype::F16, Dtype::Bf16, Dtype::F32, Dtype::F64] {
+        let xs = inputs(dtype, 4096, 0);
+        for name in composed {
+            let entry = UnaryOp::named(name).expect("a table entry");
+            let (ratio, worst) = bound_ratio(entry, dtype, &xs).expect("a derived bound");
+            assert!(
+                ratio <= 1.0,
+                "{name} over {dtype:?}: {ratio} of its bound at (x, Burn, reference) {worst:?}"
+            );
         }
     }
 }

@@ -303,3 +303,77 @@ fn a_log_softmax_off_by_a_thousandth_is_a_reference_mismatch() {
         "log_softmax",
     );
 }
+
+/// The steps of a program that runs unary entry `op` over a [4, 4] arange scaled to
+/// -2..1.75 (steps of a quarter).
+fn unary_over_quarters(op: &str) -> String {
+    format!(
+        r#"[{{"create": {{"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}}}},
+            {{"op": {{"out": 1, "op": {{"scalar": {{"op": "div", "src": 0, "value": 4}}}}}}}},
+            {{"op": {{"out": 2, "op": {{"scalar": {{"op": "sub", "src": 1, "value": 2}}}}}}}},
+            {{"op": {{"out": 3, "op": {{"unary": {{"op": "{op}", "src": 2}}}}}}}}]"#
+    )
+}
+
+#[test]
+fn a_gelu_forwarded_to_its_tanh_approximation_is_a_reference_mismatch() {
+    // The two differ by 1e-4 to 1e-3 over -2..1.75, inside the transcendental preset (1% and
+    // 0.01); gelu's composed bound is a few units.
+    caught(
+        &unary_over_quarters("gelu"),
+        WrongResult::of("unary gelu", |operands, r| {
+            let (shape, x) = values(&operands[0]);
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            let approximate = x
+                .iter()
+                .map(|x| 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh()))
+                .collect();
+            rebuilt(shape, approximate, &r)
+        }),
+        "gelu",
+    );
+}
+
+#[test]
+fn a_selu_with_its_constants_cut_to_four_decimals_is_a_reference_mismatch() {
+    // 1.6733 and 1.0507 for 1.6732632 and 1.0507010: 2e-5 relative on the negative side.
+    caught(
+        &unary_over_quarters("selu"),
+        WrongResult::of("unary selu", |operands, r| {
+            let (_, x) = values(&operands[0]);
+            let (shape, v) = values(&r);
+            let cut = (1.6733 * 1.0507) / (1.673_263_242_354_377_3 * 1.050_700_987_355_480_5);
+            let v = (x.iter().zip(v))
+                .map(|(x, v)| if *x <= 0.0 { v * cut } else { v })
+                .collect();
+            rebuilt(shape, v, &r)
+        }),
+        "selu",
+    );
+}
+
+#[test]
+fn a_hard_swish_whose_slope_is_rounded_to_a_sixth_of_four_decimals_is_a_reference_mismatch() {
+    // x · clamp(0.1667·x + 0.5) for x · clamp(x/6 + 0.5): 4e-5 of x² off in the ramp.
+    caught(
+        &unary_over_quarters("hard_swish"),
+        WrongResult::of("unary hard_swish", |operands, r| {
+            let (shape, x) = values(&operands[0]);
+            let v = x
+                .iter()
+                .map(|x| x * (0.1667 * x + 0.5).clamp(0.0, 1.0))
+                .collect();
+            rebuilt(shape, v, &r)
+        }),
+        "hard_swish",
+    );
+}
+
+#[test]
+fn an_elu_a_thousandth_of_a_percent_off_below_zero_is_a_reference_mismatch() {
+    caught(
+        &unary_over_quarters("elu"),
+        WrongResult::of("unary elu", |_, r| times(r, 1.00001)),
+        "elu",
+    );
+}

@@ -110,19 +110,20 @@ macro_rules! unary_ops {
             gelu: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::gelu(x),
                 reference Unary::Float(|x| 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))),
-                error PRESET;
+                error composite(Composite::Gelu);
             gelu_approximate: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::gelu_approximate(x),
                 reference Unary::Float(|x| {
                     let c = (2.0 / std::f64::consts::PI).sqrt();
                     0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
-                }), error PRESET.headroom(2.0);
+                }), error composite(Composite::GeluTanh).headroom(2.0);
             sigmoid: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::sigmoid(x),
                 reference Unary::Float(sigmoid), error library_f32(2.0, 3.0);
             hard_sigmoid: [Float] -> same, balanced, none, element,
                 x => burn::tensor::activation::hard_sigmoid(x, 0.2, 0.5),
-                reference Unary::Float(|x| clamp_f(0.2 * x + 0.5, 0.0, 1.0)), error PRESET;
+                reference Unary::Float(|x| clamp_f(0.2 * x + 0.5, 0.0, 1.0)),
+                error composite(Composite::HardSigmoid { alpha: 0.2, beta: 0.5 });
             log_sigmoid: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::log_sigmoid(x),
                 reference Unary::Float(|x| -softplus(-x)), error library(2.0, 2.0, 4.0);
@@ -142,24 +143,30 @@ macro_rules! unary_ops {
                 x => burn::tensor::activation::selu(x),
                 reference Unary::Float(|x| {
                     SELU_SCALE * if x > 0.0 { x } else { SELU_ALPHA * x.exp_m1() }
-                }), error PRESET;
+                }), error composite(Composite::ExpMinusOne {
+                    negative: SELU_ALPHA * SELU_SCALE,
+                    positive: SELU_SCALE,
+                });
             elu: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::elu(x, 1.0),
-                reference Unary::Float(|x| if x > 0.0 { x } else { x.exp_m1() }), error PRESET;
+                reference Unary::Float(|x| if x > 0.0 { x } else { x.exp_m1() }),
+                error composite(Composite::ExpMinusOne { negative: 1.0, positive: 1.0 });
             celu: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::celu(x, 1.0),
-                reference Unary::Float(|x| x.max(0.0) + x.exp_m1().min(0.0)), error PRESET;
+                reference Unary::Float(|x| x.max(0.0) + x.exp_m1().min(0.0)),
+                error composite(Composite::ExpMinusOne { negative: 1.0, positive: 1.0 });
             hard_swish: [Float] -> same, balanced, none, element,
                 x => burn::tensor::activation::hard_swish(x),
                 // x times hard_sigmoid(x, 1/6, 1/2), as Burn composes it (activation/base.rs:446):
                 // x * (x + 3) / 6 overflows past f64::MAX / 6 where the definition does not.
-                reference Unary::Float(|x| x * clamp_f(x / 6.0 + 0.5, 0.0, 1.0)), error PRESET;
+                reference Unary::Float(|x| x * clamp_f(x / 6.0 + 0.5, 0.0, 1.0)),
+                error composite(Composite::HardSwish);
             hardtanh: [Float] -> same, exact, none, element,
                 x => burn::tensor::activation::hardtanh(x, -1.0, 1.0),
                 reference Unary::Float(|x| clamp_f(x, -1.0, 1.0)), error PRESET;
             tanhshrink: [Float] -> same, transcendental, none, element,
                 x => burn::tensor::activation::tanhshrink(x),
-                reference Unary::Float(|x| x - x.tanh()), error PRESET;
+                reference Unary::Float(|x| x - x.tanh()), error composite(Composite::TanhShrink);
             hard_shrink: [Float] -> same, step, none, element,
                 x => burn::tensor::activation::hard_shrink(x, 0.5),
                 reference Unary::Float(|x| if x.abs() > 0.5 { x } else { 0.0 }), error PRESET;

@@ -11,9 +11,11 @@
 //! operands' magnitudes, which the reference computes with the same loops: no op needs a second
 //! description of which taps an element reads.
 
+mod composite;
+
 use super::along_dim::ALONG_DIM_ERROR;
 use super::elementwise::{BINARY_ERROR, SCALAR_ERROR, UNARY, UNARY_ERROR};
-pub use super::error::{gamma, Arithmetic, Model, Ulps};
+pub use super::error::{gamma, Arithmetic, Composite, Model, Ulps};
 use super::host::{Data, Host};
 use super::module::MODULE_ERROR;
 use crate::oracles::Backend;
@@ -46,11 +48,9 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
     match model {
         // Measured on Flex, or composed from Flex's kernel: on wgpu such an entry keeps its
         // family's preset (WGSL's accuracy table is not composed here).
-        Some(Model::Library(_) | Model::Attention { .. } | Model::LogSoftmax)
-            if backend != Backend::Flex =>
-        {
-            None
-        }
+        Some(
+            Model::Library(_) | Model::Attention { .. } | Model::LogSoftmax | Model::Composite(_),
+        ) if backend != Backend::Flex => None,
         model => model,
     }
 }
@@ -191,6 +191,9 @@ pub fn per_element(
             softmax_bounds(op, operands, expected, (dtype, floor), (negated, quiet))
         }
         Model::LogSoftmax => log_softmax_bounds(op, operands, expected, (dtype, floor)),
+        Model::Composite(composite) => {
+            composite::bounds(composite, operands.first()?, expected, (dtype, floor))
+        }
         // Flex's own kernel computes the half dtypes in f32 (burn-flex ops/attention.rs,
         // cast_to_f32), but on an autodiff device Burn decomposes it into tensor ops that each
         // round to the dtype (burn-autodiff ops/module.rs:2267-2280, attention_fallback): the
@@ -386,6 +389,10 @@ pub fn describe(op: &Op) -> String {
              Δⱼ = γ(e+2)·scale·Σ|q||kⱼ|, Δ* the largest other, \
              ρⱼ = (tiles + 1)(E + 2 + |sⱼ − max|)u, u the dtype's"
             .into(),
+        Some(Model::Composite(c)) => format!(
+            "composed from Burn's formula ({c:?}): each rounding u and each library call's \
+             measured units carried through the steps after it, per element, absolute"
+        ),
         Some(Model::Library(u)) => format!(
             "math library (measured by `accuracy`): {} ULP over F16 and BF16, {} over F32, {}",
             u.half,

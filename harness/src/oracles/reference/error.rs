@@ -45,6 +45,38 @@ pub enum Model {
     /// for the half dtypes: `burn-flex` ops/unary.rs:66-67): within [`Ulps`] of the reference
     /// rounded to the dtype, as `dispatch-fuzz accuracy` measured it.
     Library(Ulps),
+    /// An activation Burn composes of a few roundings and library calls, bounded per element
+    /// from its operand (see `composite::bounds`).
+    Composite(Composite),
+}
+
+/// The activations whose error the reference composes from Burn's formula for them, step by
+/// step (burn-tensor activation/base.rs, burn-flex ops/activation.rs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Composite {
+    /// `negative · (exp(x) − 1)` over `x ≤ 0` and `positive · x` past it, as tensor ops that
+    /// each round to the dtype (elu and celu with α = 1, selu: activation/base.rs:493-564).
+    ExpMinusOne {
+        /// The factor of `exp(x) − 1`.
+        negative: f64,
+        /// The factor of `x` past zero.
+        positive: f64,
+    },
+    /// `x − tanh(x)`, two tensor ops (activation/base.rs:29-31).
+    TanhShrink,
+    /// Flex's fused `0.5 · x · (1 + erf(x / √2))` (burn-flex ops/activation.rs:69-79).
+    Gelu,
+    /// Burn's tanh approximation of gelu, as tensor ops (activation/base.rs:112-122).
+    GeluTanh,
+    /// Flex's fused `(α · x + β)` clamped to [0, 1] (burn-flex ops/activation.rs:120-130).
+    HardSigmoid {
+        /// The slope.
+        alpha: f64,
+        /// The offset.
+        beta: f64,
+    },
+    /// `x` times Flex's hard_sigmoid(x, 1/6, 1/2) (activation/base.rs:445-447).
+    HardSwish,
 }
 
 /// A library function's bound on Flex in units in the last place of the result's dtype, per
@@ -184,6 +216,13 @@ pub const fn library_f32(half: f64, single: f64) -> Arithmetic {
         single,
         double: None,
     })))
+}
+
+/// [`Model::Composite`]: an activation whose bound is composed from Burn's formula for it. On
+/// wgpu it keeps its family's preset (WGSL's accuracy table is not composed here); over F64
+/// the bounds of the library calls it makes are those `dispatch-fuzz accuracy` measured.
+pub const fn composite(composite: Composite) -> Arithmetic {
+    Arithmetic::of(Some(Model::Composite(composite)))
 }
 
 /// `γₖ = ku / (1 − ku)` for the unit roundoff `u`; infinite where `ku ≥ 1` (no bound: a

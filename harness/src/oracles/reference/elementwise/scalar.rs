@@ -3,7 +3,7 @@
 
 use crate::oracles::reference::host::{prod_fits, sum_fits, Data, Host};
 
-pub(super) fn erf(x: f64) -> f64 {
+pub(in crate::oracles::reference) fn erf(x: f64) -> f64 {
     // Abramowitz-Stegun would be 1e-7; this series and continued fraction reach f64 precision,
     // far below any float tolerance family.
     if x.is_nan() {
