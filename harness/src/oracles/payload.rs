@@ -108,6 +108,29 @@ pub struct Mismatch {
     pub actual: String,
 }
 
+impl Mismatch {
+    /// How far Burn's float value is from the definition's, where both are finite numbers.
+    pub fn float_difference(&self) -> Option<f64> {
+        let (want, got) = (
+            self.expected.parse::<f64>().ok()?,
+            self.actual.parse::<f64>().ok()?,
+        );
+        (want.is_finite() && got.is_finite()).then(|| (got - want).abs())
+    }
+
+    /// The absolute tolerance a reproducer compares Burn's float value with the definition's
+    /// within: a thousandth (relative past 1), or half Burn's error where that is smaller (a
+    /// few units in the last place off, which a thousandth would not show), so that the
+    /// reproducer fails today and passes once Burn's value is at least twice as close.
+    pub fn reproducer_tolerance(&self) -> Option<f64> {
+        let want = self.expected.parse::<f64>().ok()?;
+        let thousandth = 1e-3 * want.abs().max(1.0);
+        self.float_difference()
+            .map(|d| (d / 2.0).min(thousandth))
+            .filter(|t| *t < thousandth)
+    }
+}
+
 impl std::fmt::Display for Mismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(

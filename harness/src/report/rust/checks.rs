@@ -14,8 +14,9 @@ use crate::report::simplify::Literals;
 
 /// The `DType` patterns of `kind`'s tensors, as the dtype-contract oracle accepts them.
 /// The assertion a reference finding ends on: the element the oracle judged, read back and
-/// compared with the definition's value (a float within a thousandth, or NaN where it is NaN;
-/// an int or a bool exactly), failing with the oracle's own words.
+/// compared with the definition's value (a float within a thousandth, or half Burn's error
+/// where that is smaller ([`Mismatch::reproducer_tolerance`]), or NaN where it is NaN; an int or
+/// a bool exactly), failing with the oracle's own words.
 pub(super) fn reference_check(m: &Mismatch, kind: Kind, pad: &str, name: &str) -> String {
     let (t, e) = (m.slot, m.element);
     let mut out = String::new();
@@ -38,11 +39,15 @@ pub(super) fn reference_check(m: &Mismatch, kind: Kind, pad: &str, name: &str) -
         "{pad}let got = {name}.to_data().iter::<{ty}>().nth({e}).expect(\"element {e}\");"
     );
     let _ = writeln!(out, "{pad}let want: {ty} = {want};");
-    let same = match kind {
-        Kind::Float => {
-            "(got.is_nan() && want.is_nan()) || (got - want).abs() <= 1e-3 * want.abs().max(1.0)"
+    let same = match (kind, m.reproducer_tolerance()) {
+        (Kind::Float, Some(t)) => {
+            format!("(got.is_nan() && want.is_nan()) || (got - want).abs() <= {t:e}")
         }
-        _ => "got == want",
+        (Kind::Float, None) => {
+            "(got.is_nan() && want.is_nan()) || (got - want).abs() <= 1e-3 * want.abs().max(1.0)"
+                .to_string()
+        }
+        _ => "got == want".to_string(),
     };
     let _ = writeln!(
         out,
