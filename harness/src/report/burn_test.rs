@@ -149,10 +149,17 @@ pub fn regression_body(
                 .map_or("Tolerance::default()".to_string(), |t| {
                     format!("Tolerance::absolute({t:e})")
                 });
+            // An F64 value is compared as f64: the suite's FloatElem (f32) would round away an
+            // error below f32's precision.
+            let elem = if dtype == Some(Dtype::F64) {
+                "f64"
+            } else {
+                "FloatElem"
+            };
             let _ = match host.data {
                 Data::Float(_) => writeln!(
                     body,
-                    "    output\n        .into_data()\n        .assert_approx_eq::<FloatElem>(&expected, {tolerance});"
+                    "    output\n        .into_data()\n        .assert_approx_eq::<{elem}>(&expected, {tolerance});"
                 ),
                 _ => writeln!(body, "    output.into_data().assert_eq(&expected, false);"),
             };
