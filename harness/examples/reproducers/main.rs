@@ -24,6 +24,8 @@ mod celu_gradient_is_nan_for_large_inputs;
 mod ctc_loss_gradient_is_wrong_where_the_default_log_sum_exp_meets_a_tie;
 #[path = "default-hard-sigmoid-computes-an-f64-tensor-in-f32.rs"]
 mod default_hard_sigmoid_computes_an_f64_tensor_in_f32;
+#[path = "dispatch-quantized-gather-quantizes-its-result-again.rs"]
+mod dispatch_quantized_gather_quantizes_its_result_again;
 #[path = "elu-gradient-is-nan-for-large-inputs.rs"]
 mod elu_gradient_is_nan_for_large_inputs;
 #[path = "flex-asinh-and-acosh-past-half-of-f32-max-are-inf.rs"]
@@ -155,6 +157,7 @@ fn main() {
         "celu-gradient-is-nan-for-large-inputs" => celu_gradient_is_nan_for_large_inputs::main(),
         "ctc-loss-gradient-is-wrong-where-the-default-log-sum-exp-meets-a-tie" => ctc_loss_gradient_is_wrong_where_the_default_log_sum_exp_meets_a_tie::main(),
         "default-hard-sigmoid-computes-an-f64-tensor-in-f32" => default_hard_sigmoid_computes_an_f64_tensor_in_f32::main(),
+        "dispatch-quantized-gather-quantizes-its-result-again" => dispatch_quantized_gather_quantizes_its_result_again::main(),
         "elu-gradient-is-nan-for-large-inputs" => elu_gradient_is_nan_for_large_inputs::main(),
         "flex-asinh-and-acosh-past-half-of-f32-max-are-inf" => flex_asinh_and_acosh_past_half_of_f32_max_are_inf::main(),
         "flex-bool-gather-stores-u8" => flex_bool_gather_stores_u8::main(),

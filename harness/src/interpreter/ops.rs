@@ -89,7 +89,7 @@ along_dim_ops!(along_dim_calls);
 /// step's scheme.
 macro_rules! quantized_calls {
     ($($name:ident : $tol:ident, $x:ident, $s:ident => $call:expr,
-        reference $reference:expr;)+) => {
+        reference $reference:expr, round_trips $trips:literal;)+) => {
         const QUANTIZED_CALLS: &[fn(AnyTensor, burn::tensor::quantization::QuantScheme)
             -> Option<AnyTensor>] = &[$(
             |t: AnyTensor, $s: burn::tensor::quantization::QuantScheme| -> Option<AnyTensor> {

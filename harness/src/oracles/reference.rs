@@ -23,6 +23,7 @@ pub mod host;
 mod judge;
 pub mod module;
 mod on_flex;
+pub mod quantization;
 mod track;
 
 pub use definition::{host_of, of_op};

@@ -2,9 +2,11 @@
 //! its float operand with the step's scheme (`quantize_dynamic`), runs one of Burn's quantized
 //! paths on it (`q_*` ops, reads, transactions) and dequantizes, so the step's value is a float.
 //!
-//! An entry is `name: tolerance, x, s => call, reference layout;`: `x` is the float operand, `s`
-//! the scheme (a `QuantScheme`), and the reference the layout the reference oracle judges it by
-//! (compiled only there: an entry without one does not compile). Entries take a float of any rank and give back its shape. A scheme is a row of
+//! An entry is `name: tolerance, x, s => call, reference layout, round_trips n;`: `x` is the
+//! float operand, `s` the scheme (a `QuantScheme`), the reference the layout the reference
+//! oracle judges it by (compiled only there: an entry without one does not compile), and `n`
+//! how many times the call quantizes (an op Burn runs on the dequantized values quantizes
+//! again). Entries take a float of any rank and give back its shape. A scheme is a row of
 //! [`SCHEMES`]: its Rust expression, its value grid (what the reference judges a round trip
 //! against) and the scale's storage. Schemes whose block must divide the shape are left out (a
 //! guard of `quantize_dynamic`, not a path), as are two-level schemes: their block scales lose
@@ -23,43 +25,43 @@ macro_rules! quantized_ops {
         $then! {
             // The plainest entry first (the minimizer's replacement for every other).
             roundtrip: balanced, x, s => x.quantize_dynamic(&s).dequantize(),
-                reference identity_positions;
+                reference identity_positions, round_trips 1;
             // Read back as quantized data (q_into_data), loaded again (q_from_data) and moved
             // to its own device (q_to_device). The loaded tensor shares an array with the
             // quantized one so that it takes its rank (a reproducer has no other to infer).
             read: balanced, x, s => {
                 let q = x.quantize_dynamic(&s); let d = q.device(); let data = q.clone().into_data();
                 let [_, loaded] = [q, Tensor::from_data(data, &d)]; loaded.to_device(&d).dequantize() },
-                reference identity_positions;
+                reference identity_positions, round_trips 1;
             // Read in a `Transaction`, Burn's batched read, and loaded again.
             transaction: balanced, x, s => {
                 let q = x.quantize_dynamic(&s); let d = q.device();
                 let data = burn::tensor::Transaction::default().register(q.clone()).execute().remove(0);
                 let [_, loaded] = [q, Tensor::from_data(data, &d)]; loaded.dequantize() },
-                reference identity_positions;
+                reference identity_positions, round_trips 1;
             // Layout ops Burn runs on the quantized codes (q_reshape, q_flip, q_permute,
             // q_swap_dims, q_expand, q_slice, q_select), each giving the operand's shape back.
             reshape: balanced, x, s => {
                 let sh = x.shape();
                 x.quantize_dynamic(&s).flatten::<1>(0, sh.num_dims() - 1).reshape(sh).dequantize() },
-                reference identity_positions;
+                reference identity_positions, round_trips 1;
             flip: balanced, x, s => x.quantize_dynamic(&s).flip([0]).dequantize(),
-                reference |s| flip_positions(s, 0);
+                reference |s| flip_positions(s, 0), round_trips 1;
             permute: balanced, x, s => {
                 let n = x.dims().len();
                 x.quantize_dynamic(&s)
                     .permute(core::array::from_fn(|i| (i + 1) % n))
                     .permute(core::array::from_fn(|i| (i + n - 1) % n))
                     .dequantize() },
-                reference identity_positions;
+                reference identity_positions, round_trips 1;
             swap_dims: balanced, x, s => {
                 let n = x.dims().len();
                 x.quantize_dynamic(&s).swap_dims(0, n - 1).swap_dims(0, n - 1).dequantize() },
-                reference identity_positions;
+                reference identity_positions, round_trips 1;
             expand_first: balanced, x, s => {
                 let sh = x.shape();
                 x.quantize_dynamic(&s).narrow(0, 0, 1).expand(sh).dequantize() },
-                reference |s| first_positions(s, 0);
+                reference |s| first_positions(s, 0), round_trips 1;
             select_reversed: balanced, x, s => {
                 let n = x.dims()[0]; let d = x.device();
                 x.quantize_dynamic(&s)
@@ -67,10 +69,10 @@ macro_rules! quantized_ops {
                     .dequantize() },
                 reference |s| {
                     flip_positions(s, 0)
-                };
+                }, round_trips 1;
             // A float op on a quantized operand (Burn dequantizes it first, or runs q_add_scalar).
             add_zero: balanced, x, s => x.quantize_dynamic(&s).add_scalar(0.0).dequantize(),
-                reference identity_positions;
+                reference identity_positions, round_trips 2;
         }
     };
 }
@@ -81,7 +83,7 @@ pub type QuantizedSpec = OpSpec;
 
 macro_rules! quantized_specs {
     ($($name:ident : $tol:ident, $x:ident, $s:ident => $call:expr,
-        reference $reference:expr;)+) => {
+        reference $reference:expr, round_trips $trips:literal;)+) => {
         /// The quantized ops, in table order.
         pub const QUANTIZED: &[QuantizedSpec] = &[$(OpSpec {
             name: stringify!($name),

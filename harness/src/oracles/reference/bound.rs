@@ -36,6 +36,11 @@ pub fn library_bound(name: &str) -> Option<Ulps> {
 
 /// The op's error model on `backend`, if its bound is derived.
 pub fn model(op: &Op, backend: Backend) -> Option<Model> {
+    // A round trip the reference models element by element, on Flex (whose scale and codes are
+    // f32 arithmetic; wgpu's keep the step's bound).
+    if super::quantization::exact_scheme(op).is_some() {
+        return (backend == Backend::Flex).then_some(Model::Quantized);
+    }
     let model = match op {
         Op::Matmul { .. } | Op::SumDim { .. } => Some(Model::Linear),
         Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()].model,
@@ -191,6 +196,7 @@ pub fn per_element(
             softmax_bounds(op, operands, expected, (dtype, floor), (negated, quiet))
         }
         Model::LogSoftmax => log_softmax_bounds(op, operands, expected, (dtype, floor)),
+        Model::Quantized => super::quantization::bounds(op, operands.first()?, dtype, floor),
         Model::Composite(composite) => {
             composite::bounds(composite, operands.first()?, expected, (dtype, floor))
         }
@@ -388,6 +394,10 @@ pub fn describe(op: &Op) -> String {
              − 1)} − 1 + ρⱼ + ρ̄) + (γ(n+1) + u)·Σ p|v|) + 2u·Σ p|v| per element, \
              Δⱼ = γ(e+2)·scale·Σ|q||kⱼ|, Δ* the largest other, \
              ρⱼ = (tiles + 1)(E + 2 + |sⱼ − max|)u, u the dtype's"
+            .into(),
+        Some(Model::Quantized) => "quantization round trip (integer codes, f32 scales): the \
+             interval of values the scheme's codes allow each element, the scale and the \
+             quotient within their f32 roundings (an element near a tie may take either code)"
             .into(),
         Some(Model::Composite(c)) => format!(
             "composed from Burn's formula ({c:?}): each rounding u and each library call's \

@@ -18,6 +18,10 @@ pub fn of_op(op: &Op, operands: &[&Host]) -> Result<Host, &'static str> {
         host::quantization_step(x, scheme)
             .ok_or("a scale past what the scheme's scale storage holds: the codes clamp")?;
     }
+    // A round trip the reference models element by element: each element's interval's middle.
+    if let Some(value) = super::quantization::dequantized(op, x) {
+        return value;
+    }
     match op {
         Op::Unary { op, .. } => elementwise::unary(elementwise::UNARY[op.index()].1, x),
         Op::Binary { op, .. } => elementwise::binary(

@@ -141,13 +141,17 @@ pub type Positions = fn(&[usize]) -> Vec<usize>;
 /// are built: an entry without one does not compile.
 macro_rules! quantized_references {
     ($($name:ident : $tol:ident, $x:ident, $s:ident => $call:expr,
-        reference $reference:expr;)+) => {
+        reference $reference:expr, round_trips $trips:literal;)+) => {
         /// The quantized table's references: each entry's layout (for each output position, the
         /// operand position it takes), round-tripped through the step's scheme (see
         /// [`host::quantized`](super::host::quantized)): reads, transactions and reshapes,
         /// permutes and swaps undone move nothing; a flip and a reversed select reverse dim 0; an
         /// expansion repeats its first row along dim 0.
         pub const QUANTIZED: &[(&str, Positions)] = &[$((stringify!($name), $reference)),+];
+        /// How many times each entry quantizes: an op Burn runs on the dequantized values and
+        /// quantizes again (add_scalar) rounds twice, which the one round trip's interval does
+        /// not hold (see [`quantization`](super::quantization)).
+        pub const QUANTIZED_TRIPS: &[u8] = &[$($trips),+];
     };
 }
 crate::program::quantized_ops!(quantized_references);

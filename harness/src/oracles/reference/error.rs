@@ -48,6 +48,9 @@ pub enum Model {
     /// An activation Burn composes of a few roundings and library calls, bounded per element
     /// from its operand (see `composite::bounds`).
     Composite(Composite),
+    /// A quantization round trip of integer codes with f32 scales, judged against the interval
+    /// the scheme's definition allows each element (see `quantization::round_trip`).
+    Quantized,
 }
 
 /// The activations whose error the reference composes from Burn's formula for them, step by

@@ -277,6 +277,7 @@ pub(super) fn bound_family(
         (_, Some(bound::Model::Attention { .. }), _) => "attention (composed)",
         (_, Some(bound::Model::LogSoftmax), _) => "log_softmax (composed)",
         (_, Some(bound::Model::Composite(_)), _) => "activation (composed)",
+        (_, Some(bound::Model::Quantized), _) => "quantization (interval)",
         (.., Tolerance::Rounded) => "correctly rounded",
         (.., Tolerance::Exact) => "exact",
         (.., Tolerance::Step) => "step",

@@ -1,0 +1,210 @@
+//! The values a quantization round trip may give back, element by element: an acceptance
+//! interval from the scheme's definition (integer codes `round(x / scale)` clamped to the
+//! value's range, the scale `2 max|x| / (max − min)` stored as an f32), as the WebGPU CTS
+//! accepts a result within the interval its inputs' roundings allow.
+//!
+//! Burn pins down neither how a code's tie rounds nor the order of the scale's arithmetic: the
+//! scale is known within its f32 roundings, the quotient within one more, and an element whose
+//! quotient lies that close to a half-integer may take either code. Every other element has one
+//! code, and its value is that code times the scale, within the scale's and the product's
+//! roundings: a round trip judged to a few units rather than to a whole quantization step.
+
+use super::along_dim::{Along, ALONG_DIM};
+use super::elementwise::{Unary, QUANTIZED, QUANTIZED_TRIPS, UNARY};
+use super::host::{self, Host};
+use crate::program::{Dtype, Grid, Op, Scheme};
+
+/// The unit roundoff of f32, the dtype every scale and product of the round trip is in.
+const U32: f64 = f32::EPSILON as f64 / 2.0;
+
+/// Whether the round trip through `scheme` is modeled here: integer codes with f32 scales, one
+/// per tensor or one per element (the minifloat codes, f16 scales and two-level scales keep
+/// the bound of one quantization step).
+pub fn modeled(scheme: Scheme) -> bool {
+    let spec = scheme.spec();
+    matches!(spec.grid, Grid::Int { .. })
+        && spec.largest_scale == f64::MAX
+        && spec.smallest_scale == 0.0
+        && scheme
+            .burn()
+            .block_size()
+            .is_none_or(|block| block.as_slice().iter().all(|d| *d == 1))
+}
+
+/// The scheme and the layout (for each output position of `shape`, the operand position it
+/// takes) of `op`'s round trip, where it is [`modeled`] and quantizes once: the table entries
+/// that move a quantized tensor's codes and dequantize them. Not the module entries (a matmul of
+/// quantized operands) nor an op Burn runs on the dequantized values and quantizes again.
+pub fn exact(op: &Op, shape: &[usize]) -> Option<(Scheme, Vec<usize>)> {
+    let scheme = exact_scheme(op)?;
+    let layout = match op {
+        Op::Quantized { op, .. } if QUANTIZED_TRIPS[op.index()] == 1 => {
+            QUANTIZED[op.index()].1(shape)
+        }
+        Op::Unary { op, .. } => match UNARY[op.index()].1 {
+            Unary::Quantized(layout) => layout(shape),
+            _ => return None,
+        },
+        Op::AlongDim { op, dim, .. } => match ALONG_DIM[op.index()].1 {
+            Along::Quantized(layout) => layout(shape, usize::from(*dim)),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some((scheme, layout))
+}
+
+/// The scheme of `op`'s round trip where it is [`exact`].
+pub fn exact_scheme(op: &Op) -> Option<Scheme> {
+    let once = match op {
+        Op::Quantized { op, .. } => QUANTIZED_TRIPS[op.index()] == 1,
+        Op::Unary { op, .. } => matches!(UNARY[op.index()].1, Unary::Quantized(_)),
+        Op::AlongDim { op, .. } => matches!(ALONG_DIM[op.index()].1, Along::Quantized(_)),
+        _ => false,
+    };
+    super::quantized_scheme(op).filter(|s| once && modeled(*s))
+}
+
+/// How far each element of `op`'s round trip of `x` (of dtype `dtype`) may be from the middle
+/// [`dequantized`] gives (the interval's with f32's roundings alone) once rounded to the
+/// result's dtype (Burn's value and the reference's middle each round once more; `floor`: what
+/// a rounding near zero adds), where it is [`exact`].
+pub fn bounds(op: &Op, x: &Host, dtype: Dtype, floor: f64) -> Option<Vec<f64>> {
+    let (scheme, layout) = exact(op, &x.shape)?;
+    // The result is in the operand's dtype or the device's default float, F32.
+    let u = (dtype.epsilon() / 2.0).max(U32);
+    let intervals = round_trip(x, &layout, scheme, dtype)?;
+    let middles = round_trip(x, &layout, scheme, Dtype::F32)?;
+    Some(
+        (intervals.iter().zip(&middles))
+            .map(|((lo, hi), (m_lo, m_hi))| {
+                let middle = (m_lo + m_hi) / 2.0;
+                (middle - lo).max(hi - middle) + 2.0 * u * lo.abs().max(hi.abs()) + 2.0 * floor
+            })
+            .collect(),
+    )
+}
+
+/// `op`'s round trip of `x` where it is [`exact`]: the middle of each element's interval
+/// (`None` where it is not, and the operand moved by the layout is judged within a step).
+pub fn dequantized(op: &Op, x: &Host) -> Option<Result<Host, &'static str>> {
+    let (scheme, layout) = exact(op, &x.shape)?;
+    Some(match round_trip(x, &layout, scheme, Dtype::F32) {
+        Some(intervals) => Ok(Host::float(
+            x.shape.clone(),
+            intervals
+                .iter()
+                .map(|(lo, hi)| Some((lo + hi) / 2.0))
+                .collect(),
+        )),
+        None => host::quantized(x, &layout),
+    })
+}
+
+/// The interval each element of a round trip of `x` (of float dtype `dtype`) through `scheme`
+/// may come back in, moved by `layout` (for each output position, the input position it takes),
+/// before the rounding to the result's dtype: `None` where the scheme is not [`modeled`], an
+/// element is unknown or not finite (one scale for the whole tensor), or the scale is past the
+/// dtype's normal range.
+///
+/// The scale is allowed the rounding of `dtype` as well as f32's: Dispatch quantizes through
+/// burn-backend's default `quantize_dynamic`, which computes it with float ops in the tensor's
+/// own dtype (the stored `quantizing-an-f16-tensor-computes-its-scale-in-f16`, whose gross
+/// cases, a scale that underflows or overflows the dtype, are left to the step's bound), so a
+/// half dtype's round trip is held only as tightly as its scale.
+pub fn round_trip(
+    x: &Host,
+    layout: &[usize],
+    scheme: Scheme,
+    dtype: Dtype,
+) -> Option<Vec<(f64, f64)>> {
+    if !modeled(scheme) {
+        return None;
+    }
+    let Grid::Int { span } = scheme.spec().grid else {
+        return None;
+    };
+    let values: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
+    if values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    // An odd span is a full range (-2^(b-1)..=2^(b-1) - 1), an even one symmetric.
+    let (low, high) = if span % 2.0 == 1.0 {
+        (-(span + 1.0) / 2.0, (span - 1.0) / 2.0)
+    } else {
+        (-span / 2.0, span / 2.0)
+    };
+    let per_element = scheme.burn().block_size().is_some();
+    let whole = values.iter().fold(0f64, |m, v| m.max(v.abs()));
+    // A scale below the normal range of f32 or the dtype is computed with a coarser relative
+    // rounding than the intervals allow, and twice the largest value may overflow the dtype:
+    // not modeled.
+    let normal = dtype.smallest_normal().max(f64::from(f32::MIN_POSITIVE));
+    let outside =
+        |alpha: f64| alpha != 0.0 && (2.0 * alpha / span < normal || 2.0 * alpha > dtype.largest());
+    if outside(whole) || (per_element && values.iter().any(|v| outside(v.abs()))) {
+        return None;
+    }
+    // The scale's roundings: one in the dtype (the division), two in f32 (its conversion, and
+    // the element's own).
+    let scale_error = 2.0 * (dtype.epsilon() / 2.0).max(U32) + 2.0 * U32;
+    let interval = |v: f64| {
+        let alpha = if per_element { v.abs() } else { whole };
+        // Every element was read as an f32 (an F64 one rounded), the scale computed in f32
+        // from the largest: within two roundings of 2α/span.
+        let scale = 2.0 * alpha / span;
+        if scale == 0.0 || scale > f64::from(f32::MAX) {
+            // A zero scale is stored as the smallest normal f32: every element is 0. A scale
+            // past f32 is no f32: not modeled (the step bound leaves such a tensor open).
+            return (scale == 0.0).then_some((0.0, 0.0));
+        }
+        let (scale_lo, scale_hi) = (scale * (1.0 - scale_error), scale * (1.0 + scale_error));
+        // The quotient within the scale's roundings, the element's and the division's.
+        let t = v / scale;
+        let slack = t.abs() * (scale_error + 3.0 * U32);
+        let code_lo = (t - slack - 0.5).ceil().clamp(low, high);
+        let code_hi = (t + slack + 0.5).floor().clamp(low, high);
+        // Each code times the scale, rounded once more.
+        let ends = [
+            code_lo * scale_lo,
+            code_lo * scale_hi,
+            code_hi * scale_lo,
+            code_hi * scale_hi,
+        ];
+        let lo = ends.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ends.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some((lo - lo.abs() * U32, hi + hi.abs() * U32))
+    };
+    layout
+        .iter()
+        .map(|&i| values.get(i).and_then(|v| interval(*v)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(v: &[f64]) -> Host {
+        Host::float(vec![v.len()], v.iter().map(|x| Some(*x)).collect())
+    }
+
+    #[test]
+    fn an_element_far_from_a_tie_has_one_code_and_a_tie_has_two() {
+        // Default scheme (Q8F, span 255): scale 2 * 127.5 / 255 = 1, so codes are x rounded.
+        let x = host(&[127.5, 3.2, 2.5, -127.5]);
+        let got = round_trip(&x, &[0, 1, 2, 3], Scheme::DEFAULT, Dtype::F32).unwrap();
+        // 127.5 clamps to 127; 3.2 is 3; 2.5 is 2 or 3; -128 is the range's low end.
+        assert!(got[0].0 >= 126.99 && got[0].1 <= 127.01, "{:?}", got[0]);
+        assert!(got[1].0 >= 2.99 && got[1].1 <= 3.01, "{:?}", got[1]);
+        assert!(got[2].0 <= 2.0 && got[2].1 >= 3.0, "{:?}", got[2]);
+        assert!(got[3].0 <= -128.0 && got[3].1 >= -127.0, "{:?}", got[3]);
+    }
+
+    #[test]
+    fn a_scheme_of_minifloat_codes_is_not_modeled() {
+        let e4m3 = Scheme::named("e4m3_native").unwrap();
+        assert!(!modeled(e4m3));
+        assert!(modeled(Scheme::DEFAULT));
+    }
+}
