@@ -167,10 +167,13 @@ pub fn per_element(
             let owned: Vec<Host> = operands.iter().map(|h| magnitudes(h)).collect();
             let abs: Vec<&Host> = owned.iter().collect();
             let m = super::of_op(op, &abs).ok()?;
-            // The result's own rounding, and the reference's to the dtype: |result| ≤ m.
-            let k = n + 2;
+            // A term passes through at most n roundings (its product, and the additions after
+            // it, a bias's included, in whatever order), one more where a mean or a window
+            // multiplies by a rounded reciprocal of its count; then the reference's own rounding
+            // to the dtype: |result| ≤ m.
+            let k = n + 1;
             let spread = |m: &Option<f64>| match m {
-                Some(m) => (gamma(k, u) + 2.0 * u) * m + k as f64 * floor,
+                Some(m) => (gamma(k, u) + u) * m + k as f64 * floor,
                 None => f64::INFINITY,
             };
             Some(m.floats()?.iter().map(spread).collect())
@@ -374,7 +377,7 @@ pub fn family(op: &Op) -> Tolerance {
 /// family's preset and that it is not derived (for `ops --json`).
 pub fn describe(op: &Op) -> String {
     match model(op, Backend::Flex) {
-        Some(Model::Linear) => "Higham: γ(n+2)·Σ|terms| per element (n: the terms it adds up), \
+        Some(Model::Linear) => "Higham: γ(n+1)·Σ|terms| per element (n: the terms it adds up), \
              plus the roundings to the dtype"
             .into(),
         Some(Model::Variance { .. }) => "two-pass variance: γ(n+4)·var + (1+γ)·nδ²/divisor, \

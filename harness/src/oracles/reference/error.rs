@@ -7,9 +7,9 @@ use crate::program::Dtype;
 /// How an op's rounding error is bounded.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Model {
-    /// A sum of products with nonnegative coefficients: `γ_{n+2} · op(|x|)` per element, `n`
-    /// the terms of the largest operand (an upper bound on any element's taps; two more for a
-    /// bias and a mean's division).
+    /// A sum of products with nonnegative coefficients: `γ_{n+1} · op(|x|)` per element, `n`
+    /// the terms it adds up (a bias counted; at most every element of the largest operand), one
+    /// more for a mean's or a window's rounded reciprocal, plus the reference's rounding.
     Linear,
     /// Burn's two-pass variance (`burn-tensor` stats/mod.rs:3-33: the mean, the centered
     /// squares summed, divided by `n − correction`).
