@@ -278,20 +278,25 @@ pub fn bound_ratio(
     dtype: Dtype,
     xs: &[f64],
 ) -> anyhow::Result<(f64, (f64, f64, f64))> {
-    let op = Op::Unary { op: entry, src: 0 };
-    let name = entry.name();
-    let model = bound::model(&op, Backend::Flex)
+    bound_ratio_of(&Op::Unary { op: entry, src: 0 }, dtype, xs)
+}
+
+/// [`bound_ratio`] for any entry of one float operand in slot 0 whose bound is derived on Flex
+/// (a quantized round trip, `Op::Quantized` with its scheme).
+pub fn bound_ratio_of(op: &Op, dtype: Dtype, xs: &[f64]) -> anyhow::Result<(f64, (f64, f64, f64))> {
+    let name = op.name();
+    let model = bound::model(op, Backend::Flex)
         .ok_or_else(|| anyhow::anyhow!("{name} has no derived bound on Flex"))?;
-    let (hosts, got, want) = run_flex(&op, name, dtype, &[xs])?;
+    let (hosts, got, want) = run_flex(op, &name, dtype, &[xs])?;
     let floor = if dtype == Dtype::F64 {
         dtype.tiniest()
     } else {
         dtype.tiniest() / 2.0
     };
-    let bounds = bound::per_element(model, &op, &[&hosts[0]], &want, (dtype, floor))
+    let bounds = bound::per_element(model, op, &[&hosts[0]], &want, (dtype, floor))
         .ok_or_else(|| anyhow::anyhow!("{name}'s model gives no bounds over {dtype:?}"))?;
     let largest = dtype.largest();
-    let headroom = bound::headroom(&op);
+    let headroom = bound::headroom(op);
     let mut worst = (0.0, (f64::NAN, f64::NAN, f64::NAN));
     let operands = hosts[0].floats().unwrap_or_default();
     let want = want.floats().unwrap_or_default();

@@ -150,3 +150,48 @@ fn every_composed_activation_is_within_its_bound_over_every_half_input_and_the_f
         }
     }
 }
+
+#[test]
+fn every_modeled_quantization_round_trip_is_within_its_intervals_over_chunks_of_each_sweep() {
+    use dispatch_fuzz::accuracy::bound_ratio_of;
+    use dispatch_fuzz::oracles::reference::quantization::modeled;
+    use dispatch_fuzz::program::{Op, QuantizedOp, Scheme};
+    let roundtrip = QuantizedOp::named("roundtrip").expect("a table entry");
+    for dtype in [Dtype::F16, Dtype::Bf16, Dtype::F32, Dtype::F64] {
+        // Finite values well inside the range (twice the largest is the scale's numerator),
+        // in chunks of 16 that mix magnitudes (a stride through the sorted sweep) and chunks of
+        // neighbours (ties and equal magnitudes).
+        let xs: Vec<f64> = inputs(dtype, 1024, 1)
+            .into_iter()
+            .filter(|x| x.is_finite() && x.abs() < dtype.largest() / 4.0)
+            .collect();
+        let n = xs.len();
+        let strided: Vec<f64> = (0..n).map(|i| xs[(i * 7919) % n]).collect();
+        let chunks = strided.chunks(16).chain(xs.chunks(16)).step_by(7).take(400);
+        for scheme in Scheme::all().filter(|s| modeled(*s)) {
+            let op = Op::Quantized {
+                op: roundtrip,
+                src: 0,
+                scheme,
+            };
+            let mut held = 0;
+            for chunk in chunks.clone() {
+                // A chunk whose scale no f32 holds (an F64 past f32::MAX) has no definition.
+                let Ok((ratio, worst)) = bound_ratio_of(&op, dtype, chunk) else {
+                    continue;
+                };
+                held += 1;
+                assert!(
+                    ratio <= 1.0,
+                    "{} over {dtype:?}: {ratio} of its interval at (x, Burn, middle) {worst:?} in {chunk:?}",
+                    scheme.name()
+                );
+            }
+            assert!(
+                held >= 50,
+                "{} over {dtype:?}: {held} chunks",
+                scheme.name()
+            );
+        }
+    }
+}

@@ -71,15 +71,30 @@ pub fn exact_scheme(op: &Op) -> Option<Scheme> {
 /// a rounding near zero adds), where it is [`exact`].
 pub fn bounds(op: &Op, x: &Host, dtype: Dtype, floor: f64) -> Option<Vec<f64>> {
     let (scheme, layout) = exact(op, &x.shape)?;
-    // The result is in the operand's dtype or the device's default float, F32.
-    let u = (dtype.epsilon() / 2.0).max(U32);
+    // The result is in the operand's dtype or the device's default float, F32: an f32 product
+    // (in the interval) that a half dtype rounds once more, and the reference's middle rounded
+    // to the result's dtype.
+    let u = if dtype.epsilon() > f64::from(f32::EPSILON) {
+        dtype.epsilon()
+    } else {
+        U32
+    };
     let intervals = round_trip(x, &layout, scheme, dtype)?;
     let middles = round_trip(x, &layout, scheme, Dtype::F32)?;
+    // An element without an interval keeps the step's bound about its own value, but where the
+    // scale is below what an f32 scale holds (an F64 tensor of values below 1e-36, which Flex
+    // reads as f32 zeros): Burn pins nothing down there, as past the largest scale.
+    let step = host::quantization_step(x, scheme)
+        .filter(|step| *step >= f64::from(f32::MIN_POSITIVE))
+        .unwrap_or(f64::INFINITY);
     Some(
         (intervals.iter().zip(&middles))
-            .map(|((lo, hi), (m_lo, m_hi))| {
-                let middle = (m_lo + m_hi) / 2.0;
-                (middle - lo).max(hi - middle) + 2.0 * u * lo.abs().max(hi.abs()) + 2.0 * floor
+            .map(|pair| match pair {
+                (Some((lo, hi)), Some((m_lo, m_hi))) => {
+                    let middle = (m_lo + m_hi) / 2.0;
+                    (middle - lo).max(hi - middle) + u * lo.abs().max(hi.abs()) + 2.0 * floor
+                }
+                _ => step,
             })
             .collect(),
     )
@@ -89,35 +104,40 @@ pub fn bounds(op: &Op, x: &Host, dtype: Dtype, floor: f64) -> Option<Vec<f64>> {
 /// (`None` where it is not, and the operand moved by the layout is judged within a step).
 pub fn dequantized(op: &Op, x: &Host) -> Option<Result<Host, &'static str>> {
     let (scheme, layout) = exact(op, &x.shape)?;
-    Some(match round_trip(x, &layout, scheme, Dtype::F32) {
-        Some(intervals) => Ok(Host::float(
-            x.shape.clone(),
-            intervals
-                .iter()
-                .map(|(lo, hi)| Some((lo + hi) / 2.0))
-                .collect(),
-        )),
-        None => host::quantized(x, &layout),
-    })
+    let Some(intervals) = round_trip(x, &layout, scheme, Dtype::F32) else {
+        return Some(host::quantized(x, &layout));
+    };
+    // An element without an interval is judged as before, within a step of its value.
+    let moved = host::quantized(x, &layout).ok()?;
+    let moved = moved.floats()?;
+    Some(Ok(Host::float(
+        x.shape.clone(),
+        (intervals.iter().zip(moved))
+            .map(|(interval, value)| match interval {
+                Some((lo, hi)) => Some((lo + hi) / 2.0),
+                None => *value,
+            })
+            .collect(),
+    )))
 }
 
 /// The interval each element of a round trip of `x` (of float dtype `dtype`) through `scheme`
 /// may come back in, moved by `layout` (for each output position, the input position it takes),
 /// before the rounding to the result's dtype: `None` where the scheme is not [`modeled`], an
-/// element is unknown or not finite (one scale for the whole tensor), or the scale is past the
-/// dtype's normal range.
+/// element is unknown or not finite (one scale for the whole tensor), or twice the largest
+/// magnitude is past the dtype; an element is `None` where its scale may round to zero.
 ///
 /// The scale is allowed the rounding of `dtype` as well as f32's: Dispatch quantizes through
 /// burn-backend's default `quantize_dynamic`, which computes it with float ops in the tensor's
 /// own dtype (the stored `quantizing-an-f16-tensor-computes-its-scale-in-f16`, whose gross
-/// cases, a scale that underflows or overflows the dtype, are left to the step's bound), so a
-/// half dtype's round trip is held only as tightly as its scale.
+/// cases, a scale that overflows the dtype or rounds to zero, are left to the step's bound), so
+/// a half dtype's round trip is held only as tightly as its scale.
 pub fn round_trip(
     x: &Host,
     layout: &[usize],
     scheme: Scheme,
     dtype: Dtype,
-) -> Option<Vec<(f64, f64)>> {
+) -> Option<Vec<Option<(f64, f64)>>> {
     if !modeled(scheme) {
         return None;
     }
@@ -125,7 +145,8 @@ pub fn round_trip(
         return None;
     };
     let values: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
-    if values.iter().any(|v| !v.is_finite()) {
+    let whole = values.iter().fold(0f64, |m, v| m.max(v.abs()));
+    if values.iter().any(|v| !v.is_finite()) || 2.0 * whole > dtype.largest() {
         return None;
     }
     // An odd span is a full range (-2^(b-1)..=2^(b-1) - 1), an even one symmetric.
@@ -135,35 +156,36 @@ pub fn round_trip(
         (-span / 2.0, span / 2.0)
     };
     let per_element = scheme.burn().block_size().is_some();
-    let whole = values.iter().fold(0f64, |m, v| m.max(v.abs()));
-    // A scale below the normal range of f32 or the dtype is computed with a coarser relative
-    // rounding than the intervals allow, and twice the largest value may overflow the dtype:
-    // not modeled.
+    // The scale's roundings: its division by the span, in the coarser of the dtype and f32, and
+    // its conversion to an f32 scale (exact but from F64); below the normal range of either, a
+    // rounding is to a spacing, not relative.
+    let scale_error = (dtype.epsilon() / 2.0).max(U32) + U32;
     let normal = dtype.smallest_normal().max(f64::from(f32::MIN_POSITIVE));
-    let outside =
-        |alpha: f64| alpha != 0.0 && (2.0 * alpha / span < normal || 2.0 * alpha > dtype.largest());
-    if outside(whole) || (per_element && values.iter().any(|v| outside(v.abs()))) {
-        return None;
-    }
-    // The scale's roundings: one in the dtype (the division), two in f32 (its conversion, and
-    // the element's own).
-    let scale_error = 2.0 * (dtype.epsilon() / 2.0).max(U32) + 2.0 * U32;
+    let spacing = dtype.tiniest().max(f64::from(f32::from_bits(1)));
     let interval = |v: f64| {
         let alpha = if per_element { v.abs() } else { whole };
-        // Every element was read as an f32 (an F64 one rounded), the scale computed in f32
-        // from the largest: within two roundings of 2α/span.
         let scale = 2.0 * alpha / span;
-        if scale == 0.0 || scale > f64::from(f32::MAX) {
-            // A zero scale is stored as the smallest normal f32: every element is 0. A scale
-            // past f32 is no f32: not modeled (the step bound leaves such a tensor open).
-            return (scale == 0.0).then_some((0.0, 0.0));
+        if scale == 0.0 {
+            // Every element is 0 (Flex stores the smallest normal f32 for the scale).
+            return Some((0.0, 0.0));
         }
-        let (scale_lo, scale_hi) = (scale * (1.0 - scale_error), scale * (1.0 + scale_error));
-        // The quotient within the scale's roundings, the element's and the division's.
-        let t = v / scale;
-        let slack = t.abs() * (scale_error + 3.0 * U32);
-        let code_lo = (t - slack - 0.5).ceil().clamp(low, high);
-        let code_hi = (t + slack + 0.5).floor().clamp(low, high);
+        let error = scale * scale_error + if scale < normal { spacing } else { 0.0 };
+        let (scale_lo, scale_hi) = (scale - error, scale + error);
+        // A scale that may round to zero is replaced by Flex (the stored bug's values), and one
+        // past f32 is no f32: no interval.
+        if scale_lo <= 0.0 || scale_hi > f64::from(f32::MAX) {
+            return None;
+        }
+        // The quotient over the scale's interval, within the element's and the division's
+        // roundings.
+        let (a, b) = (v / scale_hi, v / scale_lo);
+        let (t_lo, t_hi) = (a.min(b), a.max(b));
+        let code_lo = (t_lo - t_lo.abs() * 2.0 * U32 - 0.5)
+            .ceil()
+            .clamp(low, high);
+        let code_hi = (t_hi + t_hi.abs() * 2.0 * U32 + 0.5)
+            .floor()
+            .clamp(low, high);
         // Each code times the scale, rounded once more.
         let ends = [
             code_lo * scale_lo,
@@ -175,10 +197,11 @@ pub fn round_trip(
         let hi = ends.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         Some((lo - lo.abs() * U32, hi + hi.abs() * U32))
     };
-    layout
-        .iter()
-        .map(|&i| values.get(i).and_then(|v| interval(*v)))
-        .collect()
+    Some(
+        (layout.iter())
+            .map(|&i| values.get(i).and_then(|v| interval(*v)))
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -193,7 +216,11 @@ mod tests {
     fn an_element_far_from_a_tie_has_one_code_and_a_tie_has_two() {
         // Default scheme (Q8F, span 255): scale 2 * 127.5 / 255 = 1, so codes are x rounded.
         let x = host(&[127.5, 3.2, 2.5, -127.5]);
-        let got = round_trip(&x, &[0, 1, 2, 3], Scheme::DEFAULT, Dtype::F32).unwrap();
+        let got: Vec<(f64, f64)> = round_trip(&x, &[0, 1, 2, 3], Scheme::DEFAULT, Dtype::F32)
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .collect();
         // 127.5 clamps to 127; 3.2 is 3; 2.5 is 2 or 3; -128 is the range's low end.
         assert!(got[0].0 >= 126.99 && got[0].1 <= 127.01, "{:?}", got[0]);
         assert!(got[1].0 >= 2.99 && got[1].1 <= 3.01, "{:?}", got[1]);
