@@ -140,6 +140,8 @@ mod wgpu_sqrt_gradient_at_zero_is_zero;
 mod wgpu_sum_dim_after_swapping_the_outer_dims_of_a_rank_4_tensor_is_wrong;
 #[path = "wgpu-vulkan-exp-of-an-f64-tensor-reads-back-f32-bits.rs"]
 mod wgpu_vulkan_exp_of_an_f64_tensor_reads_back_f32_bits;
+#[path = "wgpu-vulkan-f64-transcendental-differs-from-its-definition.rs"]
+mod wgpu_vulkan_f64_transcendental_differs_from_its_definition;
 
 #[rustfmt::skip]
 fn main() {
@@ -215,6 +217,7 @@ fn main() {
         "wgpu-sqrt-gradient-at-zero-is-zero" => wgpu_sqrt_gradient_at_zero_is_zero::main(),
         "wgpu-sum-dim-after-swapping-the-outer-dims-of-a-rank-4-tensor-is-wrong" => wgpu_sum_dim_after_swapping_the_outer_dims_of_a_rank_4_tensor_is_wrong::main(),
         "wgpu-vulkan-exp-of-an-f64-tensor-reads-back-f32-bits" => wgpu_vulkan_exp_of_an_f64_tensor_reads_back_f32_bits::main(),
+        "wgpu-vulkan-f64-transcendental-differs-from-its-definition" => wgpu_vulkan_f64_transcendental_differs_from_its_definition::main(),
         _ => {
             eprintln!("no reproducer named {case:?}: give a case's name, as in regressions/");
             std::process::exit(2);
