@@ -1128,6 +1128,24 @@ fn an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation
     );
 }
 
+fn a_catalogued_failure_over_a_steps_own_dtype_mix_keeps_its_class_past_an_unsupported_dtype() {
+    // An I16 made on wgpu (which llvmpipe does not support) moved into a scope, cast to U32 and
+    // compared with itself: burn-ir's DTypeMismatch as it records the compare, over the step's
+    // own I16 and U32, is the catalogued int-dtype-mismatch, not the unsupported dtype's guard
+    // (fuzz --backends flex,capture,wgpu --seed 11: the model expected the op recorded).
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": "wgpu", "dtype": "i16"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"cast": {"src": 1, "to": "int", "dtype": "u32"}}}},
+            {"op": {"out": 3, "op": {"compare": {"op": "greater", "lhs": 2, "rhs": 1}}}},
+            {"exit_scope": {"inputs": [], "outputs": []}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert_eq!(panic_classes(&verdict), ["int-dtype-mismatch"]);
+}
+
 fn a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and_one_burn_chose_is_not(
 ) {
     // Mesa's llvmpipe says it supports neither BF16 nor I8 (Vulkan and GL alike); Burn's doc of
@@ -1404,7 +1422,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 57] = [
+    let tests: [(common::Classes, &str, fn()); 58] = [
         row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
@@ -1456,6 +1474,7 @@ fn main() -> ExitCode {
         row!(vulkan, a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max_pool),
         row!(gl, an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation),
         row!(llvmpipe, a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and_one_burn_chose_is_not),
+        row!(llvmpipe, a_catalogued_failure_over_a_steps_own_dtype_mix_keeps_its_class_past_an_unsupported_dtype),
         row!(llvmpipe, a_subnormal_the_device_may_flush_equals_a_zero_and_a_pole_or_a_jump_over_it_is_left_open),
         row!(llvmpipe, what_burn_leaves_open_inside_a_graph_is_open_in_its_replay),
         row!(llvmpipe, a_resampling_of_an_infinity_and_sums_past_the_range_are_left_open),

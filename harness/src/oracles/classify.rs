@@ -434,9 +434,16 @@ pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
                     )
                 });
                 match (unsupported.get(i), mixed.get(i)) {
-                    (Some(true), _) => UNSUPPORTED_DTYPE.to_string(),
-                    // Refused in words no dtype-mismatch guard uses, where nothing else did.
+                    // Refused in words no dtype-mismatch guard uses, where nothing else did: the
+                    // step's own operands mix the dtypes, a nearer cause than a dtype the wgpu
+                    // device does not support somewhere before it (fuzz --backends
+                    // flex,capture,wgpu --seed 11: a U32 cast of an I16 compared with it in a
+                    // scope, burn-ir's DTypeMismatch).
                     (_, Some(true)) if class == UNKNOWN => MIXED_DTYPES.to_string(),
+                    // A catalogued failure raised over the step's own mix (burn-ir's
+                    // DTypeMismatch as it records the op) keeps its class.
+                    (_, Some(true)) => class,
+                    (Some(true), _) => UNSUPPORTED_DTYPE.to_string(),
                     _ => class,
                 }
             } else {
