@@ -362,6 +362,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
             Unspecified::Quantized => Poison::OutOfRangeCast,
             // Whatever the operands: the values are a draw.
             Unspecified::Random => return Some(Unpinned::whole(Poison::RandomDraw)),
+            Unspecified::IntMinimum => Poison::IntMinimum,
         },
     };
     use crate::program::limits::{
@@ -400,6 +401,13 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
             (_, Poison::InfiniteSample) => elements_where(&data, f64::is_infinite),
             (_, Poison::ExpOverflow) => elements_where(&data, |v| v.abs() > EXP_OVERFLOW),
             (_, Poison::SquareOverflow) => elements_where(&data, |v| v.abs() > SQUARE_OVERFLOW),
+            // Only an int dtype has a minimum without a magnitude.
+            (_, Poison::IntMinimum) => {
+                match Dtype::from_burn(data.dtype()).and_then(Dtype::int_range) {
+                    Some((min, _)) if min < 0 => elements_where(&data, |v| v == min as f64),
+                    _ => None,
+                }
+            }
             _ if data.dtype().is_float() => elements_where(&data, out_of_i32),
             _ => None,
         };

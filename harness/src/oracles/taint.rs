@@ -82,11 +82,14 @@ pub enum Poison {
     /// (a division, a remainder) parts the narrow run from the wide one for good, so the
     /// replay's wide value is no image of the eager one.
     NarrowOverflow,
+    /// An int op that takes the magnitude of its dtype's minimum (see
+    /// `Unspecified::IntMinimum`): Burn pins no int overflow down.
+    IntMinimum,
 }
 
 impl Poison {
     /// Every reason.
-    pub const ALL: [Poison; 20] = [
+    pub const ALL: [Poison; 21] = [
         Poison::ArgmaxTie,
         Poison::OutOfRangeCast,
         Poison::BoolU32OnFlex,
@@ -107,6 +110,7 @@ impl Poison {
         Poison::PartialSumOverflow,
         Poison::EagerWrong,
         Poison::NarrowOverflow,
+        Poison::IntMinimum,
     ];
 
     /// The reason of this [`Poison::name`].
@@ -137,6 +141,7 @@ impl Poison {
             Poison::PartialSumOverflow => "partial-sum-overflow",
             Poison::EagerWrong => "eager-wrong",
             Poison::NarrowOverflow => "narrow-overflow",
+            Poison::IntMinimum => "int-minimum",
         }
     }
 }
@@ -174,7 +179,8 @@ impl Poison {
             | Poison::ExpOverflow
             | Poison::SquareOverflow
             | Poison::InfiniteSample
-            | Poison::SignedZero => (Grain::Element, ""),
+            | Poison::SignedZero
+            | Poison::IntMinimum => (Grain::Element, ""),
             Poison::InexactOperand => (
                 Grain::Element,
                 "per value for a gradient through a step op, a remainder's jump, and a value \

@@ -159,6 +159,12 @@ pub enum Unspecified {
     /// Burn does not say which: an operand element that is infinite leaves the result open
     /// (fuzz --backends flex,capture,wgpu --seed 2, a [4, 4, 1, 3] tensor of -inf).
     Infinite,
+    /// An int op that takes its operand's magnitude (abs, neg, and the entries that take abs
+    /// first): the dtype's minimum has none, and Burn pins no int overflow down (Flex wraps
+    /// `abs(i32::MIN)` to itself, so its `x - max_abs(x)` of `[i32::MIN]` is 0, where wgpu's is
+    /// `i32::MIN`: fuzz --backends flex,capture,wgpu --seed 12). An operand element at the
+    /// minimum leaves what it reaches open.
+    IntMinimum,
     /// Values drawn from the device's random generator: Flex and wgpu draw from generators of
     /// their own, and a replayed graph draws again, so neither the differential nor
     /// eager-replay compares them or anything computed from them; only their kind, dtype,
@@ -234,6 +240,9 @@ macro_rules! op_unspecified {
     };
     (random) => {
         Unspecified::Random
+    };
+    (int_minimum) => {
+        Unspecified::IntMinimum
     };
 }
 

@@ -31,9 +31,9 @@ macro_rules! unary_ops {
     ($then:ident) => {
         $then! {
             // The plainest op first (the minimizer's replacement for every other).
-            neg: [Float, Int] -> same, exact, none, element, x => x.neg(),
+            neg: [Float, Int] -> same, exact, int_minimum, element, x => x.neg(),
                 reference Unary::Both(|x| -x, |x| Some(-x)), error PRESET;
-            abs: [Float, Int] -> same, exact, none, element, x => x.abs(),
+            abs: [Float, Int] -> same, exact, int_minimum, element, x => x.abs(),
                 reference Unary::Both(f64::abs, |x| Some(x.abs())), error PRESET;
             sign: [Float, Int] -> same, step, none, element, x => x.sign(),
                 // sign(0) is 0; Burn's doc gives no result for NaN, so its lane is left open.
@@ -246,13 +246,13 @@ macro_rules! unary_ops {
             // its right operand before the op would fail there first, where the model expects
             // the op's own checks. Flex divides an int by zero with a Rust panic, so the divisor
             // is |x| mod 7, plus 1: `|x| + 1` wraps to 0 in a U8 holding 255 (fuzz --seed 7).
-            div_by_magnitude: [Int] -> same, exact, none, element,
+            div_by_magnitude: [Int] -> same, exact, int_minimum, element,
                 x => x.clone().div(x.abs().remainder_scalar(7).add_scalar(1)),
                 reference Unary::IntThrough(
                     |x| int_div(x, floor_mod_i(x.abs(), 7)? + 1),
                     |x| x.abs(),
                 ), error PRESET;
-            remainder_by_magnitude: [Int] -> same, exact, none, element,
+            remainder_by_magnitude: [Int] -> same, exact, int_minimum, element,
                 x => x.clone().remainder(x.abs().remainder_scalar(7).add_scalar(1)),
                 reference Unary::IntThrough(
                     |x| floor_mod_i(x, floor_mod_i(x.abs(), 7)? + 1),
@@ -312,7 +312,7 @@ macro_rules! unary_ops {
                 x => x.clone().sub(x.min().unsqueeze()),
                 reference Unary::Whole(|x| minus_whole(x, min_of, |v| v.iter().copied().min())),
                 error PRESET;
-            minus_max_abs: [Float, Int] -> same, exact, none, whole,
+            minus_max_abs: [Float, Int] -> same, exact, int_minimum, whole,
                 x => x.clone().sub(x.max_abs().unsqueeze()),
                 reference Unary::Whole(|x| {
                     minus_whole(
