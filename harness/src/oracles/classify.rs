@@ -404,10 +404,9 @@ static FAILURE_CLASSES: LazyLock<BTreeSet<&'static str>> = LazyLock::new(|| {
         .collect()
 });
 
-/// Gives every panic of the trace that has none its class, at the step of `steps` it was raised
-/// at ([`class_at`], [`MIXED_DTYPES`] for a dtype mix the program chose, by the panic's words or
-/// by the operands' dtypes, or [`UNSUPPORTED_DTYPE`] on the wgpu device past a dtype it does not
-/// support).
+/// Gives every panic of the trace that has none its class, at the step it was raised at
+/// ([`class_at`], [`MIXED_DTYPES`] for a dtype mix the program chose, by the panic's words or the
+/// operands' dtypes, or [`UNSUPPORTED_DTYPE`] on wgpu past a dtype it does not support).
 pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
     let at: Vec<usize> = trace.panics().map(|(i, _)| i).collect();
     // The dtype rules read the whole trace: paid for only where a panic is not already a guard
@@ -434,16 +433,10 @@ pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
                     )
                 });
                 match (unsupported.get(i), mixed.get(i)) {
-                    // Refused in words no dtype-mismatch guard uses, where nothing else did: the
-                    // step's own operands mix the dtypes, a nearer cause than a dtype the wgpu
-                    // device does not support somewhere before it (fuzz --backends
-                    // flex,capture,wgpu --seed 11: a U32 cast of an I16 compared with it in a
-                    // scope, burn-ir's DTypeMismatch).
+                    // The step's own mix of named dtypes is nearer than an unsupported one before
+                    // it: the mix, or its catalogued failure (burn-ir's DTypeMismatch, seed 11).
                     (_, Some(true)) if class == UNKNOWN => MIXED_DTYPES.to_string(),
-                    // A catalogued failure raised over the step's own mix (burn-ir's
-                    // DTypeMismatch as it records the op) keeps its class.
-                    (_, Some(true)) => class,
-                    (Some(true), _) => UNSUPPORTED_DTYPE.to_string(),
+                    (Some(true), Some(false) | None) => UNSUPPORTED_DTYPE.to_string(),
                     _ => class,
                 }
             } else {

@@ -402,12 +402,7 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
             (_, Poison::ExpOverflow) => elements_where(&data, |v| v.abs() > EXP_OVERFLOW),
             (_, Poison::SquareOverflow) => elements_where(&data, |v| v.abs() > SQUARE_OVERFLOW),
             // Only an int dtype has a minimum without a magnitude.
-            (_, Poison::IntMinimum) => {
-                match Dtype::from_burn(data.dtype()).and_then(Dtype::int_range) {
-                    Some((min, _)) if min < 0 => elements_where(&data, |v| v == min as f64),
-                    _ => None,
-                }
-            }
+            (_, Poison::IntMinimum) => at_int_minimum(&data),
             _ if data.dtype().is_float() => elements_where(&data, out_of_i32),
             _ => None,
         };
@@ -417,6 +412,15 @@ pub fn unspecified(step: &Step, flex: &Mirror) -> Option<Unpinned> {
         why: poison,
         operands,
     })
+}
+
+/// The elements of an int tensor at its dtype's minimum, which has no magnitude in the dtype
+/// (see [`Unspecified::IntMinimum`]); none for a float or an unsigned int.
+fn at_int_minimum(data: &TensorData) -> Option<Elements> {
+    match Dtype::from_burn(data.dtype()).and_then(Dtype::int_range) {
+        Some((min, _)) if min < 0 => elements_where(data, |v| v == min as f64),
+        _ => None,
+    }
 }
 
 /// Whether an op that adds terms up ([`Op::accumulates`]) may meet a partial sum past its

@@ -141,21 +141,7 @@ pub fn regression_body(
     match check {
         Some((host, data)) => {
             let _ = writeln!(body, "    let expected = {data};");
-            // Burn's default tolerance (0.5% relative) does not see a value a few units in the
-            // last place off: the test compares within half Burn's error there.
-            let tolerance = (finding.payload.mismatch())
-                .and_then(|m| m.reproducer_tolerance())
-                .filter(|t| *t < 1e-5)
-                .map_or("Tolerance::default()".to_string(), |t| {
-                    format!("Tolerance::absolute({t:e})")
-                });
-            // An F64 value is compared as f64: the suite's FloatElem (f32) would round away an
-            // error below f32's precision.
-            let elem = if dtype == Some(Dtype::F64) {
-                "f64"
-            } else {
-                "FloatElem"
-            };
+            let (elem, tolerance) = float_comparison(finding, dtype);
             let _ = match host.data {
                 Data::Float(_) => writeln!(
                     body,
@@ -169,6 +155,25 @@ pub fn regression_body(
         }
     }
     Some((backend_of(finding, device), body))
+}
+
+/// The element type and tolerance a float check compares with: Burn's default tolerance (0.5%
+/// relative) does not see a value a few units in the last place off, so the test compares
+/// within half Burn's error there; an F64 value is compared as f64, since the suite's FloatElem
+/// (f32) would round away an error below f32's precision.
+fn float_comparison(finding: &Finding, dtype: Option<Dtype>) -> (&'static str, String) {
+    let tolerance = (finding.payload.mismatch())
+        .and_then(|m| m.reproducer_tolerance())
+        .filter(|t| *t < 1e-5)
+        .map_or("Tolerance::default()".to_string(), |t| {
+            format!("Tolerance::absolute({t:e})")
+        });
+    let elem = if dtype == Some(Dtype::F64) {
+        "f64"
+    } else {
+        "FloatElem"
+    };
+    (elem, tolerance)
 }
 
 /// The definition's value of the chain `steps` reaching step `at`: for a gradient, the finite

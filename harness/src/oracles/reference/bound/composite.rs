@@ -84,19 +84,7 @@ pub fn bounds(
         // the sum with 1 and the product round once each.
         Composite::Gelu => {
             let erf_units = library_bound("erf")?.of(compute)?;
-            Box::new(move |x: f64| {
-                let d = x.abs() / std::f64::consts::SQRT_2;
-                let moved = gamma(2, uc) * d;
-                let slope =
-                    std::f64::consts::FRAC_2_SQRT_PI * (-(d - moved).max(0.0).powi(2)).exp();
-                let erf = erf(x / std::f64::consts::SQRT_2);
-                let s_error = slope * moved + units(erf_units, erf, (uc, tc));
-                let s = 1.0 + erf;
-                let r = 0.5 * x * s;
-                let error = 0.5 * x.abs() * (s_error + uc * (s.abs() + s_error)) * (1.0 + uc)
-                    + uc * r.abs();
-                error + store * (r.abs() + error)
-            })
+            Box::new(move |x: f64| gelu(x, erf_units, (uc, tc), store))
         }
         // Burn's tensor ops, each rounding to the dtype: inner = x + 0.044715·x³ (x³ two
         // products, the constant rounded, a product and a sum), z = inner·√(2/π) (the
@@ -104,22 +92,7 @@ pub fn bounds(
         // error, 1 + tanh, times x, halved.
         Composite::GeluTanh => {
             let t = library("tanh", dtype)?;
-            Box::new(move |x: f64| {
-                let c = (2.0 / std::f64::consts::PI).sqrt();
-                let cube = 0.044715 * x * x * x;
-                let inner = x + cube;
-                let inner_error =
-                    gamma(5, u) * cube.abs() + u * (inner.abs() + gamma(5, u) * cube.abs());
-                let z = c * inner;
-                let z_error = c * inner_error * (1.0 + gamma(2, u)) + gamma(2, u) * z.abs();
-                let slope = 1.0 - ((z.abs() - z_error).max(0.0)).tanh().powi(2);
-                let tanh = z.tanh();
-                let t_error = slope * z_error + units(t, tanh.abs() + slope * z_error, (u, tiny));
-                let s = 1.0 + tanh;
-                let s_error = t_error + u * (s.abs() + t_error);
-                let r = 0.5 * x * s;
-                0.5 * x.abs() * s_error * (1.0 + u) + u * r.abs()
-            })
+            Box::new(move |x: f64| gelu_tanh(x, t, (u, tiny)))
         }
         // Flex's kernel (α·x + β) clamped to [0, 1] in the compute dtype, its constants
         // rounded to it; the clamp moves no error outward.
@@ -157,4 +130,37 @@ pub fn bounds(
             })
             .collect(),
     )
+}
+
+/// Flex's gelu kernel's error at `x` (see [`Composite::Gelu`]): erf's units `erf_units`, the
+/// compute dtype's unit roundoff and smallest spacing, and the storage's unit roundoff (0 where
+/// the kernel computes in the dtype itself).
+fn gelu(x: f64, erf_units: f64, (uc, tc): (f64, f64), store: f64) -> f64 {
+    let d = x.abs() / std::f64::consts::SQRT_2;
+    let moved = gamma(2, uc) * d;
+    let slope = std::f64::consts::FRAC_2_SQRT_PI * (-(d - moved).max(0.0).powi(2)).exp();
+    let erf = erf(x / std::f64::consts::SQRT_2);
+    let s_error = slope * moved + units(erf_units, erf, (uc, tc));
+    let s = 1.0 + erf;
+    let r = 0.5 * x * s;
+    let error = 0.5 * x.abs() * (s_error + uc * (s.abs() + s_error)) * (1.0 + uc) + uc * r.abs();
+    error + store * (r.abs() + error)
+}
+
+/// The tanh approximation's error at `x` (see [`Composite::GeluTanh`]): tanh's units `t` and the
+/// dtype's unit roundoff and smallest spacing.
+fn gelu_tanh(x: f64, t: f64, (u, tiny): (f64, f64)) -> f64 {
+    let c = (2.0 / std::f64::consts::PI).sqrt();
+    let cube = 0.044715 * x * x * x;
+    let inner = x + cube;
+    let inner_error = gamma(5, u) * cube.abs() + u * (inner.abs() + gamma(5, u) * cube.abs());
+    let z = c * inner;
+    let z_error = c * inner_error * (1.0 + gamma(2, u)) + gamma(2, u) * z.abs();
+    let slope = 1.0 - ((z.abs() - z_error).max(0.0)).tanh().powi(2);
+    let tanh = z.tanh();
+    let t_error = slope * z_error + units(t, tanh.abs() + slope * z_error, (u, tiny));
+    let s = 1.0 + tanh;
+    let s_error = t_error + u * (s.abs() + t_error);
+    let r = 0.5 * x * s;
+    0.5 * x.abs() * s_error * (1.0 + u) + u * r.abs()
 }
