@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::interpreter::{exec_op, AnyTensor};
 use crate::oracles::reference::bound;
 use crate::oracles::reference::host::{as_stored, Host};
-use crate::oracles::reference::{host_of, of_op};
+use crate::oracles::reference::{host_of, of_op, rounded_ulps};
 use crate::oracles::Backend;
 use crate::program::{Dtype, Kind, Op, UnaryOp};
 use crate::rng::SplitMix64;
@@ -288,11 +288,8 @@ pub fn bound_ratio_of(op: &Op, dtype: Dtype, xs: &[f64]) -> anyhow::Result<(f64,
     let model = bound::model(op, Backend::Flex)
         .ok_or_else(|| anyhow::anyhow!("{name} has no derived bound on Flex"))?;
     let (hosts, got, want) = run_flex(op, &name, dtype, &[xs])?;
-    let floor = if dtype == Dtype::F64 {
-        dtype.tiniest()
-    } else {
-        dtype.tiniest() / 2.0
-    };
+    // What a rounding near zero may add on Flex, as the reference judges with.
+    let floor = rounded_ulps(Backend::Flex, dtype).1;
     let bounds = bound::per_element(model, op, &[&hosts[0]], &want, (dtype, floor))
         .ok_or_else(|| anyhow::anyhow!("{name}'s model gives no bounds over {dtype:?}"))?;
     let largest = dtype.largest();

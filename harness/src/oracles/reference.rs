@@ -28,6 +28,7 @@ mod track;
 
 pub use definition::{host_of, of_op};
 use elsewhere::Judging;
+pub use judge::rounded_ulps;
 use judge::{bounds, Expected, Judged, Value, Why};
 use on_flex::{family, judgement};
 use track::{judge_value, GraphNodes, Track};

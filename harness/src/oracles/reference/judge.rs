@@ -295,7 +295,7 @@ pub(super) fn bound_family(
 /// a p-bit result: Figueroa, "When is double rounding innocuous?", 1995). On wgpu three units:
 /// WGSL rounds add, sub and mul correctly and divides within 2.5 units; the device may flush a
 /// subnormal result to zero, so the floor is the smallest normal value.
-pub(super) fn rounded_ulps(backend: Backend, dtype: Dtype) -> (f64, f64) {
+pub fn rounded_ulps(backend: Backend, dtype: Dtype) -> (f64, f64) {
     match backend {
         // Half of F64's subnormal spacing is no f64 (it rounds to zero): a whole one there.
         Backend::Flex if dtype == Dtype::F64 => (dtype.epsilon() / 2.0, dtype.tiniest()),

@@ -10,7 +10,7 @@
 //! roundings: a round trip judged to a few units rather than to a whole quantization step.
 
 use super::along_dim::{Along, ALONG_DIM};
-use super::elementwise::{Unary, QUANTIZED, QUANTIZED_TRIPS, UNARY};
+use super::elementwise::{Positions, Unary, QUANTIZED, QUANTIZED_TRIPS, UNARY};
 use super::host::{self, Host};
 use crate::program::{Dtype, Grid, Op, Scheme};
 
@@ -31,38 +31,55 @@ pub fn modeled(scheme: Scheme) -> bool {
             .is_none_or(|block| block.as_slice().iter().all(|d| *d == 1))
 }
 
+/// How a table entry that quantizes once moves its operand's codes: its `reference` column's
+/// layout (for each output position of a shape, the operand position it takes), over the whole
+/// tensor or along the step's dim.
+enum Layout {
+    Whole(Positions),
+    AlongDim(fn(&[usize], usize) -> Vec<usize>, usize),
+}
+
+impl Layout {
+    /// The layout of `op`, where it is a table entry that moves a quantized tensor's codes and
+    /// dequantizes them once: not a module entry (a matmul of quantized operands) nor an op Burn
+    /// runs on the dequantized values and quantizes again (`round_trips` 2).
+    fn of(op: &Op) -> Option<Layout> {
+        match op {
+            Op::Quantized { op, .. } if QUANTIZED_TRIPS[op.index()] == 1 => {
+                Some(Layout::Whole(QUANTIZED[op.index()].1))
+            }
+            Op::Unary { op, .. } => match UNARY[op.index()].1 {
+                Unary::Quantized(layout) => Some(Layout::Whole(layout)),
+                _ => None,
+            },
+            Op::AlongDim { op, dim, .. } => match ALONG_DIM[op.index()].1 {
+                Along::Quantized(layout) => Some(Layout::AlongDim(layout, usize::from(*dim))),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Its positions over `shape`.
+    fn positions(&self, shape: &[usize]) -> Vec<usize> {
+        match self {
+            Layout::Whole(layout) => layout(shape),
+            Layout::AlongDim(layout, dim) => layout(shape, *dim),
+        }
+    }
+}
+
 /// The scheme and the layout (for each output position of `shape`, the operand position it
-/// takes) of `op`'s round trip, where it is [`modeled`] and quantizes once: the table entries
-/// that move a quantized tensor's codes and dequantize them. Not the module entries (a matmul of
-/// quantized operands) nor an op Burn runs on the dequantized values and quantizes again.
+/// takes) of `op`'s round trip, where it is [`modeled`] and quantizes once (see [`Layout::of`]).
 pub fn exact(op: &Op, shape: &[usize]) -> Option<(Scheme, Vec<usize>)> {
     let scheme = exact_scheme(op)?;
-    let layout = match op {
-        Op::Quantized { op, .. } if QUANTIZED_TRIPS[op.index()] == 1 => {
-            QUANTIZED[op.index()].1(shape)
-        }
-        Op::Unary { op, .. } => match UNARY[op.index()].1 {
-            Unary::Quantized(layout) => layout(shape),
-            _ => return None,
-        },
-        Op::AlongDim { op, dim, .. } => match ALONG_DIM[op.index()].1 {
-            Along::Quantized(layout) => layout(shape, usize::from(*dim)),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    Some((scheme, layout))
+    Layout::of(op).map(|layout| (scheme, layout.positions(shape)))
 }
 
 /// The scheme of `op`'s round trip where it is [`exact`].
 pub fn exact_scheme(op: &Op) -> Option<Scheme> {
-    let once = match op {
-        Op::Quantized { op, .. } => QUANTIZED_TRIPS[op.index()] == 1,
-        Op::Unary { op, .. } => matches!(UNARY[op.index()].1, Unary::Quantized(_)),
-        Op::AlongDim { op, .. } => matches!(ALONG_DIM[op.index()].1, Along::Quantized(_)),
-        _ => false,
-    };
-    super::quantized_scheme(op).filter(|s| once && modeled(*s))
+    Layout::of(op)?;
+    super::quantized_scheme(op).filter(|s| modeled(*s))
 }
 
 /// How far each element of `op`'s round trip of `x` (of dtype `dtype`) may be from the middle
@@ -80,7 +97,14 @@ pub fn bounds(op: &Op, x: &Host, dtype: Dtype, floor: f64) -> Option<Vec<f64>> {
         U32
     };
     let intervals = round_trip(x, &layout, scheme, dtype)?;
-    let middles = round_trip(x, &layout, scheme, Dtype::F32)?;
+    // The middles are f32's intervals' (those of an F32 operand itself).
+    let f32_intervals;
+    let middles = if dtype == Dtype::F32 {
+        &intervals
+    } else {
+        f32_intervals = round_trip(x, &layout, scheme, Dtype::F32)?;
+        &f32_intervals
+    };
     // An element without an interval keeps the step's bound about its own value, but where the
     // scale is below what an f32 scale holds (an F64 tensor of values below 1e-36, which Flex
     // reads as f32 zeros): Burn pins nothing down there, as past the largest scale.
@@ -88,7 +112,7 @@ pub fn bounds(op: &Op, x: &Host, dtype: Dtype, floor: f64) -> Option<Vec<f64>> {
         .filter(|step| *step >= f64::from(f32::MIN_POSITIVE))
         .unwrap_or(f64::INFINITY);
     Some(
-        (intervals.iter().zip(&middles))
+        (intervals.iter().zip(middles))
             .map(|pair| match pair {
                 (Some((lo, hi)), Some((m_lo, m_hi))) => {
                     let middle = (m_lo + m_hi) / 2.0;

@@ -83,7 +83,7 @@ pub fn bounds(
         // (√2 itself and the division), which erf carries by its slope; erf within its units;
         // the sum with 1 and the product round once each.
         Composite::Gelu => {
-            let erf_units = library_bound("erf")?.of(compute)?;
+            let erf_units = library("erf", compute)?;
             Box::new(move |x: f64| gelu(x, erf_units, (uc, tc), store))
         }
         // Burn's tensor ops, each rounding to the dtype: inner = x + 0.044715·x³ (x³ two
@@ -96,20 +96,12 @@ pub fn bounds(
         }
         // Flex's kernel (α·x + β) clamped to [0, 1] in the compute dtype, its constants
         // rounded to it; the clamp moves no error outward.
-        Composite::HardSigmoid { alpha, beta } => Box::new(move |x: f64| {
-            let p = alpha * x + beta;
-            let error = clamped(
-                p,
-                gamma(3, uc) * (alpha * x).abs() + gamma(2, uc) * beta.abs(),
-            );
-            error + store * (p.clamp(0.0, 1.0) + error)
-        }),
+        Composite::HardSigmoid { alpha, beta } => {
+            Box::new(move |x: f64| hard_sigmoid(x, (alpha, beta), (uc, store)).1)
+        }
         // x times Flex's hard_sigmoid(x, 1/6, 1/2), the product rounding to the dtype.
         Composite::HardSwish => Box::new(move |x: f64| {
-            let p = x / 6.0 + 0.5;
-            let h_error = clamped(p, gamma(3, uc) * (x / 6.0).abs() + gamma(2, uc) * 0.5);
-            let h = p.clamp(0.0, 1.0);
-            let h_error = h_error + store * (h + h_error);
+            let (h, h_error) = hard_sigmoid(x, (1.0 / 6.0, 0.5), (uc, store));
             x.abs() * h_error * (1.0 + u) + u * (x * h).abs()
         }),
     };
@@ -130,6 +122,18 @@ pub fn bounds(
             })
             .collect(),
     )
+}
+
+/// Flex's hard_sigmoid kernel at `x` with slope and offset `(alpha, beta)`, and its error: the
+/// compute dtype's unit roundoff `uc` and the storage's `store` (see [`Composite::HardSigmoid`]).
+fn hard_sigmoid(x: f64, (alpha, beta): (f64, f64), (uc, store): (f64, f64)) -> (f64, f64) {
+    let p = alpha * x + beta;
+    let h = p.clamp(0.0, 1.0);
+    let error = clamped(
+        p,
+        gamma(3, uc) * (alpha * x).abs() + gamma(2, uc) * beta.abs(),
+    );
+    (h, error + store * (h + error))
 }
 
 /// Flex's gelu kernel's error at `x` (see [`Composite::Gelu`]): erf's units `erf_units`, the
