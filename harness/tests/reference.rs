@@ -545,3 +545,23 @@ fn a_replayed_accumulation_over_an_infinity_may_give_any_non_finite_as_the_eager
     let verdict = check(&common::cpu(), &program).unwrap();
     assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
 }
+
+#[test]
+fn a_move_onto_a_capture_device_is_no_value_of_the_eager_run() {
+    // The eager run holds a value moved onto a capture device as its operand: comparing that
+    // copy would judge bytes against themselves, so it is neither judged nor open.
+    let program = common::program(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex"}},
+            {"enter_scope": {"device": {"capture": 0}}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 2, "op": {"unary": {"op": "exp", "src": 1}}}},
+            {"exit_scope": {"inputs": [1], "outputs": [2]}}]"#,
+    );
+    let only = Oracles::only(OracleId::Reference);
+    let verdict = check(&common::cpu().with_oracles(only), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    let counts = &verdict.oracles.reference;
+    assert!(counts.open.is_empty(), "{counts:?}");
+    // The create and the exp the eager run computes again.
+    assert_eq!(counts.judged, 2, "{counts:?}");
+}

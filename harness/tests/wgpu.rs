@@ -316,7 +316,8 @@ mod differential {
         let verdict =
             dispatch_fuzz::check(&common::on_wgpu().with_oracles(only), &program).unwrap();
         assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
-        let why = "a value moved to another device (the mirror holds a copy of its own operand)";
+        let why = "a value another backend computed, moved onto Flex (the differential compares \
+                   it with the eager run's)";
         assert_eq!(
             verdict.oracles.reference.open.get(why),
             Some(&1),

@@ -36,11 +36,10 @@ use track::{judge_value, GraphNodes, Track};
 use burn::tensor::{BoolStore, DType};
 
 use super::compare::Poison;
-use super::naming::writer_step;
 use super::payload::{Derivation, Mismatch, Payload};
 pub use super::ReferenceCounts;
 use super::{Backend, Deviation, Facts, Oracle, Shared, StepFacts, Violation};
-use crate::interpreter::{Outcome, Placed, World};
+use crate::interpreter::{Outcome, World};
 use crate::program::limits::MAX_SLOTS;
 use crate::program::{Dtype, Kind, Op, Scheme, Step};
 
@@ -102,33 +101,6 @@ pub fn quantized_scheme(op: &Op) -> Option<Scheme> {
         _ => false,
     };
     default.then_some(Scheme::DEFAULT)
-}
-
-/// Whether `step` makes a value Burn computed. A drop empties its slot, and a clone, an autodiff
-/// step or a move to the device a value is already on (Burn hands the tensor back) hands the
-/// same buffer on under another handle: no value to judge or count open (the mirror copies its
-/// own handle: comparing the copy with its source would count bytes compared with themselves as
-/// judged).
-fn makes_value(world: &World<'_>, step: &Step, facts: &StepFacts<'_>) -> bool {
-    if step.writes().is_empty()
-        || matches!(
-            step,
-            Step::Drop { .. } | Step::Clone { .. } | Step::Autodiff { .. }
-        )
-    {
-        return false;
-    }
-    let Step::ToDevice { src, .. } = step else {
-        return true;
-    };
-    fn device(outcome: Option<&Outcome>) -> Option<Placed> {
-        match outcome {
-            Some(Outcome::Ok { value: Some(v), .. }) => Some(v.device),
-            _ => None,
-        }
-    }
-    let was = writer_step(world, *src, facts.index).and_then(|i| device(world.outcome(i)));
-    !(was.is_some() && was == device(Some(facts.outcome)))
 }
 
 /// Which output of replay `step` slot `out` holds: the last one written to it.
@@ -346,7 +318,7 @@ impl Oracle for Reference {
         let replayed = ok
             .then(|| self.replay_references(world, facts.index))
             .flatten();
-        let expected = (ok && makes_value(world, step, facts)).then(|| self.expected(step));
+        let expected = ok.then(|| self.expected_here(world, step, facts)).flatten();
         let family = family(step);
         let (absolute, terms) = if ok {
             (self.flex.allowance(step, family), self.flex.scale(step))

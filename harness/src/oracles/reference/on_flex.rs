@@ -9,9 +9,11 @@ use burn::tensor::DType;
 use super::host::Host;
 use super::judge::{Expected, Value, Why};
 use super::{bound, gradient, mismatch, regime, Reference};
-use crate::interpreter::World;
-use crate::oracles::naming::{gradient_role, producer_step};
-use crate::oracles::{Backend, Context, Derivation, Judgement, OracleId, Shared, Violation};
+use crate::interpreter::{Base, Outcome, Placed, World};
+use crate::oracles::naming::{gradient_role, producer_step, writer_step};
+use crate::oracles::{
+    Backend, Context, Derivation, Judgement, OracleId, Shared, StepFacts, Violation,
+};
 use crate::program::{Slot, Step, Tolerance};
 
 /// What the reference holds of one slot a step wrote: its value as Burn holds it (where it was
@@ -83,6 +85,43 @@ impl Reference {
         };
         let tape = self.tape.as_ref()?;
         Some(self.replayed(tape, world, index, (*graph, feed, outputs.len())))
+    }
+
+    /// Whether `step` makes a value of the eager Flex run, and if so its reference. A drop empties
+    /// its slot, and a clone, an autodiff step or a move to the device a value is already on
+    /// (Burn hands the tensor back) hands the same buffer on under another handle: no value. Nor
+    /// is a move onto another device than Flex one of the eager run's: the eager run holds its
+    /// operand there (comparing that copy with its source would count bytes compared with
+    /// themselves as judged); eager-replay compares it where a graph takes it. A move onto Flex
+    /// from another backend (wgpu: dispatch moves nothing off a capture device) lands that
+    /// backend's value, which the differential compares with the eager run's.
+    pub(super) fn expected_here(
+        &self,
+        world: &World<'_>,
+        step: &Step,
+        facts: &StepFacts<'_>,
+    ) -> Option<Result<Expected, Why>> {
+        match step {
+            _ if step.writes().is_empty() => None,
+            Step::Drop { .. } | Step::Clone { .. } | Step::Autodiff { .. } => None,
+            Step::ToDevice { src, .. } => {
+                let was =
+                    writer_step(world, *src, facts.index).and_then(|i| placed(world, i, *src));
+                let Outcome::Ok {
+                    value: Some(now), ..
+                } = facts.outcome
+                else {
+                    return None;
+                };
+                (was != Some(now.device) && now.device.base == Base::Flex).then_some(Err(
+                    Why::Borrowed(
+                        "a value another backend computed, moved onto Flex (the differential \
+                         compares it with the eager run's)",
+                    ),
+                ))
+            }
+            _ => Some(self.expected(step)),
+        }
     }
 
     /// The value `step` should have made: a gradient against finite differences over the
@@ -201,5 +240,18 @@ impl Reference {
             self.known_bug[o] = bug;
             self.flex.unread[o] = unread;
         }
+    }
+}
+
+/// The device the value step `index` wrote into `slot` landed on, where it made one (a replay
+/// names a slot for several outputs: the last is the slot's).
+fn placed(world: &World<'_>, index: usize, slot: Slot) -> Option<Placed> {
+    match (world.outcome(index)?, &world.program().steps[index]) {
+        (Outcome::Ok { value: Some(v), .. }, _) => Some(v.device),
+        (Outcome::Ok { outputs, .. }, Step::Replay { outputs: slots, .. }) => {
+            let j = slots.iter().rposition(|s| *s == slot)?;
+            outputs.get(j).map(|v| v.device)
+        }
+        _ => None,
     }
 }
