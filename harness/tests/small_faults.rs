@@ -389,3 +389,40 @@ fn a_quantization_round_trip_whose_scale_divides_by_256_for_255_is_a_reference_m
         "quantize_roundtrip",
     );
 }
+
+#[test]
+fn a_cumprod_a_thousandth_of_a_percent_off_is_a_reference_mismatch() {
+    // Running products of 4..8 reach 840: the preset allowed 4.2 of it, a product's rounding
+    // allows 3e-4.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "cumprod", "src": 0, "dim": 1}}}}]"#,
+        WrongResult::of("along_dim cumprod", |_, r| times(r, 1.00001)),
+        "cumprod",
+    );
+}
+
+#[test]
+fn a_minus_mean_whose_mean_is_a_thousandth_of_a_percent_off_is_a_reference_mismatch() {
+    // x − 1.00001 · mean(x) over 0..8: 3.5e-5 off, where the preset allowed 0.28.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "minus_mean", "src": 0}}}}]"#,
+        WrongResult::of("unary minus_mean", |operands, r| {
+            let (_, x) = values(&operands[0]);
+            let mean = x.iter().sum::<f64>() / x.len() as f64;
+            plus(r, -1e-5 * mean)
+        }),
+        "minus_mean",
+    );
+}
+
+#[test]
+fn a_cross_product_a_thousandth_of_a_percent_off_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"along_dim": {"op": "cross_middle", "src": 0, "dim": 0}}}}]"#,
+        WrongResult::of("along_dim cross_middle", |_, r| times(r, 1.00001)),
+        "cross_middle",
+    );
+}

@@ -31,7 +31,7 @@ macro_rules! along_dim_ops {
                 ), error LINEAR;
             prod_dim: [Float, Int] -> same, reduce, balanced, none, lane, x, d => x.prod_dim(d),
                 reference Along::Reduce(|v| prod_fits(v).then(|| v.iter().product()), int_product),
-                error PRESET;
+                error product(Product::Lane);
             max_dim: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.max_dim(d),
                 reference Along::Reduce(max_lane, |v| v.iter().copied().max()), error PRESET;
             min_dim: [Float, Int] -> same, reduce, exact, nan, lane, x, d => x.min_dim(d),
@@ -82,7 +82,7 @@ macro_rules! along_dim_ops {
                             })
                             .collect()
                     },
-                ), error PRESET;
+                ), error product(Product::Running);
             cummax: [Float, Int] -> same, same, exact, nan, lane, x, d => x.cummax(d),
                 reference Along::Scan(
                     |v| running_f(v, f64::NEG_INFINITY, f64::max),
@@ -304,7 +304,7 @@ macro_rules! along_dim_ops {
                 let n = x.dims()[d]; let dev = x.device();
                 x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,
                     burn::tensor::ops::IndexingUpdateOp::Add) },
-                reference Along::Whole(plus_flipped), error PRESET;
+                reference Along::Whole(plus_flipped), error LINEAR;
             // Multi-index gather and scatter of whole rows over the operand flattened to
             // `[rows, rest]` (indices `[rows, 1]`, reversed, each row once): the int and bool
             // forms, which the float-only rank-4 module entries leave out.
@@ -342,7 +342,7 @@ macro_rules! along_dim_ops {
                 // The middle component of [x, 2x, 3x] x [3x, 2x, x]: a3 b1 - a1 b3 = 3x * 3x - x *
                 // x (as written: an infinite x gives inf - inf).
                 reference Along::Map(|x| Some((3.0 * x) * (3.0 * x) - x * x), |_| None, |b| b),
-                error PRESET.headroom(9.0 / 8.0);
+                error composite(Composite::CrossMiddle).headroom(9.0 / 8.0);
             // An int matmul by a row of ones, whose second column is the operand again.
             matmul_ones: [Int] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let dims = x.dims(); let t = x.shape().num_elements();
@@ -366,7 +366,7 @@ macro_rules! along_dim_ops {
                 reference Along::Map(Some, Some, |b| b), error PRESET;
             fusion_cached_graph: [Float] -> same, same, balanced, none, whole, x, d => {
                 let _ = d; dispatch_fuzz::program::fusion::cached_graph_twice(x) },
-                reference Along::Map(|x| Some(4.5 * x), |_| None, |b| b), error PRESET;
+                reference Along::Map(|x| Some(4.5 * x), |_| None, |b| b), error LINEAR;
             // An uninitialized float tensor, every element masked to zero (by a mask true for
             // NaN and non-NaN alike), added to the operand times zero.
             empty_masked: [Float] -> same, same, exact, none, whole, x, d => {

@@ -219,7 +219,7 @@ macro_rules! unary_ops {
                 x => x.clone().sub(x.sum().unsqueeze()),
                 reference Unary::Whole(|x| {
                     minus_whole(x, |v| v.iter().sum(), |v| Some(v.iter().sum()))
-                }), error PRESET;
+                }), error minus_sum(false);
             minus_mean: [Float, Int] -> same, balanced, cancels_sum, whole,
                 x => x.clone().sub(x.mean().unsqueeze()),
                 reference Unary::Whole(|x| {
@@ -232,11 +232,11 @@ macro_rules! unary_ops {
                         _ => minus_whole(x, |_| 0.0, |v| int_div(v.iter().sum(), v.len() as i128))
                             .filter(|_| n > 0),
                     }
-                }), error PRESET;
+                }), error minus_sum(true);
             minus_prod: [Float, Int] -> same, balanced, cancels_product, whole,
                 x => x.clone().sub(x.prod().unsqueeze()),
                 reference Unary::Whole(|x| minus_whole(x, |v| v.iter().product(), int_product)),
-                error PRESET;
+                error product(Product::MinusWhole);
             minus_max: [Float, Int] -> same, exact, none, whole,
                 x => x.clone().sub(x.max().unsqueeze()),
                 reference Unary::Whole(|x| minus_whole(x, max_of, |v| v.iter().copied().max())),

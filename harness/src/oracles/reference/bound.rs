@@ -12,10 +12,11 @@
 //! description of which taps an element reads.
 
 mod composite;
+mod product;
 
 use super::along_dim::ALONG_DIM_ERROR;
 use super::elementwise::{BINARY_ERROR, SCALAR_ERROR, UNARY, UNARY_ERROR};
-pub use super::error::{gamma, Arithmetic, Composite, Model, Ulps};
+pub use super::error::{gamma, Arithmetic, Composite, Model, Product, Ulps};
 use super::host::{Data, Host};
 use super::module::MODULE_ERROR;
 use crate::oracles::Backend;
@@ -202,6 +203,12 @@ pub fn per_element(
         Model::Quantized => super::quantization::bounds(op, operands.first()?, dtype, floor),
         Model::Composite(composite) => {
             composite::bounds(composite, operands.first()?, expected, (dtype, floor))
+        }
+        Model::Product(product) => {
+            product::bounds(product, op, operands.first()?, expected, (dtype, floor))
+        }
+        Model::MinusSum { mean } => {
+            product::minus_sum(mean, operands.first()?, expected, (dtype, floor))
         }
         // Flex's own kernel computes the half dtypes in f32 (burn-flex ops/attention.rs,
         // cast_to_f32), but on an autodiff device Burn decomposes it into tensor ops that each
@@ -402,6 +409,17 @@ pub fn describe(op: &Op) -> String {
              interval of values the scheme's codes allow each element, the scale and the \
              quotient within their f32 roundings (an element near a tie may take either code)"
             .into(),
+        Some(Model::Product(p)) => format!(
+            "product ({p:?}): γ(n+1)·|Π x| per element (n: its factors), open where a partial \
+             product in some order may leave the normal range, plus the roundings to the dtype"
+        ),
+        Some(Model::MinusSum { mean }) => format!(
+            "whole-operand {} subtracted: γ(n{})·Σ|x|{} from the reduction, then the \
+             subtraction's and the reference's roundings",
+            if mean { "mean" } else { "sum" },
+            if mean { "+1" } else { "" },
+            if mean { "/n" } else { "" }
+        ),
         Some(Model::Composite(c)) => format!(
             "composed from Burn's formula ({c:?}): each rounding u and each library call's \
              measured units carried through the steps after it, per element, absolute"
@@ -418,9 +436,11 @@ pub fn describe(op: &Op) -> String {
         None => match family(op) {
             Tolerance::Exact | Tolerance::Step => "exact".into(),
             Tolerance::Rounded => "correctly rounded: half a ULP (3 ULP on wgpu)".into(),
-            Tolerance::Balanced => "not derived (a product, a quantization or a composite): \
+            Tolerance::Balanced => {
+                "not derived (a quantization, a resampling or a normalization): \
                  Burn's balanced preset, 0.5% relative"
-                .into(),
+                    .into()
+            }
             Tolerance::Transcendental => "not derived (a composite of library functions, or \
                  one Rust's std computes with its own formula): Burn's permissive preset, 1% \
                  relative and 0.01 absolute"

@@ -8,7 +8,9 @@ pub(super) use scalar::erf;
 use scalar::{clamp_f, max_of, min_of, minus_whole, sigmoid, softplus, SELU_ALPHA, SELU_SCALE};
 
 use super::along_dim::{first_positions, flip_positions};
-use super::error::{composite, library, library_f32, Arithmetic, Composite, PRESET};
+use super::error::{
+    composite, library, library_f32, minus_sum, product, Arithmetic, Composite, Product, PRESET,
+};
 use super::host::{
     broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, Data, Host,
 };

@@ -51,6 +51,26 @@ pub enum Model {
     /// A quantization round trip of integer codes with f32 scales, judged against the interval
     /// the scheme's definition allows each element (see `quantization::round_trip`).
     Quantized,
+    /// A product of `n` factors in any order: `γₙ · |Π x|` (Higham §3.1), where no partial
+    /// product in any order leaves the dtype's normal range (see `product::bounds`).
+    Product(Product),
+    /// `x − Σx` or `x − mean(x)` over the whole operand, the reduction broadcast back: the
+    /// reduction's Higham bound, then the subtraction's rounding (see `product::minus_sum`).
+    MinusSum {
+        /// Whether it subtracts the mean (one more rounding: the division).
+        mean: bool,
+    },
+}
+
+/// Which product an entry takes (see [`Model::Product`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Product {
+    /// Each lane along the dim multiplied to one value (`prod_dim`).
+    Lane,
+    /// Each lane's running products (`cumprod`).
+    Running,
+    /// Each element minus the product of the whole operand (`x − x.prod()`).
+    MinusWhole,
 }
 
 /// The activations whose error the reference composes from Burn's formula for them, step by
@@ -80,6 +100,9 @@ pub enum Composite {
     },
     /// `x` times Flex's hard_sigmoid(x, 1/6, 1/2) (activation/base.rs:445-447).
     HardSwish,
+    /// The middle component of `[x, 2x, 3x] × [3x, 2x, x]`, `3x · 3x − x · x`, as tensor ops
+    /// that each round to the dtype (the along-dim table's cross_middle).
+    CrossMiddle,
 }
 
 /// A library function's bound on Flex in units in the last place of the result's dtype, per
@@ -142,8 +165,7 @@ impl Arithmetic {
 /// model in the reference's terms.
 ///
 /// An entry without a derived bound is [`PRESET`]: it keeps its tolerance family's preset.
-/// Such are products (a partial product may underflow or overflow in an order Burn does not pin
-/// down, so no relative bound holds), normalizations, resamplings whose weights are
+/// Such are normalizations, resamplings whose weights are
 /// themselves rounded (bicubic, Lanczos, grid sampling) and the ops the reference has no loops
 /// for. Same-size bilinear resampling is [`LINEAR`]: weights 1 and 0 at every output, as the
 /// reference has it.
@@ -172,6 +194,16 @@ pub const LOG_SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::LogSoftmax));
 pub const ATTENTION: Arithmetic = Arithmetic::of(Some(Model::Attention { causal: false }));
 /// [`Model::Attention`] with a causal mask.
 pub const ATTENTION_CAUSAL: Arithmetic = Arithmetic::of(Some(Model::Attention { causal: true }));
+
+/// [`Model::Product`].
+pub const fn product(product: Product) -> Arithmetic {
+    Arithmetic::of(Some(Model::Product(product)))
+}
+
+/// [`Model::MinusSum`].
+pub const fn minus_sum(mean: bool) -> Arithmetic {
+    Arithmetic::of(Some(Model::MinusSum { mean }))
+}
 
 /// [`Model::Variance`].
 pub const fn variance(biased: bool) -> Arithmetic {

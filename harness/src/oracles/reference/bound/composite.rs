@@ -104,6 +104,11 @@ pub fn bounds(
             let (h, h_error) = hard_sigmoid(x, (1.0 / 6.0, 0.5), (uc, store));
             x.abs() * h_error * (1.0 + u) + u * (x * h).abs()
         }),
+        // 3x rounds, its square once more, x · x once, then the subtraction.
+        Composite::CrossMiddle => Box::new(move |x: f64| {
+            let (nine, one) = (gamma(3, u) * 9.0 * x * x, gamma(1, u) * x * x);
+            nine + one + u * (8.0 * x * x + nine + one)
+        }),
     };
     // The reference's own rounding to the dtype, and the roundings near zero; a result past
     // the range or a NaN must match as it is.
