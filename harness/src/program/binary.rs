@@ -29,8 +29,10 @@ macro_rules! binary_ops {
                 reference Binary::Both(|x, y| x * y, i128::checked_mul), error PRESET;
             div: [Float] -> same, rounded, pole, x, y => x.div(y),
                 reference Binary::Ieee(|x, y| x / y), error PRESET;
+            // Flex takes Rust's `%` (C's fmod, exact) and adds y where the signs differ (one
+            // rounding; in f32 for the half dtypes, then stored: burn-flex ops/float.rs:21-28).
             remainder: [Float] -> same, balanced, jumps, x, y => x.remainder(y),
-                reference Binary::Ieee(floor_mod_f), error PRESET;
+                reference Binary::Ieee(floor_mod_f), error library(1.0, 1.0, 1.0);
             // A base at zero is a pole for a negative exponent and a jump for a tiny positive
             // one (0^y is 0 where a subnormal's power is near 1), and the gradient's x^(y - 1)
             // has it for every y < 1: a subnormal base wgpu may flush leaves them open (fuzz
@@ -55,8 +57,9 @@ macro_rules! binary_ops {
             hypot: [Float] -> same, transcendental, none, x, y => x.hypot(y),
                 reference Binary::Ieee(f64::hypot), error library(1.0, 1.0, 2.0);
             fmod: [Float] -> same, balanced, jumps, x, y => x.fmod(y),
-                // C's fmod: the remainder with the sign of the dividend (Rust's `%` on floats).
-                reference Binary::Ieee(|x, y| x % y), error PRESET;
+                // C's fmod: the remainder with the sign of the dividend (Rust's `%` on floats),
+                // exact in every dtype (burn-flex ops/float.rs:203-210).
+                reference Binary::Ieee(|x, y| x % y), error library(0.0, 0.0, 0.0);
             bool_xor: [Bool] -> same, exact, none, x, y => x.bool_xor(y),
                 reference Binary::Bool(|x, y| x ^ y), error PRESET;
         }
@@ -100,7 +103,7 @@ macro_rules! scalar_ops {
             div: [Float] -> same, rounded, none, x, y => x.div_scalar(y),
                 reference Binary::Ieee(|x, y| x / y), error PRESET;
             remainder: [Float] -> same, balanced, jumps, x, y => x.remainder_scalar(y),
-                reference Binary::Ieee(floor_mod_f), error PRESET;
+                reference Binary::Ieee(floor_mod_f), error library(1.0, 1.0, 1.0);
             powf: [Float] -> same, transcendental, none, x, y => x.powf_scalar(y),
                 reference Binary::Ieee(f64::powf), error PRESET;
             powi: [Float] -> same, balanced, none, x, y => x.powi_scalar(y),
@@ -122,7 +125,7 @@ macro_rules! scalar_ops {
             lower_equal_elem: [Float, Int] -> Bool, step, nan, x, y => x.lower_equal_elem(y),
                 reference Binary::Compare(|x, y| x <= y), error PRESET;
             fmod: [Float] -> same, balanced, jumps, x, y => x.fmod_scalar(y as f32),
-                reference Binary::Ieee(|x, y| x % y), error PRESET;
+                reference Binary::Ieee(|x, y| x % y), error library(0.0, 0.0, 0.0);
             bitwise_and: [Int] -> same, exact, none, x, y => x.bitwise_and_scalar(y),
                 reference Binary::Int(|x, y| Some(x & y)), error PRESET;
             bitwise_or: [Int] -> same, exact, none, x, y => x.bitwise_or_scalar(y),
