@@ -442,3 +442,13 @@ fn an_fmod_one_unit_in_the_last_place_off_is_a_reference_mismatch() {
         "fmod",
     );
 }
+
+#[test]
+fn a_powi_a_thousandth_of_a_percent_off_is_a_reference_mismatch() {
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [2, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "powi", "src": 0, "value": 3}}}}]"#,
+        WrongResult::of("scalar powi", |_, r| times(r, 1.00001)),
+        "powi",
+    );
+}

@@ -107,7 +107,7 @@ macro_rules! scalar_ops {
             powf: [Float] -> same, transcendental, none, x, y => x.powf_scalar(y),
                 reference Binary::Ieee(f64::powf), error PRESET;
             powi: [Float] -> same, balanced, none, x, y => x.powi_scalar(y),
-                reference Binary::Ieee(|x, y| x.powi(y as i32)), error PRESET;
+                reference Binary::Ieee(|x, y| x.powi(y as i32)), error product(Product::Power);
             clamp_min: [Float, Int] -> same, exact, nan, x, y => x.clamp_min(y),
                 reference Binary::BothNanOpen(f64::max, |x, y| Some(x.max(y))), error PRESET;
             clamp_max: [Float, Int] -> same, exact, nan, x, y => x.clamp_max(y),

@@ -71,6 +71,11 @@ pub enum Product {
     Running,
     /// Each element minus the product of the whole operand (`x − x.prod()`).
     MinusWhole,
+    /// Each element to the scalar's integer power `n`: a product of `|n|` factors, inverted
+    /// for a negative `n` (Flex powers by squaring, and for a negative power squares the
+    /// reciprocal of the half power and divides by x once more where `n` is odd: burn-flex
+    /// ops/float.rs:30-46, 1250-1272).
+    Power,
 }
 
 /// The activations whose error the reference composes from Burn's formula for them, step by

@@ -54,6 +54,32 @@ fn product_bound(factors: &[f64], dtype: Dtype, floor: f64) -> f64 {
     (gamma(n + 1, u) + gamma(n, f64::EPSILON / 2.0) + u) * p + floor
 }
 
+/// The error bound of `x` to the integer power `n` over `dtype` (see [`Product::Power`]): its
+/// roundings (a multiply per factor past the first; the reciprocal, the square and the odd
+/// division of a negative power; one more where a half dtype is computed in f32 and stored)
+/// relative to the result, where every power of `|x|` between `x^-|n|` and `x^|n|` is normal,
+/// so that no intermediate under- or overflows; exact for a zero, infinite or NaN `x`.
+fn power_bound(x: f64, n: i32, dtype: Dtype, floor: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() || (0..=1).contains(&n) {
+        return 0.0;
+    }
+    let m = n.unsigned_abs();
+    let (lo, hi) = (2.0 * dtype.smallest_normal(), dtype.largest() / 2.0);
+    let normal = |p: f64| (lo..=hi).contains(&p);
+    let a = x.abs();
+    if !(normal(a.powi(m as i32)) && normal(a.powi(-(m as i32))) && normal(a)) {
+        return f64::INFINITY;
+    }
+    let roundings = if n > 0 {
+        m as usize - 1
+    } else {
+        m as usize + 2
+    } + 1;
+    let u = dtype.epsilon() / 2.0;
+    let r = x.powi(n).abs();
+    (gamma(roundings, u) + gamma(m as usize, f64::EPSILON / 2.0) + u) * r + floor
+}
+
 /// The bound of each element of `op`'s result under [`Product`] `product`, over operand `x`
 /// in `dtype`: `expected` is the reference's result (its shape and order of elements).
 pub fn bounds(
@@ -83,6 +109,13 @@ pub fn bounds(
                 let Some(f) = known(&lane) else { continue };
                 for (k, &i) in lane.iter().enumerate() {
                     out[i] = product_bound(&f[..=k], dtype, floor);
+                }
+            }
+        }
+        (Product::Power, Op::Scalar { value, .. }) => {
+            for (o, x) in out.iter_mut().zip(v) {
+                if let Some(x) = x {
+                    *o = power_bound(*x, i32::from(*value), dtype, floor);
                 }
             }
         }
@@ -168,5 +201,17 @@ mod tests {
             product_bound(&[f64::INFINITY, 0.5], Dtype::F32, 0.0),
             f64::INFINITY
         );
+    }
+
+    #[test]
+    fn a_power_is_bounded_where_every_power_of_its_base_up_to_its_exponent_is_normal() {
+        let u = Dtype::F32.epsilon() / 2.0;
+        let b = power_bound(3.0, 5, Dtype::F32, 0.0);
+        assert!(b >= 5.0 * u * 243.0 && b < 8.0 * u * 243.0, "{b}");
+        // 1e-5^8 is below f32's normal range on the way to 1e-5^-8's inverse.
+        assert_eq!(power_bound(1e-5, -8, Dtype::F32, 0.0), f64::INFINITY);
+        assert_eq!(power_bound(1e-5, 8, Dtype::F32, 0.0), f64::INFINITY);
+        assert_eq!(power_bound(0.0, -3, Dtype::F32, 0.0), 0.0);
+        assert_eq!(power_bound(7.0, 1, Dtype::F32, 0.0), 0.0);
     }
 }
