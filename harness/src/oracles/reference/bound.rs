@@ -44,12 +44,7 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
     }
     let model = match op {
         Op::Matmul { .. } | Op::SumDim { .. } => Some(Model::Linear),
-        Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()].model,
-        Op::Module { op, .. } => MODULE_ERROR[op.index()].model,
-        Op::Unary { op, .. } => UNARY_ERROR[op.index()].model,
-        Op::Binary { op, .. } => BINARY_ERROR[op.index()].model,
-        Op::Scalar { op, .. } => SCALAR_ERROR[op.index()].model,
-        _ => None,
+        op => arithmetic(op).and_then(|a| a.model),
     };
     match model {
         // Measured on Flex, or composed from Flex's kernel: on wgpu such an entry keeps its
@@ -61,15 +56,22 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
     }
 }
 
+/// `op`'s table row's `error` column, if it is a table entry.
+pub fn arithmetic(op: &Op) -> Option<Arithmetic> {
+    Some(match op {
+        Op::Unary { op, .. } => UNARY_ERROR[op.index()],
+        Op::Binary { op, .. } => BINARY_ERROR[op.index()],
+        Op::Scalar { op, .. } => SCALAR_ERROR[op.index()],
+        Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()],
+        Op::Module { op, .. } => MODULE_ERROR[op.index()],
+        _ => return None,
+    })
+}
+
 /// How far past its result `op`'s formula goes before it comes back to it (its row's
 /// [`Arithmetic::headroom`]; 1 for an op outside the tables).
 pub fn headroom(op: &Op) -> f64 {
-    match op {
-        Op::Unary { op, .. } => UNARY_ERROR[op.index()].headroom,
-        Op::AlongDim { op, .. } => ALONG_DIM_ERROR[op.index()].headroom,
-        Op::Module { op, .. } => MODULE_ERROR[op.index()].headroom,
-        _ => 1.0,
-    }
+    arithmetic(op).map_or(1.0, |a| a.headroom)
 }
 
 /// The spacing of `dtype`'s values at `x` (a unit in the last place): the subnormals' spacing

@@ -2,6 +2,7 @@
 //! bounded, and the words the column is written in (compiled here, in the reference's terms,
 //! as the `reference` column is). [`super::bound`] derives each element's bound from it.
 
+use super::host::{broadcast_positions, Host};
 use crate::program::Dtype;
 
 /// How an op's rounding error is bounded.
@@ -146,13 +147,29 @@ pub struct Arithmetic {
     /// result times this passes the dtype's largest value overflowed on the way in Burn's own
     /// dtype, and is open as a result past the range is. 1 for most entries.
     pub headroom: f64,
+    /// Where the op has no derivative at some operands (a gradient through it there is a
+    /// convention, not the slope finite differences see), the test and why; `None` for most.
+    pub no_derivative: Option<NoDerivative>,
 }
+
+/// Points where an op has no derivative: whether its operands sit at one at some element, and
+/// why the gradient through it there is left open.
+pub type NoDerivative = (fn(&[&Host]) -> bool, &'static str);
 
 impl Arithmetic {
     const fn of(model: Option<Model>) -> Arithmetic {
         Arithmetic {
             model,
             headroom: 1.0,
+            no_derivative: None,
+        }
+    }
+
+    /// This, with no derivative where `at` says (see [`Arithmetic::no_derivative`]).
+    pub const fn no_derivative(self, at: NoDerivative) -> Arithmetic {
+        Arithmetic {
+            no_derivative: Some(at),
+            ..self
         }
     }
 
@@ -274,4 +291,29 @@ pub fn gamma(k: usize, u: f64) -> f64 {
     } else {
         f64::INFINITY
     }
+}
+
+/// hypot at the origin has no derivative: Burn's backward there is the chain rule's 0 · 0/0
+/// (NaN), the convention PyTorch shares (its hypot backward is `grad * self / result`), while a
+/// zero factor after it makes the loss flat.
+pub const HYPOT_AT_ORIGIN: NoDerivative = (
+    |operands| pairs(operands, |x, y| x == 0.0 && y == 0.0),
+    "an op on the path has no derivative at its operands (hypot at the origin)",
+);
+
+/// Whether some element of a two-operand op's operands (the second broadcast to the first)
+/// makes `at` hold.
+fn pairs(operands: &[&Host], at: fn(f64, f64) -> bool) -> bool {
+    let (Some(x), Some(y)) = (operands.first(), operands.get(1)) else {
+        return false;
+    };
+    let Some(positions) = broadcast_positions(&y.shape, &x.shape) else {
+        return false;
+    };
+    let (Some(xs), Some(ys)) = (x.floats(), y.floats()) else {
+        return false;
+    };
+    xs.iter()
+        .zip(&positions)
+        .any(|(a, &j)| matches!((a, ys[j]), (Some(a), Some(b)) if at(*a, b)))
 }

@@ -9,7 +9,7 @@
 
 use std::cell::OnceCell;
 
-use super::host::{broadcast_positions, Host};
+use super::host::Host;
 use super::judge::value_of;
 use super::of_op;
 use crate::interpreter::AnyTensor;
@@ -213,61 +213,22 @@ fn step_size(x: f64) -> f64 {
     (1e-6 * x.abs().max(1.0)).min(1e-3)
 }
 
-/// An op with points where the gradient Burn gives is a convention rather than the slope the
-/// finite differences see: its name as signatures give it, whether its operands sit at such a
-/// point at some element, and why.
-type NoDerivative = (&'static str, fn(&Op, &[&Host]) -> bool, &'static str);
-
-/// The points where Burn's gradient of an op is a convention the loss's slope need not show:
-/// hypot at the origin has no derivative, and Burn's backward there is the chain rule's
-/// 0 · 0/0 (NaN), the convention PyTorch shares (its hypot backward is `grad * self /
-/// result`), while a zero factor after it makes the loss flat; a clamp passes the gradient at
-/// its bounds (Burn's default body masks with strict comparisons, burn-backend
-/// backend/ops/tensor.rs:207-242, as PyTorch's clamp backward does), even where min equals max
-/// and the clamp is flat.
-const NO_DERIVATIVE: &[NoDerivative] = &[
-    (
-        "binary hypot",
-        |_, operands| pairs(operands, |x, y| x == 0.0 && y == 0.0),
-        "an op on the path has no derivative at its operands (hypot at the origin)",
-    ),
-    (
-        "clamp",
-        |op, operands| match (op, operands.first().and_then(|x| x.floats())) {
-            (Op::Clamp { min, max, .. }, Some(xs)) => xs
-                .iter()
-                .flatten()
-                .any(|x| *x == f64::from(*min) || *x == f64::from(*max)),
-            _ => false,
-        },
-        "a clamp on the path has an operand at one of its bounds, where Burn passes the \
-         gradient by convention",
-    ),
-];
-
-/// Whether some element of a two-operand op's operands (the second broadcast to the first)
-/// makes `at` hold.
-fn pairs(operands: &[&Host], at: fn(f64, f64) -> bool) -> bool {
-    let (Some(x), Some(y)) = (operands.first(), operands.get(1)) else {
-        return false;
-    };
-    let Some(positions) = broadcast_positions(&y.shape, &x.shape) else {
-        return false;
-    };
-    let (Some(xs), Some(ys)) = (x.floats(), y.floats()) else {
-        return false;
-    };
-    xs.iter()
-        .zip(&positions)
-        .any(|(a, &j)| matches!((a, ys[j]), (Some(a), Some(b)) if at(*a, b)))
-}
-
 /// Why `op` over `operands` has no derivative Burn and the differences agree on, if at some
-/// element it has none.
+/// element it has none: its table row's points (the `error` column's `no_derivative`, hypot's
+/// origin), or a clamp's bounds (a fixed op), where it passes the gradient by convention
+/// (Burn's default body masks with strict comparisons, burn-backend backend/ops/tensor.rs:
+/// 207-242, as PyTorch's clamp backward does), even where min equals max and it is flat.
 fn no_derivative(op: &Op, operands: &[&Host]) -> Option<&'static str> {
-    let name = op.name();
-    let (_, at, why) = NO_DERIVATIVE.iter().find(|(n, _, _)| *n == name)?;
-    at(op, operands).then_some(*why)
+    if let Op::Clamp { min, max, .. } = op {
+        let xs = operands.first()?.floats()?;
+        let at_bound = |x: &f64| *x == f64::from(*min) || *x == f64::from(*max);
+        return xs.iter().flatten().any(at_bound).then_some(
+            "a clamp on the path has an operand at one of its bounds, where Burn passes the \
+             gradient by convention",
+        );
+    }
+    let (at, why) = super::bound::arithmetic(op)?.no_derivative?;
+    at(operands).then_some(why)
 }
 
 /// What the finite differences give for the gradient of `sum(loss)` with respect to `param`:
