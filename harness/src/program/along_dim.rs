@@ -10,7 +10,8 @@
 //! generator); the reach is `lane` (a result lane along `d` reads only the same lane of the
 //! operand) or `whole`; `x` is the operand and `d` the dim (a `usize`); the reference is an `Along`
 //! of the reference oracle, and the error model how its rounding error is bounded (`LINEAR`:
-//! Higham's bound for a sum, `SOFTMAX`, `variance(biased)`, or `PRESET`: none derived), both
+//! Higham's bound for a sum along the dim, `higham(terms)` over other terms, `SOFTMAX`,
+//! `variance(biased)`, `product(..)`, or `PRESET`: none derived), both
 //! compiled only there (an entry without one does not compile).
 
 use super::kind::Kind;
@@ -170,7 +171,7 @@ macro_rules! along_dim_ops {
                 let idx = Tensor::<1, Int>::arange(1..(x.shape().num_elements() as i64 + 1), &dev)
                     .reshape(dims).remainder_scalar(dims[d] as i64);
                 x.clone().scatter(d, idx, x, burn::tensor::ops::IndexingUpdateOp::Add) },
-                reference Along::Whole(scatter_add_rotated), error LINEAR;
+                reference Along::Whole(scatter_add_rotated), error higham(Terms::Fixed(2));
             // Layout moves that give the operand's shape back.
             permute_roll: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
                 let _ = d; let n = x.dims().len();
@@ -304,7 +305,7 @@ macro_rules! along_dim_ops {
                 let n = x.dims()[d]; let dev = x.device();
                 x.clone().select_assign(d, Tensor::<1, Int>::arange(0..n as i64, &dev).flip([0]), x,
                     burn::tensor::ops::IndexingUpdateOp::Add) },
-                reference Along::Whole(plus_flipped), error LINEAR;
+                reference Along::Whole(plus_flipped), error higham(Terms::Fixed(2));
             // Multi-index gather and scatter of whole rows over the operand flattened to
             // `[rows, rest]` (indices `[rows, 1]`, reversed, each row once): the int and bool
             // forms, which the float-only rank-4 module entries leave out.
@@ -366,7 +367,7 @@ macro_rules! along_dim_ops {
                 reference Along::Map(Some, Some, |b| b), error PRESET;
             fusion_cached_graph: [Float] -> same, same, balanced, none, whole, x, d => {
                 let _ = d; dispatch_fuzz::program::fusion::cached_graph_twice(x) },
-                reference Along::Map(|x| Some(4.5 * x), |_| None, |b| b), error LINEAR;
+                reference Along::Map(|x| Some(4.5 * x), |_| None, |b| b), error higham(Terms::Fixed(2));
             // An uninitialized float tensor, every element masked to zero (by a mask true for
             // NaN and non-NaN alike), added to the operand times zero.
             empty_masked: [Float] -> same, same, exact, none, whole, x, d => {

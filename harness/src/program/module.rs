@@ -6,8 +6,9 @@
 //!
 //! An entry is `name: rank -> result, tolerance, unspecified, [x, d, c, k, p, s] => call, reference
 //! def, error model;` (the reference a `Module` of the reference oracle and the error model
-//! `LINEAR` or `PRESET`, as in `along_dim.rs`, compiled only there: an entry without them does not
-//! compile). The operand is a float tensor of exactly `rank` dims read as `[batch, channels,
+//! `higham(terms)` (Higham's bound, the terms an element adds up counted as `Terms` says: a
+//! convolution's channels times taps, a window's taps, ...) or `PRESET`, as in `along_dim.rs`,
+//! compiled only there: an entry without them does not compile). The operand is a float tensor of exactly `rank` dims read as `[batch, channels,
 //! spatial..]` (3: one spatial dim, 4: two); every entry keeps its spatial size (stride 1, "same"
 //! padding), so the result has the operand's shape. 3-D entries insert a depth of 1 (`[n, c, 1, h,
 //! w]`) and take it out again, so programs stay within `limits::MAX_RANK`. The call names its
@@ -29,10 +30,10 @@ macro_rules! module_ops {
             // The plainest op first (the minimizer's replacement for every other).
             avg_pool2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool2d(x,
                 burn::tensor::ops::AvgPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])),
-                reference Module::Loops(avg_pool), error LINEAR;
+                reference Module::Loops(avg_pool), error higham(Terms::Taps { bias: false });
             avg_pool1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool1d(x,
                 burn::tensor::ops::AvgPoolOptions::new([k]).with_stride([1]).with_padding([p])),
-                reference Module::Loops(avg_pool), error LINEAR;
+                reference Module::Loops(avg_pool), error higham(Terms::Taps { bias: false });
             max_pool2d: 4 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool2d(x,
                 burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p])),
                 reference Module::Loops(max_pool), error PRESET;
@@ -44,10 +45,10 @@ macro_rules! module_ops {
                 reference Module::Loops(max_pool_indices), error PRESET;
             adaptive_avg_pool2d: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::adaptive_avg_pool2d(x, s),
-                reference Module::Loops(identity), error LINEAR;
+                reference Module::Loops(identity), error higham(Terms::Whole);
             adaptive_avg_pool1d: 3 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::adaptive_avg_pool1d(x, s),
-                reference Module::Loops(identity), error LINEAR;
+                reference Module::Loops(identity), error higham(Terms::Whole);
             conv2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv2d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
@@ -61,7 +62,7 @@ macro_rules! module_ops {
                         |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
                         |co| co as f64,
                     )
-                }), error LINEAR;
+                }), error higham(Terms::ChannelTaps);
             conv2d_depthwise: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv2d(x,
                 Tensor::<1, Int>::arange(0..(c * k * k) as i64, &d).float().reshape([c, 1, k, k]),
                 None,
@@ -75,7 +76,7 @@ macro_rules! module_ops {
                         |co, _, ky, kx| ((co * k + ky) * k + kx) as f64,
                         |_| 0.0,
                     )
-                }), error LINEAR;
+                }), error higham(Terms::Taps { bias: true });
             conv1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv1d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k) as i64, &d).float().reshape([c, c, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
@@ -89,17 +90,17 @@ macro_rules! module_ops {
                         |co, ci, _, kx| ((co * c + ci) * k + kx) as f64,
                         |co| co as f64,
                     )
-                }), error LINEAR;
+                }), error higham(Terms::ChannelTaps);
             conv_transpose2d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv_transpose2d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, k, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
                 burn::tensor::ops::ConvTransposeOptions::new([1, 1], [p, p], [0, 0], [1, 1], 1)),
-                reference Module::Loops(conv_transpose), error LINEAR;
+                reference Module::Loops(conv_transpose), error higham(Terms::ChannelTaps);
             conv_transpose1d: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::conv_transpose1d(x,
                 Tensor::<1, Int>::arange(0..(c * c * k) as i64, &d).float().reshape([c, c, k]),
                 Some(Tensor::<1, Int>::arange(0..c as i64, &d).float()),
                 burn::tensor::ops::ConvTransposeOptions::new([1], [p], [0], [1], 1)),
-                reference Module::Loops(conv_transpose), error LINEAR;
+                reference Module::Loops(conv_transpose), error higham(Terms::ChannelTaps);
             interpolate_nearest: 4 -> same, exact, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
@@ -109,7 +110,7 @@ macro_rules! module_ops {
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
                         burn::tensor::module::InterpolateMode::Bilinear) }),
-                reference Module::Loops(same_size), error LINEAR;
+                reference Module::Loops(same_size), error higham(Terms::Whole);
             interpolate_bicubic: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::interpolate(x,
                 burn::tensor::module::InterpolateOptions { output_size: Some(s),
                     ..burn::tensor::module::InterpolateOptions::new(
@@ -118,7 +119,7 @@ macro_rules! module_ops {
             linear: 3 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::linear(x,
                 Tensor::<1, Int>::arange(0..(s * s) as i64, &d).float().reshape([s, s]),
                 Some(Tensor::<1, Int>::arange(0..s as i64, &d).float())),
-                reference Module::Loops(linear), error LINEAR;
+                reference Module::Loops(linear), error higham(Terms::Last);
             // 3-D ops on the operand with a depth of 1 inserted (`[n, c, 1, h, w]`), so programs
             // stay at rank 4 and the result comes back to the operand's shape.
             // Weights are made before the operand is touched, as in the 2-D entries: the model
@@ -138,7 +139,7 @@ macro_rules! module_ops {
                         |co, ci, ky, kx| (((co * c + ci) * k + ky) * k + kx) as f64,
                         |co| co as f64,
                     )
-                }), error LINEAR;
+                }), error higham(Terms::ChannelTaps);
             conv_transpose3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => {
                 let w = Tensor::<1, Int>::arange(0..(c * c * k * k) as i64, &d).float().reshape([c, c, 1, k, k]);
                 let b = Tensor::<1, Int>::arange(0..c as i64, &d).float();
@@ -146,12 +147,12 @@ macro_rules! module_ops {
                     burn::tensor::ops::ConvTransposeOptions::new([1, 1, 1], [0, p, p], [0, 0, 0], [1, 1, 1], 1))
                     .squeeze_dim::<4>(2)
             },
-                reference Module::Loops(conv_transpose), error LINEAR;
+                reference Module::Loops(conv_transpose), error higham(Terms::ChannelTaps);
             avg_pool3d: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::avg_pool3d(
                 x.unsqueeze_dim::<5>(2),
                 burn::tensor::ops::AvgPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
                 .squeeze_dim::<4>(2),
-                reference Module::Loops(avg_pool), error LINEAR;
+                reference Module::Loops(avg_pool), error higham(Terms::Taps { bias: false });
             max_pool3d: 4 -> same, exact, nan, [x, d, c, k, p, s] => burn::tensor::module::max_pool3d(
                 x.unsqueeze_dim::<5>(2),
                 burn::tensor::ops::MaxPoolOptions::new([1, k, k]).with_stride([1, 1, 1]).with_padding([0, p, p]))
@@ -164,7 +165,7 @@ macro_rules! module_ops {
                 reference Module::Loops(max_pool_indices), error PRESET;
             adaptive_avg_pool3d: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::adaptive_avg_pool3d(x.unsqueeze_dim::<5>(2), [1, s[0], s[1]]).squeeze_dim::<4>(2),
-                reference Module::Loops(identity), error LINEAR;
+                reference Module::Loops(identity), error higham(Terms::Whole);
             max_pool1d_indices: 3 -> Int, step, ties, [x, d, c, k, p, s] => burn::tensor::module::max_pool1d_with_indices(x,
                 burn::tensor::ops::MaxPoolOptions::new([k]).with_stride([1]).with_padding([p])).1,
                 reference Module::Loops(max_pool_indices), error PRESET;
@@ -190,7 +191,7 @@ macro_rules! module_ops {
             unfold_fold: 4 -> same, balanced, none, [x, d, c, k, p, s] => burn::tensor::module::fold4d(
                 burn::tensor::module::unfold4d(x, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1])),
                 s, [k, k], burn::tensor::ops::UnfoldOptions::new([1, 1], [p, p], [1, 1])),
-                reference Module::Loops(unfold_fold), error LINEAR;
+                reference Module::Loops(unfold_fold), error higham(Terms::Taps { bias: false });
             // The operand's rows as the embedding table, looked up in reverse order.
             embedding: 3 -> same, exact, none, [x, d, c, k, p, s] => {
                 let [a, b, e] = x.dims();
@@ -235,12 +236,12 @@ macro_rules! module_ops {
             // The backward passes Burn exposes as functions, with the operand as its own gradient.
             avg_pool2d_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::avg_pool2d_backward(x.clone(), x, [k, k], [1, 1], [p, p], [1, 1], true, false),
-                reference Module::Loops(avg_pool_backward), error LINEAR;
+                reference Module::Loops(avg_pool_backward), error higham(Terms::Taps { bias: false });
             avg_pool3d_backward: 4 -> same, balanced, none, [x, d, c, k, p, s] =>
                 burn::tensor::module::avg_pool3d_backward(x.clone().unsqueeze_dim::<5>(2), x.unsqueeze_dim::<5>(2),
                     [1, k, k], [1, 1, 1], [0, p, p], [1, 1, 1], true, false).squeeze_dim::<4>(2),
                 // A depth of 1 with no depth padding: the 2-D backward over each slice.
-                reference Module::Loops(avg_pool_backward), error LINEAR;
+                reference Module::Loops(avg_pool_backward), error higham(Terms::Taps { bias: false });
             max_pool2d_backward: 4 -> same, balanced, ties, [x, d, c, k, p, s] => {
                 let (y, i) = burn::tensor::module::max_pool2d_with_indices(x.clone(),
                     burn::tensor::ops::MaxPoolOptions::new([k, k]).with_stride([1, 1]).with_padding([p, p]));

@@ -9,8 +9,8 @@ use lane::{
 };
 
 use super::error::{
-    composite, library, product, variance, Arithmetic, Composite, Product, LINEAR, LOG_SOFTMAX,
-    PRESET, QUIET_SOFTMAX, SOFTMAX, SOFTMIN,
+    composite, higham, library, product, variance, Arithmetic, Composite, Product, Terms, LINEAR,
+    LOG_SOFTMAX, PRESET, QUIET_SOFTMAX, SOFTMAX, SOFTMIN,
 };
 use super::host::{floor_mod_i, int_div};
 use super::host::{int_product, lanes, prod_fits, ravel, strides, sum_fits, unravel, Data, Host};

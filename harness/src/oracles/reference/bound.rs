@@ -16,7 +16,7 @@ mod product;
 
 use super::along_dim::ALONG_DIM_ERROR;
 use super::elementwise::{BINARY_ERROR, SCALAR_ERROR, UNARY, UNARY_ERROR};
-pub use super::error::{gamma, Arithmetic, Composite, Model, Product, Ulps};
+pub use super::error::{gamma, Arithmetic, Composite, Model, Product, Terms, Ulps};
 use super::host::{Data, Host};
 use super::module::MODULE_ERROR;
 use crate::oracles::Backend;
@@ -43,7 +43,7 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
         return (backend == Backend::Flex).then_some(Model::Quantized);
     }
     let model = match op {
-        Op::Matmul { .. } | Op::SumDim { .. } => Some(Model::Linear),
+        Op::Matmul { .. } | Op::SumDim { .. } => Some(Model::Linear(Terms::Dim)),
         op => arithmetic(op).and_then(|a| a.model),
     };
     match model {
@@ -86,30 +86,27 @@ pub fn ulp(dtype: Dtype, x: f64) -> f64 {
     }
 }
 
-/// How many terms an element of `op`'s result adds up at most: the reduced dim's length, a
-/// matmul's inner dim, a convolution's input channels times its kernel's taps (plus its
-/// bias), a window's taps; else (and at least) every element of the largest operand.
-fn terms(op: &Op, operands: &[&Host]) -> usize {
+/// How many terms an element of `op`'s result adds up at most, as its row's [`Terms`] count
+/// them (a matmul: its inner dim); at most every element of the largest operand, plus one.
+fn terms(op: &Op, counted: Terms, operands: &[&Host]) -> usize {
     let whole = operands.iter().map(|h| h.numel()).max().unwrap_or(1);
     let Some(x) = operands.first() else {
         return whole;
     };
     let shape = &x.shape;
-    let along = |d: u8| shape.get(usize::from(d)).copied();
-    let k = |kernel: u8| crate::program::kernel_size(kernel);
     // The kernel's taps: a row of k for a rank-3 (1-D) operand, k² otherwise (the 3-D entries
     // have a depth of one).
     let taps = |kernel: u8| {
+        let k = crate::program::kernel_size(kernel);
         if shape.len() == 3 {
-            k(kernel)
+            k
         } else {
-            k(kernel) * k(kernel)
+            k * k
         }
     };
     let channels = shape.get(1).copied().unwrap_or(1);
-    let n = match op {
-        Op::SumDim { dim, .. } => along(*dim),
-        Op::Matmul { transpose_rhs, .. } => {
+    let n = match (counted, op) {
+        (_, Op::Matmul { transpose_rhs, .. }) => {
             let rhs = operands.get(1).map(|h| &h.shape);
             match (transpose_rhs, rhs) {
                 (false, Some(r)) => r.len().checked_sub(2).and_then(|i| r.get(i)).copied(),
@@ -117,23 +114,15 @@ fn terms(op: &Op, operands: &[&Host]) -> usize {
                 _ => None,
             }
         }
-        Op::AlongDim { op, dim, .. } => match op.name() {
-            "scatter_add" => Some(2),
-            _ => along(*dim),
-        },
-        Op::Module { op, kernel, .. } => match op.name() {
-            "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d"
-            | "conv_transpose3d" => Some(channels * taps(*kernel) + 1),
-            "conv2d_depthwise" => Some(taps(*kernel) + 1),
-            "avg_pool1d"
-            | "avg_pool2d"
-            | "avg_pool3d"
-            | "avg_pool2d_backward"
-            | "avg_pool3d_backward"
-            | "unfold_fold" => Some(taps(*kernel)),
-            "linear" => shape.last().map(|s| s + 1),
-            _ => None,
-        },
+        (Terms::Dim, Op::SumDim { dim, .. } | Op::AlongDim { dim, .. }) => {
+            shape.get(usize::from(*dim)).copied()
+        }
+        (Terms::Fixed(n), _) => Some(n),
+        (Terms::ChannelTaps, Op::Module { kernel, .. }) => Some(channels * taps(*kernel) + 1),
+        (Terms::Taps { bias }, Op::Module { kernel, .. }) => {
+            Some(taps(*kernel) + usize::from(bias))
+        }
+        (Terms::Last, _) => shape.last().map(|s| s + 1),
         _ => None,
     };
     n.unwrap_or(whole).clamp(1, whole + 1)
@@ -165,8 +154,8 @@ pub fn per_element(
 ) -> Option<Vec<f64>> {
     let u = dtype.epsilon() / 2.0;
     match model {
-        Model::Linear => {
-            let n = terms(op, operands);
+        Model::Linear(counted) => {
+            let n = terms(op, counted, operands);
             let owned: Vec<Host> = operands.iter().map(|h| magnitudes(h)).collect();
             let abs: Vec<&Host> = owned.iter().collect();
             let m = super::of_op(op, &abs).ok()?;
@@ -386,7 +375,7 @@ pub fn family(op: &Op) -> Tolerance {
 /// family's preset and that it is not derived (for `ops --json`).
 pub fn describe(op: &Op) -> String {
     match model(op, Backend::Flex) {
-        Some(Model::Linear) => "Higham: γ(n+1)·Σ|terms| per element (n: the terms it adds up), \
+        Some(Model::Linear(_)) => "Higham: γ(n+1)·Σ|terms| per element (n: the terms it adds up), \
              plus the roundings to the dtype"
             .into(),
         Some(Model::Variance { .. }) => "two-pass variance: γ(n+4)·var + (1+γ)·nδ²/divisor, \

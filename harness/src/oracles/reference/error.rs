@@ -9,9 +9,10 @@ use crate::program::Dtype;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Model {
     /// A sum of products with nonnegative coefficients: `γ_{n+1} · op(|x|)` per element, `n`
-    /// the terms it adds up (a bias counted; at most every element of the largest operand), one
-    /// more for a mean's or a window's rounded reciprocal, plus the reference's rounding.
-    Linear,
+    /// the terms it adds up as [`Terms`] counts them (at most every element of the largest
+    /// operand), one more for a mean's or a window's rounded reciprocal, plus the reference's
+    /// rounding.
+    Linear(Terms),
     /// Burn's two-pass variance (`burn-tensor` stats/mod.rs:3-33: the mean, the centered
     /// squares summed, divided by `n − correction`).
     Variance {
@@ -61,6 +62,29 @@ pub enum Model {
         /// Whether it subtracts the mean (one more rounding: the division).
         mean: bool,
     },
+}
+
+/// How many terms an element of a [`Model::Linear`] entry's result adds up at most.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Terms {
+    /// The length of the op's dim (a reduction or a scan along it); every element where the op
+    /// has none.
+    Dim,
+    /// This many, whatever the shape (an element plus one other: a scatter or a select that
+    /// adds).
+    Fixed(usize),
+    /// A convolution's input channels times its kernel's taps, plus its bias.
+    ChannelTaps,
+    /// A window's taps (a row of k over a rank-3 operand, k² otherwise), plus a bias where
+    /// `bias` (a depthwise convolution).
+    Taps {
+        /// Whether a bias adds one more.
+        bias: bool,
+    },
+    /// The operand's last dim plus a bias (`linear`).
+    Last,
+    /// Every element of the largest operand (where an element's taps are not counted).
+    Whole,
 }
 
 /// Which product an entry takes (see [`Model::Product`]).
@@ -189,11 +213,16 @@ impl Arithmetic {
 /// An entry without a derived bound is [`PRESET`]: it keeps its tolerance family's preset.
 /// Such are normalizations, resamplings whose weights are
 /// themselves rounded (bicubic, Lanczos, grid sampling) and the ops the reference has no loops
-/// for. Same-size bilinear resampling is [`LINEAR`]: weights 1 and 0 at every output, as the
-/// reference has it.
+/// for. Same-size bilinear resampling is [`higham`] over every element: weights 1 and 0 at
+/// every output, as the reference has it.
 pub const PRESET: Arithmetic = Arithmetic::of(None);
-/// [`Model::Linear`].
-pub const LINEAR: Arithmetic = Arithmetic::of(Some(Model::Linear));
+/// [`Model::Linear`] over the op's dim ([`Terms::Dim`]).
+pub const LINEAR: Arithmetic = higham(Terms::Dim);
+
+/// [`Model::Linear`] over `terms`: Higham's bound of a sum of that many terms.
+pub const fn higham(terms: Terms) -> Arithmetic {
+    Arithmetic::of(Some(Model::Linear(terms)))
+}
 /// [`Model::Softmax`].
 pub const SOFTMAX: Arithmetic = Arithmetic::of(Some(Model::Softmax {
     negated: false,

@@ -270,7 +270,7 @@ pub(super) fn bound_family(
 ) -> &'static str {
     match (step, model, family) {
         (Step::Backward { .. }, ..) => crate::oracles::GRADIENT_BOUNDS,
-        (_, Some(bound::Model::Linear), _) => "accumulation (Higham)",
+        (_, Some(bound::Model::Linear(_)), _) => "accumulation (Higham)",
         (_, Some(bound::Model::Variance { .. }), _) => "variance (two-pass, Higham)",
         (_, Some(bound::Model::Library(_)), _) => "math library (measured)",
         (_, Some(bound::Model::Softmax { .. }), _) => "softmax (composed)",

@@ -2,7 +2,7 @@
 //! size (stride 1, "same" padding), its weights are `arange` ramps, and 1-D and 3-D entries are
 //! the 2-D loops over a height (1-D) or a depth (3-D) of one, as the calls insert it.
 
-use super::error::{gamma, Arithmetic, ATTENTION, ATTENTION_CAUSAL, LINEAR, PRESET};
+use super::error::{gamma, higham, Arithmetic, Terms, ATTENTION, ATTENTION_CAUSAL, PRESET};
 use super::host::{Host, F32_MAX};
 
 /// How the reference computes one module entry on the operand (`[n, c, l]` or `[n, c, h, w]`)
