@@ -155,7 +155,7 @@ fn every_composed_activation_is_within_its_bound_over_every_half_input_and_the_f
 fn every_modeled_quantization_round_trip_is_within_its_intervals_over_chunks_of_each_sweep() {
     use dispatch_fuzz::accuracy::bound_ratio_of;
     use dispatch_fuzz::oracles::reference::quantization::modeled;
-    use dispatch_fuzz::program::{Op, QuantizedOp, Scheme};
+    use dispatch_fuzz::program::{Grid, Op, QuantizedOp, Scheme};
     let roundtrip = QuantizedOp::named("roundtrip").expect("a table entry");
     for dtype in [Dtype::F16, Dtype::Bf16, Dtype::F32, Dtype::F64] {
         // Finite values well inside the range (twice the largest is the scale's numerator),
@@ -169,6 +169,12 @@ fn every_modeled_quantization_round_trip_is_within_its_intervals_over_chunks_of_
         let strided: Vec<f64> = (0..n).map(|i| xs[(i * 7919) % n]).collect();
         let chunks = strided.chunks(16).chain(xs.chunks(16)).step_by(7).take(400);
         for scheme in Scheme::all().filter(|s| modeled(*s)) {
+            // A range past the dtype (e5m2's over F16) divides to a zero scale in it: modeled
+            // nowhere (the stored quantizing-an-f16-tensor-computes-its-scale-in-f16).
+            if matches!(scheme.spec().grid, Grid::Float { max, .. } if 2.0 * max > dtype.largest())
+            {
+                continue;
+            }
             let op = Op::Quantized {
                 op: roundtrip,
                 src: 0,

@@ -452,3 +452,15 @@ fn a_powi_a_thousandth_of_a_percent_off_is_a_reference_mismatch() {
         "powi",
     );
 }
+
+#[test]
+fn an_e4m3_round_trip_a_percent_off_is_a_reference_mismatch() {
+    // 0..16 through e4m3 codes: every value 1% large, within the quantization step (an e4m3
+    // unit is 12.5% at the largest code), outside the interval each element's code allows.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"quantized": {"op": "roundtrip", "src": 0, "scheme": "e4m3_native"}}}}]"#,
+        WrongResult::of("quantized roundtrip", |_, r| times(r, 1.01)),
+        "roundtrip",
+    );
+}

@@ -137,6 +137,8 @@ pub enum Grid {
         mantissa: i32,
         /// Largest finite value.
         max: f64,
+        /// Smallest normal value (below it, subnormals spaced by it times `2^-mantissa`).
+        smallest_normal: f64,
     },
 }
 
@@ -219,6 +221,7 @@ pub const SCHEMES: &[SchemeSpec] = &[
         Grid::Float {
             mantissa: 3,
             max: 448.0,
+            smallest_normal: 0.015625,
         },
     ),
     SchemeSpec::f32_scaled(
@@ -232,6 +235,7 @@ pub const SCHEMES: &[SchemeSpec] = &[
         Grid::Float {
             mantissa: 2,
             max: 57344.0,
+            smallest_normal: 6.103515625e-5,
         },
     ),
     SchemeSpec::f32_scaled(
@@ -245,6 +249,7 @@ pub const SCHEMES: &[SchemeSpec] = &[
         Grid::Float {
             mantissa: 1,
             max: 6.0,
+            smallest_normal: 1.0,
         },
     ),
     SchemeSpec::f32_scaled(
@@ -320,7 +325,7 @@ impl SchemeSpec {
                 let scale = 2.0 * largest / span;
                 (scale, scale)
             }
-            Grid::Float { mantissa, max } => {
+            Grid::Float { mantissa, max, .. } => {
                 let scale = largest / max;
                 // One ulp at the largest code; the subnormal spacing near zero, times the
                 // scale, is finer than that in every format of the table.

@@ -396,10 +396,12 @@ pub fn describe(op: &Op) -> String {
              Δⱼ = γ(e+2)·scale·Σ|q||kⱼ|, Δ* the largest other, \
              ρⱼ = (tiles + 1)(E + 2 + |sⱼ − max|)u, u the dtype's"
             .into(),
-        Some(Model::Quantized) => "quantization round trip (integer codes, f32 scales): the \
+        Some(Model::Quantized) => {
+            "quantization round trip (integer or minifloat codes, f32 scales): the \
              interval of values the scheme's codes allow each element, the scale and the \
              quotient within their f32 roundings (an element near a tie may take either code)"
-            .into(),
+                .into()
+        }
         Some(Model::Product(p)) => format!(
             "product ({p:?}): γ(n+1)·|Π x| per element (n: its factors), open where a partial \
              product in some order may leave the normal range, plus the roundings to the dtype"

@@ -50,8 +50,9 @@ pub enum Model {
     /// An activation Burn composes of a few roundings and library calls, bounded per element
     /// from its operand (see `composite::bounds`).
     Composite(Composite),
-    /// A quantization round trip of integer codes with f32 scales, judged against the interval
-    /// the scheme's definition allows each element (see `quantization::round_trip`).
+    /// A quantization round trip of integer or minifloat codes with f32 scales, judged against
+    /// the interval the scheme's definition allows each element (see
+    /// `quantization::round_trip`).
     Quantized,
     /// A product of `n` factors in any order: `γₙ · |Π x|` (Higham §3.1), where no partial
     /// product in any order leaves the dtype's normal range (see `product::bounds`).

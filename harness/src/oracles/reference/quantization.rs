@@ -1,7 +1,8 @@
 //! The values a quantization round trip may give back, element by element: an acceptance
-//! interval from the scheme's definition (integer codes `round(x / scale)` clamped to the
-//! value's range, the scale `2 max|x| / (max − min)` stored as an f32), as the WebGPU CTS
-//! accepts a result within the interval its inputs' roundings allow.
+//! interval from the scheme's definition (codes `round(x / scale)`, to an integer or to a
+//! minifloat's nearest value, clamped to the value's range, the scale `2 max|x| / (max − min)`
+//! stored as an f32), as the WebGPU CTS accepts a result within the interval its inputs'
+//! roundings allow.
 //!
 //! Burn pins down neither how a code's tie rounds nor the order of the scale's arithmetic: the
 //! scale is known within its f32 roundings, the quotient within one more, and an element whose
@@ -17,13 +18,12 @@ use crate::program::{Dtype, Grid, Op, Scheme};
 /// The unit roundoff of f32, the dtype every scale and product of the round trip is in.
 const U32: f64 = f32::EPSILON as f64 / 2.0;
 
-/// Whether the round trip through `scheme` is modeled here: integer codes with f32 scales, one
-/// per tensor or one per element (the minifloat codes, f16 scales and two-level scales keep
-/// the bound of one quantization step).
+/// Whether the round trip through `scheme` is modeled here: integer or minifloat codes with
+/// f32 scales, one per tensor or one per element (f16 scales and two-level scales keep the
+/// bound of one quantization step).
 pub fn modeled(scheme: Scheme) -> bool {
     let spec = scheme.spec();
-    matches!(spec.grid, Grid::Int { .. })
-        && spec.largest_scale == f64::MAX
+    spec.largest_scale == f64::MAX
         && spec.smallest_scale == 0.0
         && scheme
             .burn()
@@ -165,20 +165,22 @@ pub fn round_trip(
     if !modeled(scheme) {
         return None;
     }
-    let Grid::Int { span } = scheme.spec().grid else {
-        return None;
-    };
+    let grid = scheme.spec().grid;
     let values: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
     let whole = values.iter().fold(0f64, |m, v| m.max(v.abs()));
     if values.iter().any(|v| !v.is_finite()) || 2.0 * whole > dtype.largest() {
         return None;
     }
-    // An odd span is a full range (-2^(b-1)..=2^(b-1) - 1), an even one symmetric.
-    let (low, high) = if span % 2.0 == 1.0 {
-        (-(span + 1.0) / 2.0, (span - 1.0) / 2.0)
-    } else {
-        (-span / 2.0, span / 2.0)
+    let span = match grid {
+        Grid::Int { span } => span,
+        Grid::Float { max, .. } => 2.0 * max,
     };
+    // Dispatch computes the scale in the tensor's dtype (the stored
+    // quantizing-an-f16-tensor-computes-its-scale-in-f16): a range past the dtype, e5m2's 114688
+    // over F16, divides to a zero scale, which no interval holds.
+    if span > dtype.largest() {
+        return None;
+    }
     let per_element = scheme.burn().block_size().is_some();
     // The scale's roundings: its division by the span, in the coarser of the dtype and f32, and
     // its conversion to an f32 scale (exact but from F64); below the normal range of either, a
@@ -204,12 +206,11 @@ pub fn round_trip(
         // roundings.
         let (a, b) = (v / scale_hi, v / scale_lo);
         let (t_lo, t_hi) = (a.min(b), a.max(b));
-        let code_lo = (t_lo - t_lo.abs() * 2.0 * U32 - 0.5)
-            .ceil()
-            .clamp(low, high);
-        let code_hi = (t_hi + t_hi.abs() * 2.0 * U32 + 0.5)
-            .floor()
-            .clamp(low, high);
+        let (code_lo, code_hi) = codes(
+            grid,
+            t_lo - t_lo.abs() * 2.0 * U32,
+            t_hi + t_hi.abs() * 2.0 * U32,
+        );
         // Each code times the scale, rounded once more.
         let ends = [
             code_lo * scale_lo,
@@ -226,6 +227,50 @@ pub fn round_trip(
             .map(|&i| values.get(i).and_then(|v| interval(*v)))
             .collect(),
     )
+}
+
+/// The lowest and the highest code `grid` rounds a quotient in `[lo, hi]` to (clamped to its
+/// range first, as Flex clamps; a tie either way, Burn pinning no tie rule down).
+fn codes(grid: Grid, lo: f64, hi: f64) -> (f64, f64) {
+    match grid {
+        Grid::Int { span } => {
+            // An odd span is a full range (-2^(b-1)..=2^(b-1) - 1), an even one symmetric.
+            let (low, high) = if span % 2.0 == 1.0 {
+                (-(span + 1.0) / 2.0, (span - 1.0) / 2.0)
+            } else {
+                (-span / 2.0, span / 2.0)
+            };
+            (
+                (lo - 0.5).ceil().clamp(low, high),
+                (hi + 0.5).floor().clamp(low, high),
+            )
+        }
+        Grid::Float {
+            mantissa,
+            max,
+            smallest_normal,
+        } => {
+            let nearest = |t: f64, up: bool| {
+                let a = t.abs().min(max);
+                // The grid's spacing at a: a binade's 2^-mantissa, the subnormals' below.
+                let spacing = smallest_normal
+                    .max(f64::from_bits(a.to_bits() & 0x7ff0_0000_0000_0000))
+                    * (-f64::from(mantissa)).exp2();
+                let below = (a / spacing).floor() * spacing;
+                let above = if below == a { a } else { below + spacing };
+                // The magnitude rounds up where the value does and t is positive, or down and
+                // t is negative; at a tie, either way.
+                let toward_above = (up == (t >= 0.0)) && above - a <= a - below;
+                let magnitude = if toward_above || above - a < a - below {
+                    above
+                } else {
+                    below
+                };
+                magnitude.min(max).copysign(t)
+            };
+            (nearest(lo, false), nearest(hi, true))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -253,9 +298,17 @@ mod tests {
     }
 
     #[test]
-    fn a_scheme_of_minifloat_codes_is_not_modeled() {
-        let e4m3 = Scheme::named("e4m3_native").unwrap();
-        assert!(!modeled(e4m3));
-        assert!(modeled(Scheme::DEFAULT));
+    fn a_minifloat_quotient_takes_its_nearest_code_and_a_tie_either() {
+        let e2m1 = Scheme::named("e2m1_packed_native").unwrap().spec().grid;
+        // e2m1's values: 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+        assert_eq!(codes(e2m1, 2.4, 2.4), (2.0, 2.0));
+        assert_eq!(codes(e2m1, 2.5, 2.5), (2.0, 3.0));
+        assert_eq!(codes(e2m1, -5.0, -5.0), (-6.0, -4.0));
+        assert_eq!(codes(e2m1, 0.2, 7.0), (0.0, 6.0));
+        let e4m3 = Scheme::named("e4m3_native").unwrap().spec().grid;
+        // Below 2^-6 the spacing is 2^-9: 0.003 is 1.536 spacings, nearest 2; in [256, 512) it is
+        // 32.
+        assert_eq!(codes(e4m3, 0.003, 0.003), (0.00390625, 0.00390625));
+        assert_eq!(codes(e4m3, 300.0, 300.0), (288.0, 288.0));
     }
 }
