@@ -47,10 +47,16 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
         op => arithmetic(op).and_then(|a| a.model),
     };
     match model {
-        // Measured on Flex, or composed from Flex's kernel: on wgpu such an entry keeps its
-        // family's preset (WGSL's accuracy table is not composed here).
+        // Measured on Flex, or composed from Flex's kernel (a power by squaring, where a WGSL
+        // backend may take pow; a mean's division, which WGSL allows 2.5 units): on wgpu such
+        // an entry keeps its family's preset (WGSL's accuracy table is not composed here).
         Some(
-            Model::Library(_) | Model::Attention { .. } | Model::LogSoftmax | Model::Composite(_),
+            Model::Library(_)
+            | Model::Attention { .. }
+            | Model::LogSoftmax
+            | Model::Composite(_)
+            | Model::Product(_)
+            | Model::MinusSum { .. },
         ) if backend != Backend::Flex => None,
         model => model,
     }
