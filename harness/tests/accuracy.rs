@@ -156,7 +156,7 @@ fn every_modeled_quantization_round_trip_is_within_its_intervals_over_chunks_of_
     use dispatch_fuzz::accuracy::bound_ratio_of;
     use dispatch_fuzz::oracles::reference::quantization::modeled;
     use dispatch_fuzz::program::{Grid, Op, QuantizedOp, Scheme};
-    let roundtrip = QuantizedOp::named("roundtrip").expect("a table entry");
+    let entries = ["roundtrip", "add_zero"].map(|e| QuantizedOp::named(e).expect("a table entry"));
     for dtype in [Dtype::F16, Dtype::Bf16, Dtype::F32, Dtype::F64] {
         // Finite values well inside the range (twice the largest is the scale's numerator),
         // in chunks of 16 that mix magnitudes (a stride through the sorted sweep) and chunks of
@@ -168,7 +168,10 @@ fn every_modeled_quantization_round_trip_is_within_its_intervals_over_chunks_of_
         let n = xs.len();
         let strided: Vec<f64> = (0..n).map(|i| xs[(i * 7919) % n]).collect();
         let chunks = strided.chunks(16).chain(xs.chunks(16)).step_by(7).take(400);
-        for scheme in Scheme::all().filter(|s| modeled(*s)) {
+        for (scheme, entry) in Scheme::all()
+            .filter(|s| modeled(*s))
+            .flat_map(|s| entries.map(|e| (s, e)))
+        {
             // A range past the dtype (e5m2's over F16) divides to a zero scale in it: modeled
             // nowhere (the stored quantizing-an-f16-tensor-computes-its-scale-in-f16).
             if matches!(scheme.spec().grid, Grid::Float { max, .. } if 2.0 * max > dtype.largest())
@@ -176,7 +179,7 @@ fn every_modeled_quantization_round_trip_is_within_its_intervals_over_chunks_of_
                 continue;
             }
             let op = Op::Quantized {
-                op: roundtrip,
+                op: entry,
                 src: 0,
                 scheme,
             };
@@ -189,13 +192,15 @@ fn every_modeled_quantization_round_trip_is_within_its_intervals_over_chunks_of_
                 held += 1;
                 assert!(
                     ratio <= 1.0,
-                    "{} over {dtype:?}: {ratio} of its interval at (x, Burn, middle) {worst:?} in {chunk:?}",
+                    "{} {} over {dtype:?}: {ratio} of its interval at (x, Burn, middle) {worst:?} in {chunk:?}",
+                    entry.name(),
                     scheme.name()
                 );
             }
             assert!(
                 held >= 50,
-                "{} over {dtype:?}: {held} chunks",
+                "{} {} over {dtype:?}: {held} chunks",
+                entry.name(),
                 scheme.name()
             );
         }

@@ -464,3 +464,15 @@ fn an_e4m3_round_trip_a_percent_off_is_a_reference_mismatch() {
         "roundtrip",
     );
 }
+
+#[test]
+fn a_float_op_on_a_quantized_tensor_a_third_of_a_percent_off_is_a_reference_mismatch() {
+    // add_scalar(0) on a quantized tensor dequantizes it once (the device's default quantization
+    // propagation hands the float back): its interval, not the balanced preset, holds it.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"quantized": {"op": "add_zero", "src": 0, "scheme": "q8f_packed"}}}}]"#,
+        WrongResult::of("quantized add_zero", |_, r| times(r, 255.0 / 256.0)),
+        "add_zero",
+    );
+}

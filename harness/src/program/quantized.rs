@@ -70,9 +70,13 @@ macro_rules! quantized_ops {
                 reference |s| {
                     flip_positions(s, 0)
                 }, round_trips 1;
-            // A float op on a quantized operand (Burn dequantizes it first, or runs q_add_scalar).
+            // A float op on a quantized operand: q_add_scalar dequantizes it to the device's
+            // float dtype and adds, and quantizes the sum again only where the device's
+            // quantization propagation says Propagate; its default, Inhibit, hands the float
+            // back (burn-backend backend/ops/qtensor.rs:79-97, burn-std
+            // tensor/quantization/base.rs:62-73), so one round trip.
             add_zero: balanced, x, s => x.quantize_dynamic(&s).add_scalar(0.0).dequantize(),
-                reference identity_positions, round_trips 2;
+                reference identity_positions, round_trips 1;
         }
     };
 }

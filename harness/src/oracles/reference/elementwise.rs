@@ -152,8 +152,9 @@ macro_rules! quantized_references {
         /// expansion repeats its first row along dim 0.
         pub const QUANTIZED: &[(&str, Positions)] = &[$((stringify!($name), $reference)),+];
         /// How many times each entry quantizes: an op Burn runs on the dequantized values and
-        /// quantizes again (add_scalar) rounds twice, which the one round trip's interval does
-        /// not hold (see [`quantization`](super::quantization)).
+        /// quantizes again (where a device propagates quantization; none does by default)
+        /// rounds twice, which the one round trip's interval does not hold (see
+        /// [`quantization`](super::quantization)).
         pub const QUANTIZED_TRIPS: &[u8] = &[$($trips),+];
     };
 }
