@@ -103,6 +103,16 @@ pub fn quantized_scheme(op: &Op) -> Option<Scheme> {
     default.then_some(Scheme::DEFAULT)
 }
 
+impl Reference {
+    /// The poison of a value computed from `reads`: a value computed from a known bug's garbage
+    /// is that bug's, not a new one.
+    fn inherited(&self, reads: &[u8]) -> Option<&'static str> {
+        (reads.iter())
+            .find_map(|s| self.known_bug[usize::from(*s)])
+            .map(|_| Poison::FromPoisoned.name())
+    }
+}
+
 /// Which output of replay `step` slot `out` holds: the last one written to it.
 fn replay_output(step: &Step, out: u8) -> Option<usize> {
     match step {
@@ -326,11 +336,7 @@ impl Oracle for Reference {
             (0.0, 0.0)
         };
         let random = step.draws();
-        // A value computed from a known bug's garbage is that bug's, not a new one.
-        let inherited = reads
-            .iter()
-            .find_map(|s| self.known_bug[usize::from(*s)])
-            .map(|_| Poison::FromPoisoned.name());
+        let inherited = self.inherited(&reads);
         let judgement = judgement(world, step, facts.index);
         let mut now: smallvec::SmallVec<[_; 2]> = smallvec::SmallVec::new();
         let mut differed: smallvec::SmallVec<[u8; 2]> = smallvec::SmallVec::new();
