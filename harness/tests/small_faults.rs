@@ -476,3 +476,15 @@ fn a_float_op_on_a_quantized_tensor_a_third_of_a_percent_off_is_a_reference_mism
         "add_zero",
     );
 }
+
+#[test]
+fn a_matmul_by_a_quantized_weight_a_tenth_of_a_percent_off_is_a_reference_mismatch() {
+    // x times the quantized identity is x · 254/255 (Q8F clamps the ones' 127.5 steps to 127):
+    // the preset allowed 0.5%, which a reference of x itself needed.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [1, 2, 4], "fill": "arange", "device": "flex"}},
+            {"op": {"out": 1, "op": {"module": {"op": "quantized_weight_matmul", "src": 0, "kernel": 1}}}}]"#,
+        WrongResult::of("module quantized_weight_matmul", |_, r| times(r, 1.001)),
+        "quantized_weight_matmul",
+    );
+}

@@ -308,10 +308,11 @@ macro_rules! module_ops {
                 let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
                     .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());
                 x.matmul(w).dequantize() },
-                // A matmul by the quantized identity: the identity quantizes exactly (1 is 127
-                // steps of 1/127), so the product is the operand, and with the operand quantized
-                // too, its round trip.
-                reference Module::Loops(times_identity), error PRESET;
+                // A matmul by the quantized identity: Q8F's full range maps its ones to 127.5
+                // steps, which clamp to 127, so the product is the operand times 254/255 (one
+                // rounding; the result is F32 whatever the operand's dtype), and with the operand
+                // quantized too, its round trip times that.
+                reference Module::Loops(times_identity), error higham(Terms::Last);
             quantized_matmul: 3 -> Float, balanced, quantized, [x, d, c, k, p, s] => {
                 let w = Tensor::<2>::eye(s, &d).unsqueeze::<3>()
                     .quantize_dynamic(&burn::tensor::quantization::QuantScheme::default());

@@ -12,7 +12,8 @@ pub enum Module {
     /// A function of the operand and the kernel.
     Loops(fn(&Host, usize) -> Option<Host>),
     /// The operand round-tripped through Burn's default quantization, judged within one step of
-    /// its scale (see [`super::host::quantized`]).
+    /// its scale (see [`super::host::quantized`]), times the default quantization's identity
+    /// (the quantized matmul entry's weight).
     Quantized,
     /// No reference, and why.
     Missing(&'static str),
@@ -532,17 +533,20 @@ fn quarter_pixel_right(x: &Host, _k: usize) -> Option<Host> {
     Some(Host::float(x.shape.clone(), out))
 }
 
-/// `x` (of shape `[.., s]`) times the `s × s` identity, by IEEE products: the operand itself
-/// where it is finite, and NaN across a row holding an infinity or a NaN (`inf * 0`).
+/// `x` (of shape `[.., s]`) times the `s × s` identity quantized by Burn's default scheme, by
+/// IEEE products: the operand times what the identity's ones come back as (254/255 of 1: see
+/// `quantization::largest_dequantized`) where it is finite, and NaN across a row holding an
+/// infinity or a NaN (`inf * 0`).
 fn times_identity(x: &Host, _k: usize) -> Option<Host> {
     let v: Vec<f64> = x.floats()?.iter().copied().collect::<Option<_>>()?;
     let s = *x.shape.last()?;
+    let one = super::quantization::largest_dequantized(crate::program::Scheme::DEFAULT);
     let out = (0..v.len())
         .map(|i| {
             let (row, j) = (i - i % s, i % s);
             Some(
                 (0..s)
-                    .map(|k| v[row + k] * if k == j { 1.0 } else { 0.0 })
+                    .map(|k| v[row + k] * if k == j { one } else { 0.0 })
                     .sum(),
             )
         })
@@ -578,7 +582,10 @@ pub fn module(reference: Module, x: &Host, k: usize) -> Result<Host, &'static st
     match reference {
         Module::Missing(why) => Err(why),
         Module::Loops(f) => f(x, k).ok_or("the operand holds an unknown element"),
-        Module::Quantized => super::host::quantized(x, &super::host::identity_positions(&x.shape)),
+        Module::Quantized => {
+            let moved = super::host::quantized(x, &super::host::identity_positions(&x.shape))?;
+            times_identity(&moved, k).ok_or("the operand holds an unknown element")
+        }
     }
 }
 

@@ -229,6 +229,22 @@ pub fn round_trip(
     )
 }
 
+/// What `scheme` gives back for the largest magnitude of a tensor whose largest magnitude is 1
+/// (an identity's ones): the code the quotient `1 / scale` rounds and clamps to, times the
+/// scale, in f32 as Flex computes it. Q8F's full range maps the largest magnitude to 127.5,
+/// which clamps to 127: 254/255 of it (burn-flex ops/qtensor.rs:64-122).
+pub fn largest_dequantized(scheme: Scheme) -> f64 {
+    let grid = scheme.spec().grid;
+    let span = match grid {
+        Grid::Int { span } => span,
+        Grid::Float { max, .. } => 2.0 * max,
+    };
+    let scale = 2.0f32 / span as f32;
+    let t = f64::from(1.0 / scale);
+    let (lo, hi) = codes(grid, t, t);
+    f64::from(((lo + hi) / 2.0) as f32 * scale)
+}
+
 /// The lowest and the highest code `grid` rounds a quotient in `[lo, hi]` to (clamped to its
 /// range first, as Flex clamps; a tie either way, Burn pinning no tie rule down).
 fn codes(grid: Grid, lo: f64, hi: f64) -> (f64, f64) {
@@ -295,6 +311,14 @@ mod tests {
         assert!(got[1].0 >= 2.99 && got[1].1 <= 3.01, "{:?}", got[1]);
         assert!(got[2].0 <= 2.0 && got[2].1 >= 3.0, "{:?}", got[2]);
         assert!(got[3].0 <= -128.0 && got[3].1 >= -127.0, "{:?}", got[3]);
+    }
+
+    #[test]
+    fn the_default_schemes_largest_magnitude_comes_back_254_255ths_of_itself() {
+        // 1 / (2/255) is 127.5 steps, past Q8F's largest code, 127 (Burn gives 0.9960785).
+        let one = largest_dequantized(Scheme::DEFAULT);
+        assert_eq!(one, f64::from(127f32 * (2f32 / 255f32)));
+        assert!((one - 254.0 / 255.0).abs() < 1e-7, "{one}");
     }
 
     #[test]
