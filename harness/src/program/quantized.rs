@@ -146,6 +146,17 @@ pub enum Grid {
     },
 }
 
+impl Grid {
+    /// The value's `range()` width, `max - min`, that twice the largest magnitude is divided by
+    /// for the scale (a minifloat's range is symmetric: twice its largest value).
+    pub fn span(self) -> f64 {
+        match self {
+            Grid::Int { span } => span,
+            Grid::Float { max, .. } => 2.0 * max,
+        }
+    }
+}
+
 /// One quantization scheme a program can name.
 #[derive(Debug)]
 pub struct SchemeSpec {

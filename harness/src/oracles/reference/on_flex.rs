@@ -246,10 +246,10 @@ impl Reference {
 /// The device the value step `index` wrote into `slot` landed on, where it made one (a replay
 /// names a slot for several outputs: the last is the slot's).
 fn placed(world: &World<'_>, index: usize, slot: Slot) -> Option<Placed> {
-    match (world.outcome(index)?, &world.program().steps[index]) {
-        (Outcome::Ok { value: Some(v), .. }, _) => Some(v.device),
-        (Outcome::Ok { outputs, .. }, Step::Replay { outputs: slots, .. }) => {
-            let j = slots.iter().rposition(|s| *s == slot)?;
+    match world.outcome(index)? {
+        Outcome::Ok { value: Some(v), .. } => Some(v.device),
+        Outcome::Ok { outputs, .. } => {
+            let j = super::replay_output(&world.program().steps[index], slot)?;
             outputs.get(j).map(|v| v.device)
         }
         _ => None,

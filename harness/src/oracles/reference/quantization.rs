@@ -171,10 +171,7 @@ pub fn round_trip(
     if values.iter().any(|v| !v.is_finite()) || 2.0 * whole > dtype.largest() {
         return None;
     }
-    let span = match grid {
-        Grid::Int { span } => span,
-        Grid::Float { max, .. } => 2.0 * max,
-    };
+    let span = grid.span();
     // Dispatch computes the scale in the tensor's dtype (the stored
     // quantizing-an-f16-tensor-computes-its-scale-in-f16): a range past the dtype, e5m2's 114688
     // over F16, divides to a zero scale, which no interval holds.
@@ -235,10 +232,7 @@ pub fn round_trip(
 /// which clamps to 127: 254/255 of it (burn-flex ops/qtensor.rs:64-122).
 pub fn largest_dequantized(scheme: Scheme) -> f64 {
     let grid = scheme.spec().grid;
-    let span = match grid {
-        Grid::Int { span } => span,
-        Grid::Float { max, .. } => 2.0 * max,
-    };
+    let span = grid.span();
     let scale = 2.0f32 / span as f32;
     let t = f64::from(1.0 / scale);
     let (lo, hi) = codes(grid, t, t);
