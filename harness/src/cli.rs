@@ -16,6 +16,7 @@ mod reproducers;
 mod run;
 mod seed_corpus;
 mod triage;
+mod verdicts;
 
 use std::process::ExitCode;
 
@@ -47,6 +48,7 @@ enum Command {
     Bench(bench::Args),
     Ops(ops::Args),
     Accuracy(accuracy::Args),
+    Verdicts(verdicts::Args),
 }
 
 /// Runs the parsed command line.
@@ -67,5 +69,6 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => args.run(),
         Command::Bench(args) => args.run(),
         Command::Ops(args) => args.run(),
+        Command::Verdicts(args) => args.run(),
     }
 }

@@ -99,6 +99,44 @@ pub fn collide(session: &Session, program: &Program) -> Result<Verdict> {
     })
 }
 
+impl Verdict {
+    /// A digest of everything the verdict decides (the finding, the known findings, every
+    /// violation, each step's outcome and the oracles' counts) that stays the same across
+    /// processes and whatever ran before in them: the raw texts of panics and errors are taken
+    /// with their tensor and device ids normalized (`oracles::normalize_message`), as those come
+    /// from process-global counters, and the values' data digests and the reference's bound
+    /// tallies (how tightly it judged each element) are left out, as a random draw's data, and
+    /// so the elements judged after it, follow the generator's state the earlier programs left
+    /// (the oracles judge the data; what they decided is in the digest). Two builds that give
+    /// every program of a seeded set the same digest decide alike.
+    pub fn stable_digest(&self) -> Result<u64> {
+        let mut value = serde_json::to_value(self)?;
+        normalize_texts(&mut value);
+        Ok(hash::fnv1a(&[value.to_string().as_bytes()]))
+    }
+}
+
+/// Normalizes every `message` and `reason` text in `value`, at any depth, and drops every data
+/// `digest` and bound tally (`bounds`).
+fn normalize_texts(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.remove("digest");
+            map.remove("bounds");
+            for (key, v) in map.iter_mut() {
+                match v {
+                    serde_json::Value::String(s) if key == "message" || key == "reason" => {
+                        *s = oracles::normalize_message(s);
+                    }
+                    _ => normalize_texts(v),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(normalize_texts),
+        _ => {}
+    }
+}
+
 /// How often `signature` comes back when `program` runs `tries` more times under collide in
 /// `session`: what a finding [`collide`] met, and [`check`] did not, is kept with.
 pub fn hit_rate(

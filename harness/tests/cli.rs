@@ -547,3 +547,42 @@ fn promote_also_adds_a_finding_to_a_stored_cases_root_cause_once_and_only_of_its
     assert!(String::from_utf8_lossy(&again.stderr).contains("already names"));
     let _ = std::fs::remove_dir_all(&store);
 }
+
+#[test]
+fn verdicts_writes_one_line_per_program_the_same_whatever_the_jobs_and_the_programs_before() {
+    // A crash-on class the random set meets, so that some lines name a finding.
+    let run = |jobs: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_dispatch-fuzz"))
+            .args([
+                "verdicts",
+                "--programs",
+                "3000",
+                "--seed",
+                "7",
+                "--jobs",
+                jobs,
+            ])
+            .env("DISPATCH_FUZZ_CRASH_ON", "operation-outside-capture-scope")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (one, two) = (run("1"), run("2"));
+    let lines: Vec<&str> = one.lines().collect();
+    assert_eq!(lines.len(), 3000);
+    for (i, line) in lines.iter().enumerate() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), 3, "{line}");
+        assert_eq!(fields[0], i.to_string());
+        assert_eq!(fields[2].len(), 16, "{line}");
+    }
+    let findings = lines.iter().filter(|l| !l.contains("\t-\t")).count();
+    assert!(
+        findings > 0 && findings < lines.len(),
+        "{findings} findings"
+    );
+    // Two workers run each program after other programs than one worker does: tensor and
+    // device ids and random draws differ, the verdicts must not.
+    assert_eq!(one, two);
+}
