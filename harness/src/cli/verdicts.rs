@@ -8,13 +8,16 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use dispatch_fuzz::program::Program;
+use dispatch_fuzz::interpreter::pool;
+use dispatch_fuzz::program::{Program, Step};
 use dispatch_fuzz::rng::SplitMix64;
 use dispatch_fuzz::{check, Session};
 
 /// Run `check` over a seeded set of random programs and write one line per program: its
 /// index, its finding's signature (`-` for none) and a digest of its whole verdict
-/// (`Verdict::stable_digest`). A refactor of the harness must leave the file unchanged.
+/// (`Verdict::stable_digest`). A refactor of the harness must leave the file unchanged. A
+/// program that draws random values runs alone with Flex's generator seeded (wgpu's is not:
+/// with wgpu on, its draws follow the process).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Programs in the set.
@@ -41,13 +44,25 @@ impl Args {
             || std::thread::available_parallelism().map_or(1, usize::from),
             usize::from,
         );
+        // A program that draws random values runs alone, Flex seeded with its index: Flex's
+        // one generator is shared by the whole process, so its draws (and the verdicts that
+        // follow them: a finite-difference gradient through them is judged or left open by
+        // their values) would follow whatever else drew before or beside it.
+        let draws = |p: &Program| p.steps.iter().any(Step::draws);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
-        let lines: Vec<String> = pool.install(|| {
+        let mut lines: Vec<Option<String>> = pool.install(|| {
             set.par_iter()
                 .enumerate()
-                .map(|(i, program)| line(i, program, &session))
+                .map(|(i, p)| (!draws(p)).then(|| line(i, p, &session)).transpose())
                 .collect::<Result<_>>()
         })?;
+        let mut drawing = 0;
+        for (i, p) in set.iter().enumerate().filter(|(_, p)| draws(p)) {
+            pool::seed_flex(i as u64);
+            lines[i] = Some(line(i, p, &session)?);
+            drawing += 1;
+        }
+        let lines: Vec<String> = lines.into_iter().flatten().collect();
         let text = lines.concat();
         match &self.out {
             Some(path) => std::fs::write(path, &text)
@@ -56,7 +71,8 @@ impl Args {
         }
         let findings = lines.iter().filter(|l| !l.contains("\t-\t")).count();
         eprintln!(
-            "verdicts: {} programs (seed {}), {findings} with a finding, digest {:016x}",
+            "verdicts: {} programs (seed {}), {findings} with a finding, {drawing} drawing random \
+             values (run one at a time, Flex seeded), digest {:016x}",
             set.len(),
             self.seed,
             dispatch_fuzz::hash::fnv1a(&[text.as_bytes()])

@@ -57,6 +57,14 @@ pub fn device(device: DeviceRef, backends: Backends) -> Result<Device, String> {
     })
 }
 
+/// Seeds Flex's random generator, which is one for the whole process (burn-flex backend.rs:20)
+/// and drawn from entropy until seeded: a program's random draws on Flex (its own, its eager
+/// mirror's, its replays') are then the same on every run that starts from the same seed with
+/// nothing else drawing meanwhile. Programs draw unseeded otherwise, as users' do.
+pub fn seed_flex(seed: u64) {
+    Device::flex().seed(seed);
+}
+
 /// Capture device `k` of this thread's pool (`k` taken modulo the pool size).
 pub fn capture(k: usize) -> Device {
     with_pool(|pool| pool[pooled(k)].clone())
