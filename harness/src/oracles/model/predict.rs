@@ -1,5 +1,7 @@
-//! The model's predictions: the outcome the capture contract gives each step, from the places
-//! and kinds of the values it reads, and the guards it may meet on the way.
+//! What the model makes of each step kind: the outcome the capture contract gives it, from the
+//! places and kinds of the values it reads and the guards it may meet on the way, and how its
+//! real outcome moves the model's state on ([`State::apply`]). A new step kind is one arm in
+//! each of the two matches here.
 
 use std::borrow::Cow;
 #[cfg(feature = "test-hooks")]
@@ -7,10 +9,10 @@ use std::cell::Cell;
 
 // Every rule of the table is a prediction this file may make.
 use super::rules::*;
-use super::state::{captures, IdSet, Place, State, Val};
+use super::state::{captures, IdSet, Place, Session, State, Val};
 #[cfg(feature = "test-hooks")]
 use super::INVERTED;
-use super::{same_as, Observed};
+use super::{produced_autodiff, produced_kind, produced_storage, same_as, Observed};
 use crate::interpreter::Outcome;
 use crate::oracles::catalogue::DEVICE_FAILURES;
 use crate::oracles::MIXED_DTYPES;
@@ -224,6 +226,95 @@ impl State {
             | Step::Replay { .. }
             | Step::Backward { .. }
             | Step::Thread { .. } => None,
+        }
+    }
+
+    /// Moves the model to the state after `step`, following what Burn actually did.
+    pub(super) fn apply(
+        &mut self,
+        step: &Step,
+        reads: &[Option<Val>],
+        actual: Option<&Observed<'_>>,
+        outcome: &Outcome,
+        off: bool,
+    ) {
+        let succeeded = actual == Some(&Observed::Ok);
+        let tainted_input = reads.iter().flatten().any(|v| v.unknown);
+        // An op the model did not judge, or one over a value it no longer follows.
+        let unfollowed = off || tainted_input;
+        match step {
+            Step::EnterScope { device } => {
+                let session = match (device, succeeded) {
+                    (DeviceRef::Capture(d), true) => {
+                        self.sessions.push(Session {
+                            device: *d,
+                            open: true,
+                            ..Session::default()
+                        });
+                        Some(self.sessions.len() - 1)
+                    }
+                    _ => None,
+                };
+                self.stack.push(session);
+            }
+            Step::ExitScope { .. } => {
+                if let Some(Some(k)) = self.stack.pop() {
+                    self.sessions[k].open = false;
+                }
+            }
+            _ if !succeeded => {}
+            Step::Create {
+                out, kind, device, ..
+            } => self.apply_create(*out, (*kind, *device), outcome, unfollowed),
+            Step::ToDevice { out, device, .. } => {
+                self.apply_move(*out, *device, reads, outcome, unfollowed)
+            }
+            Step::Op { out, op } => self.apply_op(*out, op, reads, outcome, unfollowed),
+            Step::Clone { out, .. } => {
+                if let Some(src) = reads[0] {
+                    self.put(unfollowed, *out, src);
+                }
+            }
+            Step::Autodiff { out, .. } => {
+                if let Some(src) = reads[0] {
+                    let autodiff = produced_autodiff(outcome);
+                    self.put(unfollowed, *out, Val { autodiff, ..src });
+                }
+            }
+            Step::Drop { slot } => self.slots[usize::from(*slot)] = None,
+            Step::Replay { outputs, .. } => {
+                for out in outputs {
+                    let val = Val {
+                        place: Place::Plain,
+                        kind: None,
+                        storage: None,
+                        autodiff: false,
+                        unknown: true,
+                        alias: None,
+                    };
+                    self.slots[usize::from(*out)] = Some(val);
+                }
+            }
+            Step::Backward { out, .. } => match produced_kind(outcome) {
+                // A gradient is a plain tensor without autodiff, wherever its graph ran.
+                Some(kind) => self.put(
+                    unfollowed,
+                    *out,
+                    Val {
+                        place: Place::Plain,
+                        kind: Some(kind),
+                        storage: produced_storage(outcome),
+                        autodiff: false,
+                        unknown: false,
+                        alias: None,
+                    },
+                ),
+                None => self.slots[usize::from(*out)] = None,
+            },
+            Step::Read { .. }
+            | Step::Transaction { .. }
+            | Step::Device { .. }
+            | Step::Thread { .. } => {}
         }
     }
 

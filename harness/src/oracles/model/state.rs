@@ -1,9 +1,9 @@
 //! The model's abstract state: where each slot's tensor lives, which scope session holds it,
-//! and how each step's real outcome moves it on.
+//! and the moves a step's real outcome makes on it (which step makes which: `predict.rs`).
 
-use super::{produced_autodiff, produced_kind, produced_storage, same_as, Observed};
+use super::{produced_autodiff, produced_kind, produced_storage, same_as};
 use crate::interpreter::Outcome;
-use crate::program::{DeviceRef, Kind, Op, Slot, Step};
+use crate::program::{DeviceRef, Kind, Op, Slot};
 
 /// Where a tensor lives, as far as the lifecycle is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,103 +103,14 @@ impl State {
 }
 
 impl State {
-    /// Moves the model to the state after `step`, following what Burn actually did.
-    pub(super) fn apply(
-        &mut self,
-        step: &Step,
-        reads: &[Option<Val>],
-        actual: Option<&Observed<'_>>,
-        outcome: &Outcome,
-        off: bool,
-    ) {
-        let succeeded = actual == Some(&Observed::Ok);
-        let tainted_input = reads.iter().flatten().any(|v| v.unknown);
-        // An op the model did not judge, or one over a value it no longer follows.
-        let unfollowed = off || tainted_input;
-        match step {
-            Step::EnterScope { device } => {
-                let session = match (device, succeeded) {
-                    (DeviceRef::Capture(d), true) => {
-                        self.sessions.push(Session {
-                            device: *d,
-                            open: true,
-                            ..Session::default()
-                        });
-                        Some(self.sessions.len() - 1)
-                    }
-                    _ => None,
-                };
-                self.stack.push(session);
-            }
-            Step::ExitScope { .. } => {
-                if let Some(Some(k)) = self.stack.pop() {
-                    self.sessions[k].open = false;
-                }
-            }
-            _ if !succeeded => {}
-            Step::Create {
-                out, kind, device, ..
-            } => self.apply_create(*out, (*kind, *device), outcome, unfollowed),
-            Step::ToDevice { out, device, .. } => {
-                self.apply_move(*out, *device, reads, outcome, unfollowed)
-            }
-            Step::Op { out, op } => self.apply_op(*out, op, reads, outcome, unfollowed),
-            Step::Clone { out, .. } => {
-                if let Some(src) = reads[0] {
-                    self.put(unfollowed, *out, src);
-                }
-            }
-            Step::Autodiff { out, .. } => {
-                if let Some(src) = reads[0] {
-                    let autodiff = produced_autodiff(outcome);
-                    self.put(unfollowed, *out, Val { autodiff, ..src });
-                }
-            }
-            Step::Drop { slot } => self.slots[usize::from(*slot)] = None,
-            Step::Replay { outputs, .. } => {
-                for out in outputs {
-                    let val = Val {
-                        place: Place::Plain,
-                        kind: None,
-                        storage: None,
-                        autodiff: false,
-                        unknown: true,
-                        alias: None,
-                    };
-                    self.slots[usize::from(*out)] = Some(val);
-                }
-            }
-            Step::Backward { out, .. } => match produced_kind(outcome) {
-                // A gradient is a plain tensor without autodiff, wherever its graph ran.
-                Some(kind) => self.put(
-                    unfollowed,
-                    *out,
-                    Val {
-                        place: Place::Plain,
-                        kind: Some(kind),
-                        storage: produced_storage(outcome),
-                        autodiff: false,
-                        unknown: false,
-                        alias: None,
-                    },
-                ),
-                None => self.slots[usize::from(*out)] = None,
-            },
-            Step::Read { .. }
-            | Step::Transaction { .. }
-            | Step::Device { .. }
-            | Step::Thread { .. } => {}
-        }
-    }
-
     /// Puts `val` in slot `out`, unknown where the step was not followed.
-    fn put(&mut self, unfollowed: bool, out: Slot, mut val: Val) {
+    pub(super) fn put(&mut self, unfollowed: bool, out: Slot, mut val: Val) {
         val.unknown |= unfollowed;
         self.slots[usize::from(out)] = Some(val);
     }
 
     /// A created tensor: a fresh value on a capture device, else plain.
-    fn apply_create(
+    pub(super) fn apply_create(
         &mut self,
         out: Slot,
         (kind, device): (Kind, DeviceRef),
@@ -227,7 +138,7 @@ impl State {
 
     /// A move: the same value within one capture device, a bridged one between two, a fresh
     /// one onto a capture device, else plain.
-    fn apply_move(
+    pub(super) fn apply_move(
         &mut self,
         out: Slot,
         device: DeviceRef,
@@ -261,7 +172,7 @@ impl State {
 
     /// An op's result: its operand's own handle for a no-op, an alias for a fusion alias, a
     /// value recorded in the open scope of a capture operand's device, else plain.
-    fn apply_op(
+    pub(super) fn apply_op(
         &mut self,
         out: Slot,
         op: &Op,
