@@ -41,7 +41,7 @@ pub use display::{backward_expr, device_call, exit_statements, step_line, transa
 pub use dtype::{Dtype, DtypeSpec, DTYPES};
 pub use edge::Edge;
 pub use encode::{fuzz_dictionary, EncodeError};
-pub use entry::{entries, op_of, result_kind, why_not_replayed, Entry};
+pub use entry::{entries, is_fixed, op_of, result_kind, why_not_replayed, Entry, Family};
 pub use file::{Also, Flaky, Input, LoadError, ProgramFile, RunLimits};
 pub use fill::{edge_dtype, fill_data};
 pub use fixup::{fixup, operand_kinds};

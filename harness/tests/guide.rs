@@ -6,7 +6,7 @@ use crate::common;
 
 use dispatch_fuzz::guide::{Guide, Key, Origin, Target};
 use dispatch_fuzz::oracles::{Context, OracleId};
-use dispatch_fuzz::program::{Backends, Entry, Kind, Program};
+use dispatch_fuzz::program::{Backends, Entry, Family, Kind, Program};
 
 /// A session of `programs` programs from `seed`, every one checked and handed back.
 fn session(seed: u64, guided: bool, programs: usize) -> (Guide, Vec<Program>) {
@@ -52,7 +52,7 @@ fn guidance_aimed_at_a_rare_target_reaches_it_where_blind_generation_does_not() 
     // along-dim entries, over one of its two kinds, in a scope, with its output declared.
     let target = Target {
         entry: Entry {
-            family: "along-dim",
+            family: Family::AlongDim,
             name: "cummin",
         },
         kind: Kind::Int,

@@ -18,7 +18,7 @@ use anyhow::Result;
 
 use dispatch_fuzz::campaign::{self, Event, Options};
 use dispatch_fuzz::config;
-use dispatch_fuzz::program::{Backends, Entry};
+use dispatch_fuzz::program::{Backends, Entry, Family};
 use dispatch_fuzz::report::campaign as render;
 
 /// In-process fuzz session on the stable toolchain: seeded random bytes -> program -> check.
@@ -76,27 +76,23 @@ fn parse_entry(text: &str) -> Result<Entry, String> {
     let (family, name) = text
         .split_once(':')
         .ok_or_else(|| format!("`{text}` is not `family:name` (e.g. `unary:exp`)"))?;
+    let family = Family::named(family).ok_or_else(|| {
+        let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
+        format!("no op family `{family}` (families: {})", names.join(", "))
+    })?;
     let all = dispatch_fuzz::program::entries();
     all.iter()
         .map(|(e, _)| *e)
         .find(|e| e.family == family && e.name == name)
         .ok_or_else(|| {
-            let in_family: Vec<&str> = all
-                .iter()
+            let in_family: Vec<&str> = (all.iter())
                 .filter(|(e, _)| e.family == family)
                 .map(|(e, _)| e.name)
                 .collect();
-            if in_family.is_empty() {
-                format!(
-                    "no op family `{family}` (families: unary, along-dim, binary, compare, \
-                     scalar, module, fixed)"
-                )
-            } else {
-                format!(
-                    "no entry `{name}` in `{family}` (its entries: {})",
-                    in_family.join(", ")
-                )
-            }
+            format!(
+                "no entry `{name}` in `{family}` (its entries: {})",
+                in_family.join(", ")
+            )
         })
 }
 

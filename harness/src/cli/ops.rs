@@ -10,7 +10,7 @@ use serde::Serialize;
 use dispatch_fuzz::guide::tally;
 use dispatch_fuzz::nightly::coverage::{why_unreached, Coverage, TraitFunction};
 use dispatch_fuzz::oracles::reference;
-use dispatch_fuzz::program::{self, Kind, ResultDtype};
+use dispatch_fuzz::program::{self, Family, Kind, ResultDtype};
 
 /// Lists every op entry (family, name, operand kinds: the tables' and, as `fixed`, the ops
 /// outside them) and, with `--coverage`, which of
@@ -33,7 +33,7 @@ pub struct Args {
 
 #[derive(Serialize)]
 struct Entry {
-    family: &'static str,
+    family: Family,
     name: &'static str,
     kinds: Vec<Kind>,
     /// `"yes"`, or why the reference oracle has no definition for it.
@@ -66,11 +66,7 @@ fn entries() -> Vec<Entry> {
             family: e.family,
             name: e.name,
             kinds: kinds.to_vec(),
-            // The ops outside the tables are judged by `reference::fixed`.
-            reference: match e.family {
-                "fixed" => "yes",
-                family => reference::status(family, e.name).map_or_else(|why| why, |()| "yes"),
-            },
+            reference: reference::status(e.family, e.name).map_or_else(|why| why, |()| "yes"),
             result_dtype: match program::op_of(e, &[0, 0, 0], [0; 4]).map(|op| op.result_dtype()) {
                 Some(ResultDtype::Operand) => "operand",
                 Some(ResultDtype::Named(dtype)) => dtype.spec().name,
@@ -146,7 +142,7 @@ fn add_judged(entries: &mut [Entry], path: &std::path::Path) -> Result<usize> {
         let k = &row.key;
         match entries
             .iter_mut()
-            .find(|e| e.family == k.entry.family && e.name == k.entry.name)
+            .find(|e| e.family.name() == k.entry.family && e.name == k.entry.name)
         {
             Some(e) => {
                 let kind = format!("{:?}", k.kind).to_lowercase();
@@ -161,7 +157,7 @@ fn add_judged(entries: &mut [Entry], path: &std::path::Path) -> Result<usize> {
         let k = &row.key;
         if let Some(e) = entries
             .iter_mut()
-            .find(|e| e.family == k.entry.family && e.name == k.entry.name)
+            .find(|e| e.family.name() == k.entry.family && e.name == k.entry.name)
         {
             *e.dtypes.entry(k.dtype.clone()).or_default() += row.count;
         }
@@ -219,7 +215,7 @@ impl Args {
             println!("{}", serde_json::to_string_pretty(&value)?);
             return Ok(ExitCode::SUCCESS);
         }
-        let mut families: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        let mut families: BTreeMap<Family, (usize, usize)> = BTreeMap::new();
         for e in &entries {
             let f = families.entry(e.family).or_default();
             f.0 += 1;
@@ -228,7 +224,7 @@ impl Args {
         println!(
             "op entries: {} ({} in the tables, the rest fixed ops), {} entry-kind pairs",
             entries.len(),
-            entries.iter().filter(|e| e.family != "fixed").count(),
+            entries.iter().filter(|e| e.family != Family::Fixed).count(),
             entries.iter().map(|e| e.kinds.len()).sum::<usize>()
         );
         let named = |pick: &dyn Fn(&str) -> bool| -> Vec<String> {

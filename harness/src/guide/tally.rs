@@ -163,9 +163,7 @@ pub fn why_unjudgeable(oracle: OracleId, contexts: &[Context], pair: Pair) -> Op
         {
             Some("draws random values: Flex and wgpu each draw their own")
         }
-        (OracleId::Reference, _) if entry.family != "fixed" => {
-            reference::status(entry.family, entry.name).err()
-        }
+        (OracleId::Reference, _) => reference::status(entry.family, entry.name).err(),
         _ => None,
     }
 }

@@ -41,15 +41,14 @@ pub use super::ReferenceCounts;
 use super::{Backend, Deviation, Facts, Oracle, Shared, StepFacts, Violation};
 use crate::interpreter::{Outcome, World};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{Dtype, Kind, Op, Scheme, Step};
+use crate::program::{Dtype, Family, Kind, Op, Scheme, Step};
 
 pub use super::REFERENCE_MISMATCH;
 
-/// Whether op-table entry `name` of `family` (`unary`, `along-dim`, `binary`, `compare`,
-/// `scalar`, `module`, as `ops` names them) has a reference (`Err`: why not), as `ops --json`
-/// shows it. The ops outside the tables (matmul, sum_dim, argmax, layout, cast, clamp, masks,
-/// logic) all have one ([`fixed`]).
-pub fn status(family: &str, name: &str) -> Result<(), &'static str> {
+/// Whether entry `name` of `family` has a reference (`Err`: why not), as `ops --json` shows it.
+/// The ops outside the tables (matmul, sum_dim, argmax, layout, cast, clamp, masks, logic) all
+/// have one ([`fixed`]).
+pub fn status(family: Family, name: &str) -> Result<(), &'static str> {
     use elementwise::{row, Binary, Unary};
     let none = "no row in the reference table";
     let binary = |table| match row(table, name) {
@@ -58,26 +57,27 @@ pub fn status(family: &str, name: &str) -> Result<(), &'static str> {
         None => Err(none),
     };
     match family {
-        "unary" => match row(elementwise::UNARY, name) {
+        Family::Unary => match row(elementwise::UNARY, name) {
             Some(Unary::Missing(why)) => Err(why),
             Some(_) => Ok(()),
             None => Err(none),
         },
-        "binary" => binary(elementwise::BINARY),
-        "compare" => binary(elementwise::COMPARE),
-        "scalar" => binary(elementwise::SCALAR),
-        "quantized" => row(elementwise::QUANTIZED, name).map(|_| ()).ok_or(none),
-        "along-dim" => match row(along_dim::ALONG_DIM, name) {
+        Family::Binary => binary(elementwise::BINARY),
+        Family::Compare => binary(elementwise::COMPARE),
+        Family::Scalar => binary(elementwise::SCALAR),
+        Family::Quantized => row(elementwise::QUANTIZED, name).map(|_| ()).ok_or(none),
+        Family::AlongDim => match row(along_dim::ALONG_DIM, name) {
             Some(along_dim::Along::Missing(why)) => Err(why),
             Some(_) => Ok(()),
             None => Err(none),
         },
-        "module" => match row(module::MODULE, name) {
+        Family::Module => match row(module::MODULE, name) {
             Some(module::Module::Missing(why)) => Err(why),
             Some(_) => Ok(()),
             None => Err(none),
         },
-        _ => Err("no such op family"),
+        Family::Fixed if crate::program::is_fixed(name) => Ok(()),
+        Family::Fixed => Err(none),
     }
 }
 

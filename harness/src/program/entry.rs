@@ -11,13 +11,76 @@ use super::step::{
 use super::table::{ResultDtype, Unspecified};
 use super::{ALONG_DIM, BINARY, COMPARE, MODULE, QUANTIZED, SCALAR, UNARY};
 
-/// One op entry: its family (`unary`, `binary`, `compare`, `scalar`, `along-dim`, `quantized`,
-/// `module`, as `dispatch-fuzz ops` names them, or `fixed` for an op outside the tables) and its
-/// name.
+/// An op family: the table an entry is a row of, or [`Family::Fixed`] for an op outside the
+/// tables. Its text (`unary`, `along-dim`, ...) is the one `dispatch-fuzz ops`, `fuzz --aim` and
+/// the session's counts use; the variants go in the order of their texts, so entries sort as
+/// their texts do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// [`ALONG_DIM`]'s rows.
+    AlongDim,
+    /// [`BINARY`]'s rows.
+    Binary,
+    /// [`COMPARE`]'s rows.
+    Compare,
+    /// The ops outside the tables ([`FIXED`]).
+    Fixed,
+    /// [`MODULE`]'s rows.
+    Module,
+    /// [`QUANTIZED`]'s rows.
+    Quantized,
+    /// [`SCALAR`]'s rows.
+    Scalar,
+    /// [`UNARY`]'s rows.
+    Unary,
+}
+
+impl Family {
+    /// Every family.
+    pub const ALL: [Family; 8] = [
+        Family::AlongDim,
+        Family::Binary,
+        Family::Compare,
+        Family::Fixed,
+        Family::Module,
+        Family::Quantized,
+        Family::Scalar,
+        Family::Unary,
+    ];
+
+    /// Its text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::AlongDim => "along-dim",
+            Family::Binary => "binary",
+            Family::Compare => "compare",
+            Family::Fixed => "fixed",
+            Family::Module => "module",
+            Family::Quantized => "quantized",
+            Family::Scalar => "scalar",
+            Family::Unary => "unary",
+        }
+    }
+
+    /// The family whose text is `name`.
+    pub fn named(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl std::fmt::Display for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, so that a width (`{family:<10}`) lines a listing up as its text did.
+        f.pad(self.name())
+    }
+}
+
+/// One op entry: its family and its name in that family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Entry {
     /// The family.
-    pub family: &'static str,
+    pub family: Family,
     /// The entry's name in its family.
     pub name: &'static str,
 }
@@ -67,9 +130,14 @@ const FIXED: &[(&str, &[Kind], ResultDtype)] = &[
     ("not", BOOL, ResultDtype::Operand),
 ];
 
+/// Whether `name` is an op outside the tables ([`FIXED`]).
+pub fn is_fixed(name: &str) -> bool {
+    FIXED.iter().any(|(n, _, _)| *n == name)
+}
+
 fn fixed(name: &'static str) -> Entry {
     Entry {
-        family: "fixed",
+        family: Family::Fixed,
         name,
     }
 }
@@ -78,21 +146,33 @@ fn fixed(name: &'static str) -> Entry {
 pub fn entries() -> Vec<(Entry, &'static [Kind])> {
     let entry = |family, name| Entry { family, name };
     let mut out: Vec<(Entry, &'static [Kind])> = Vec::new();
-    out.extend(UNARY.iter().map(|s| (entry("unary", s.name), s.kinds)));
+    out.extend(
+        UNARY
+            .iter()
+            .map(|s| (entry(Family::Unary, s.name), s.kinds)),
+    );
     out.extend(
         ALONG_DIM
             .iter()
-            .map(|s| (entry("along-dim", s.name), s.kinds)),
+            .map(|s| (entry(Family::AlongDim, s.name), s.kinds)),
     );
     out.extend(
         QUANTIZED
             .iter()
-            .map(|s| (entry("quantized", s.name), s.kinds)),
+            .map(|s| (entry(Family::Quantized, s.name), s.kinds)),
     );
-    for (family, table) in [("binary", BINARY), ("compare", COMPARE), ("scalar", SCALAR)] {
+    for (family, table) in [
+        (Family::Binary, BINARY),
+        (Family::Compare, COMPARE),
+        (Family::Scalar, SCALAR),
+    ] {
         out.extend(table.iter().map(|s| (entry(family, s.name), s.kinds)));
     }
-    out.extend(MODULE.iter().map(|s| (entry("module", s.name), FLOAT)));
+    out.extend(
+        MODULE
+            .iter()
+            .map(|s| (entry(Family::Module, s.name), FLOAT)),
+    );
     out.extend(FIXED.iter().map(|(name, kinds, _)| (fixed(name), *kinds)));
     out
 }
@@ -102,13 +182,13 @@ impl Op {
     pub fn entry(&self) -> Entry {
         let entry = |family, name| Entry { family, name };
         match self {
-            Op::Unary { op, .. } => entry("unary", op.name()),
-            Op::AlongDim { op, .. } => entry("along-dim", op.name()),
-            Op::Quantized { op, .. } => entry("quantized", op.name()),
-            Op::Binary { op, .. } => entry("binary", op.name()),
-            Op::Compare { op, .. } => entry("compare", op.name()),
-            Op::Scalar { op, .. } => entry("scalar", op.name()),
-            Op::Module { op, .. } => entry("module", op.name()),
+            Op::Unary { op, .. } => entry(Family::Unary, op.name()),
+            Op::AlongDim { op, .. } => entry(Family::AlongDim, op.name()),
+            Op::Quantized { op, .. } => entry(Family::Quantized, op.name()),
+            Op::Binary { op, .. } => entry(Family::Binary, op.name()),
+            Op::Compare { op, .. } => entry(Family::Compare, op.name()),
+            Op::Scalar { op, .. } => entry(Family::Scalar, op.name()),
+            Op::Module { op, .. } => entry(Family::Module, op.name()),
             Op::Matmul { .. } => fixed("matmul"),
             Op::SumDim { .. } => fixed("sum_dim"),
             Op::ArgMax { .. } => fixed("argmax"),
@@ -169,14 +249,14 @@ pub fn result_kind(entry: Entry, kind: Kind) -> Option<Kind> {
             .map(|s| s.result_kind(kind))
     };
     match entry.family {
-        "unary" => spec(UNARY),
-        "binary" => spec(BINARY),
-        "compare" => spec(COMPARE),
-        "scalar" => spec(SCALAR),
-        "quantized" => spec(QUANTIZED),
-        "along-dim" => AlongDimOp::named(entry.name).map(|o| o.spec().result_kind(kind)),
-        "module" => ModuleOp::named(entry.name).map(|o| o.spec().result_kind()),
-        _ => Some(match entry.name {
+        Family::Unary => spec(UNARY),
+        Family::Binary => spec(BINARY),
+        Family::Compare => spec(COMPARE),
+        Family::Scalar => spec(SCALAR),
+        Family::Quantized => spec(QUANTIZED),
+        Family::AlongDim => AlongDimOp::named(entry.name).map(|o| o.spec().result_kind(kind)),
+        Family::Module => ModuleOp::named(entry.name).map(|o| o.spec().result_kind()),
+        Family::Fixed => Some(match entry.name {
             "argmax" => Kind::Int,
             "cast to float" => Kind::Float,
             "cast to int" => Kind::Int,
@@ -191,13 +271,17 @@ pub fn result_kind(entry: Entry, kind: Kind) -> Option<Kind> {
 /// open), and an entry that reads data mid-call meets a placeholder with no data in a scope.
 pub fn why_not_replayed(entry: Entry) -> Option<&'static str> {
     let (unspecified, call) = match entry.family {
-        "unary" => UnaryOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
-        "along-dim" => AlongDimOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
-        "quantized" => {
+        Family::Unary => UnaryOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
+        Family::AlongDim => {
+            AlongDimOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call))
+        }
+        Family::Quantized => {
             QuantizedOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call))
         }
-        "module" => ModuleOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call)),
-        _ => None,
+        Family::Module => {
+            ModuleOp::named(entry.name).map(|o| (o.spec().unspecified, o.spec().call))
+        }
+        Family::Binary | Family::Compare | Family::Scalar | Family::Fixed => None,
     }?;
     if unspecified == Unspecified::Random {
         Some("draws random values: every replay draws again, so eager-replay leaves it open")
@@ -217,42 +301,41 @@ pub fn op_of(entry: Entry, operands: &[Slot], bytes: [u8; 4]) -> Option<Op> {
     let a = bytes[0];
     let small = |v: u8| v % 4;
     Some(match (entry.family, entry.name) {
-        ("unary", name) => Op::Unary {
+        (Family::Unary, name) => Op::Unary {
             op: UnaryOp::named(name)?,
             src: x,
         },
-        ("along-dim", name) => Op::AlongDim {
+        (Family::AlongDim, name) => Op::AlongDim {
             op: AlongDimOp::named(name)?,
             src: x,
             dim: small(a),
         },
-        ("quantized", name) => Op::Quantized {
+        (Family::Quantized, name) => Op::Quantized {
             op: QuantizedOp::named(name)?,
             src: x,
             scheme: Scheme::all().nth(usize::from(a) % super::SCHEMES.len())?,
         },
-        ("binary", name) => Op::Binary {
+        (Family::Binary, name) => Op::Binary {
             op: BinaryOp::named(name)?,
             lhs: x,
             rhs: y,
         },
-        ("compare", name) => Op::Compare {
+        (Family::Compare, name) => Op::Compare {
             op: CompareOp::named(name)?,
             lhs: x,
             rhs: y,
         },
-        ("scalar", name) => Op::Scalar {
+        (Family::Scalar, name) => Op::Scalar {
             op: ScalarOp::named(name)?,
             src: x,
             value: a as i8,
         },
-        ("module", name) => Op::Module {
+        (Family::Module, name) => Op::Module {
             op: ModuleOp::named(name)?,
             src: x,
             kernel: if a.is_multiple_of(2) { 1 } else { 3 },
         },
-        ("fixed", name) => fixed_op(name, (x, y), bytes)?,
-        _ => return None,
+        (Family::Fixed, name) => fixed_op(name, (x, y), bytes)?,
     })
 }
 
