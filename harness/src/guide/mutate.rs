@@ -6,8 +6,8 @@
 use crate::oracles::Context;
 use crate::program::limits::{CAPTURE_POOL_SIZE, MAX_DIM, MAX_RANK, MAX_SLOTS};
 use crate::program::{
-    fixup, op_of, operand_kinds, AutodiffMode, DeviceRef, Edge, Entry, ExitForm, Fill, Kind, Op,
-    Program, Slot, Step,
+    fixup, op_of, operand_kinds, AutodiffMode, DeviceRef, Edge, Entry, ExitForm, Fill, FixedOp,
+    Kind, Op, Program, Slot, Step,
 };
 use crate::rng::SplitMix64;
 
@@ -162,7 +162,10 @@ fn insert_op(
     let x = free_slot(steps, at, &[], rng);
     let y = free_slot(steps, at, &[x], rng);
     // A mask op's second operand is its mask.
-    let second = if matches!(target.entry.name, "mask_where" | "mask_fill") {
+    let second = if matches!(
+        target.entry.fixed(),
+        Some(FixedOp::MaskWhere | FixedOp::MaskFill)
+    ) {
         Kind::Bool
     } else {
         target.kind

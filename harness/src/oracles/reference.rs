@@ -76,7 +76,7 @@ pub fn status(family: Family, name: &str) -> Result<(), &'static str> {
             Some(_) => Ok(()),
             None => Err(none),
         },
-        Family::Fixed if crate::program::is_fixed(name) => Ok(()),
+        Family::Fixed if crate::program::FixedOp::named(name).is_some() => Ok(()),
         Family::Fixed => Err(none),
     }
 }

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::fixed_ops::FixedOp;
 use super::step::{
     AlongDimOp, BinaryOp, CompareOp, Kind, LogicOp, ModuleOp, Op, QuantizedOp, ScalarOp, Scheme,
     Slot, UnaryOp,
@@ -85,6 +86,15 @@ pub struct Entry {
     pub name: &'static str,
 }
 
+impl Entry {
+    /// The fixed op this entry is, if it is one.
+    pub fn fixed(&self) -> Option<FixedOp> {
+        (self.family == Family::Fixed)
+            .then(|| FixedOp::named(self.name))
+            .flatten()
+    }
+}
+
 impl std::fmt::Display for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}", self.family, self.name)
@@ -92,53 +102,10 @@ impl std::fmt::Display for Entry {
 }
 
 const FLOAT: &[Kind] = &[Kind::Float];
-const NUMERIC: &[Kind] = &[Kind::Float, Kind::Int];
-const ANY: &[Kind] = &[Kind::Float, Kind::Int, Kind::Bool];
-const BOOL: &[Kind] = &[Kind::Bool];
-
-/// The ops outside the tables, with the operand kinds `typing::op_output` lets them take and
-/// the dtype their result is stored in (a plain kind conversion's is the device's default; one
-/// with a dtype, [`Op::result_dtype`], names it).
-const FIXED: &[(&str, &[Kind], ResultDtype)] = &[
-    ("matmul", FLOAT, ResultDtype::Operand),
-    ("sum_dim", NUMERIC, ResultDtype::Operand),
-    ("argmax", NUMERIC, ResultDtype::Default),
-    ("clamp", NUMERIC, ResultDtype::Operand),
-    ("reshape", ANY, ResultDtype::Operand),
-    ("swap_dims", ANY, ResultDtype::Operand),
-    ("slice", ANY, ResultDtype::Operand),
-    ("cat", ANY, ResultDtype::Operand),
-    ("mask_where", ANY, ResultDtype::Operand),
-    ("mask_fill", ANY, ResultDtype::Operand),
-    (
-        "cast to float",
-        &[Kind::Int, Kind::Bool],
-        ResultDtype::Default,
-    ),
-    (
-        "cast to int",
-        &[Kind::Float, Kind::Bool],
-        ResultDtype::Default,
-    ),
-    (
-        "cast to bool",
-        &[Kind::Float, Kind::Int],
-        ResultDtype::Default,
-    ),
-    ("and", BOOL, ResultDtype::Operand),
-    ("or", BOOL, ResultDtype::Operand),
-    ("not", BOOL, ResultDtype::Operand),
-];
-
-/// Whether `name` is an op outside the tables ([`FIXED`]).
-pub fn is_fixed(name: &str) -> bool {
-    FIXED.iter().any(|(n, _, _)| *n == name)
-}
-
-fn fixed(name: &'static str) -> Entry {
+fn fixed(op: FixedOp) -> Entry {
     Entry {
         family: Family::Fixed,
-        name,
+        name: op.name(),
     }
 }
 
@@ -173,49 +140,21 @@ pub fn entries() -> Vec<(Entry, &'static [Kind])> {
             .iter()
             .map(|s| (entry(Family::Module, s.name), FLOAT)),
     );
-    out.extend(FIXED.iter().map(|(name, kinds, _)| (fixed(name), *kinds)));
+    out.extend(FixedOp::ALL.map(|f| (fixed(f), f.row().kinds)));
     out
 }
 
 impl Op {
     /// The entry this op runs.
     pub fn entry(&self) -> Entry {
-        let entry = |family, name| Entry { family, name };
-        match self {
-            Op::Unary { op, .. } => entry(Family::Unary, op.name()),
-            Op::AlongDim { op, .. } => entry(Family::AlongDim, op.name()),
-            Op::Quantized { op, .. } => entry(Family::Quantized, op.name()),
-            Op::Binary { op, .. } => entry(Family::Binary, op.name()),
-            Op::Compare { op, .. } => entry(Family::Compare, op.name()),
-            Op::Scalar { op, .. } => entry(Family::Scalar, op.name()),
-            Op::Module { op, .. } => entry(Family::Module, op.name()),
-            Op::Matmul { .. } => fixed("matmul"),
-            Op::SumDim { .. } => fixed("sum_dim"),
-            Op::ArgMax { .. } => fixed("argmax"),
-            Op::Clamp { .. } => fixed("clamp"),
-            Op::Reshape { .. } => fixed("reshape"),
-            Op::SwapDims { .. } => fixed("swap_dims"),
-            Op::Slice { .. } => fixed("slice"),
-            Op::Cat { .. } => fixed("cat"),
-            Op::MaskWhere { .. } => fixed("mask_where"),
-            Op::MaskFill { .. } => fixed("mask_fill"),
-            Op::Cast { to, .. } => fixed(match to {
-                Kind::Float => "cast to float",
-                Kind::Int => "cast to int",
-                Kind::Bool => "cast to bool",
-            }),
-            Op::Logic {
-                op: LogicOp::And, ..
-            } => fixed("and"),
-            Op::Logic {
-                op: LogicOp::Or, ..
-            } => fixed("or"),
-            Op::Not { .. } => fixed("not"),
+        match self.row_of() {
+            RowOf::Table(family, name) => Entry { family, name },
+            RowOf::Fixed(f) => fixed(f),
         }
     }
 
-    /// The dtype its result is stored in, as its table row (or [`FIXED`]'s) states it: a cast
-    /// to a named dtype has that one.
+    /// The dtype its result is stored in, as its table row (or its [`FixedOp`]'s) states it: a
+    /// cast to a named dtype has that one.
     pub fn result_dtype(&self) -> ResultDtype {
         match self {
             Op::Unary { op, .. } => op.spec().dtype,
@@ -228,13 +167,7 @@ impl Op {
             Op::Cast {
                 dtype: Some(dtype), ..
             } => ResultDtype::Named(*dtype),
-            _ => {
-                let name = self.entry().name;
-                FIXED
-                    .iter()
-                    .find(|(n, _, _)| *n == name)
-                    .map_or(ResultDtype::Default, |(_, _, d)| *d)
-            }
+            op => op.fixed().map_or(ResultDtype::Default, |f| f.row().dtype),
         }
     }
 }
@@ -256,13 +189,7 @@ pub fn result_kind(entry: Entry, kind: Kind) -> Option<Kind> {
         Family::Quantized => spec(QUANTIZED),
         Family::AlongDim => AlongDimOp::named(entry.name).map(|o| o.spec().result_kind(kind)),
         Family::Module => ModuleOp::named(entry.name).map(|o| o.spec().result_kind()),
-        Family::Fixed => Some(match entry.name {
-            "argmax" => Kind::Int,
-            "cast to float" => Kind::Float,
-            "cast to int" => Kind::Int,
-            "cast to bool" => Kind::Bool,
-            _ => kind,
-        }),
+        Family::Fixed => entry.fixed().map(|f| f.row().result.unwrap_or(kind)),
     }
 }
 
@@ -335,96 +262,77 @@ pub fn op_of(entry: Entry, operands: &[Slot], bytes: [u8; 4]) -> Option<Op> {
             src: x,
             kernel: if a.is_multiple_of(2) { 1 } else { 3 },
         },
-        (Family::Fixed, name) => fixed_op(name, (x, y), bytes)?,
+        (Family::Fixed, name) => FixedOp::named(name)?.op((x, y), bytes),
     })
 }
 
-/// An op of the fixed entry `name` over `x` and `y`, its other fields taken from `bytes`.
-fn fixed_op(name: &str, (x, y): (Slot, Slot), bytes: [u8; 4]) -> Option<Op> {
-    let [a, b, c, d] = bytes;
-    let small = |v: u8| v % 4;
-    Some(match name {
-        "matmul" => Op::Matmul {
-            lhs: x,
-            rhs: y,
-            transpose_rhs: a.is_multiple_of(2),
-        },
-        "sum_dim" => Op::SumDim {
-            src: x,
-            dim: small(a),
-        },
-        "argmax" => Op::ArgMax {
-            src: x,
-            dim: small(a),
-        },
-        "clamp" => Op::Clamp {
-            src: x,
-            min: (a as i8).min(b as i8),
-            max: (a as i8).max(b as i8),
-        },
-        "reshape" => Op::Reshape {
-            src: x,
-            dims: vec![1 + small(a), 1 + small(b)],
-        },
-        "swap_dims" => Op::SwapDims {
-            src: x,
-            dim0: small(a),
-            dim1: small(b),
-        },
-        "slice" => Op::Slice {
-            src: x,
-            dim: small(a),
-            start: small(b),
-            len: 1 + small(c),
-        },
-        "cat" => Op::Cat {
-            first: x,
-            rest: vec![y],
-            dim: small(a),
-        },
-        "mask_where" => Op::MaskWhere {
-            src: x,
-            mask: y,
-            value: x,
-        },
-        "mask_fill" => Op::MaskFill {
-            src: x,
-            mask: y,
-            value: d as i8,
-        },
-        "cast to float" => Op::Cast {
-            src: x,
-            to: Kind::Float,
-            dtype: None,
-        },
-        "cast to int" => Op::Cast {
-            src: x,
-            to: Kind::Int,
-            dtype: None,
-        },
-        "cast to bool" => Op::Cast {
-            src: x,
-            to: Kind::Bool,
-            dtype: None,
-        },
-        "and" => Op::Logic {
-            op: LogicOp::And,
-            lhs: x,
-            rhs: y,
-        },
-        "or" => Op::Logic {
-            op: LogicOp::Or,
-            lhs: x,
-            rhs: y,
-        },
-        "not" => Op::Not { src: x },
-        _ => return None,
-    })
+/// Which table's row an op is, or which fixed op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowOf {
+    /// A row of a table: its family and name.
+    Table(super::Family, &'static str),
+    /// A fixed op.
+    Fixed(FixedOp),
+}
+
+impl Op {
+    /// The row this op is (one exhaustive match: a new `Op` variant is a table's or a fixed
+    /// op's here).
+    fn row_of(&self) -> RowOf {
+        let table = |family, name| RowOf::Table(family, name);
+        RowOf::Fixed(match self {
+            Op::Unary { op, .. } => return table(Family::Unary, op.name()),
+            Op::AlongDim { op, .. } => return table(Family::AlongDim, op.name()),
+            Op::Quantized { op, .. } => return table(Family::Quantized, op.name()),
+            Op::Binary { op, .. } => return table(Family::Binary, op.name()),
+            Op::Compare { op, .. } => return table(Family::Compare, op.name()),
+            Op::Scalar { op, .. } => return table(Family::Scalar, op.name()),
+            Op::Module { op, .. } => return table(Family::Module, op.name()),
+            Op::Matmul { .. } => FixedOp::Matmul,
+            Op::SumDim { .. } => FixedOp::SumDim,
+            Op::ArgMax { .. } => FixedOp::ArgMax,
+            Op::Clamp { .. } => FixedOp::Clamp,
+            Op::Reshape { .. } => FixedOp::Reshape,
+            Op::SwapDims { .. } => FixedOp::SwapDims,
+            Op::Slice { .. } => FixedOp::Slice,
+            Op::Cat { .. } => FixedOp::Cat,
+            Op::MaskWhere { .. } => FixedOp::MaskWhere,
+            Op::MaskFill { .. } => FixedOp::MaskFill,
+            Op::Cast {
+                to: Kind::Float, ..
+            } => FixedOp::CastToFloat,
+            Op::Cast { to: Kind::Int, .. } => FixedOp::CastToInt,
+            Op::Cast { to: Kind::Bool, .. } => FixedOp::CastToBool,
+            Op::Logic {
+                op: LogicOp::And, ..
+            } => FixedOp::And,
+            Op::Logic {
+                op: LogicOp::Or, ..
+            } => FixedOp::Or,
+            Op::Not { .. } => FixedOp::Not,
+        })
+    }
+
+    /// The fixed op this op is, if it is one (`None`: a table's row).
+    pub fn fixed(&self) -> Option<FixedOp> {
+        match self.row_of() {
+            RowOf::Fixed(f) => Some(f),
+            RowOf::Table(..) => None,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_fixed_op_makes_an_op_that_is_that_fixed_op() {
+        for f in FixedOp::ALL {
+            assert_eq!(f.op((0, 1), [1, 2, 3, 4]).fixed(), Some(f), "{f:?}");
+            assert_eq!(FixedOp::named(f.name()), Some(f));
+        }
+    }
 
     #[test]
     fn every_entry_has_an_op_and_the_op_names_its_entry_back() {

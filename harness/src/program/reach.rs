@@ -50,7 +50,12 @@ impl Op {
             | Op::Not { .. } => Reach::Elementwise,
             Op::SumDim { dim, .. } | Op::ArgMax { dim, .. } => Reach::Lane(usize::from(*dim)),
             Op::Reshape { .. } => Reach::RowMajor,
-            _ => Reach::Whole,
+            Op::Matmul { .. }
+            | Op::SwapDims { .. }
+            | Op::Slice { .. }
+            | Op::Cat { .. }
+            | Op::Quantized { .. }
+            | Op::Module { .. } => Reach::Whole,
         }
     }
 }

@@ -20,7 +20,7 @@ pub use super::error::{gamma, Arithmetic, Composite, Model, Product, Terms, Ulps
 use super::host::{Data, Host};
 use super::module::MODULE_ERROR;
 use crate::oracles::Backend;
-use crate::program::{Dtype, Kind, Op, Tolerance};
+use crate::program::{Dtype, FixedOp, Kind, Op, Tolerance};
 
 /// The unary entries with a library bound, in table order, and the bounds.
 pub fn library_bounds() -> impl Iterator<Item = (&'static str, Ulps)> {
@@ -42,9 +42,9 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
     if super::quantization::exact_scheme(op).is_some() {
         return (backend == Backend::Flex).then_some(Model::Quantized);
     }
-    let model = match op {
-        Op::Matmul { .. } | Op::SumDim { .. } => Some(Model::Linear(Terms::Dim)),
-        op => arithmetic(op).and_then(|a| a.model),
+    let model = match op.fixed() {
+        Some(fixed) => fixed_model(fixed),
+        None => arithmetic(op).and_then(|a| a.model),
     };
     match model {
         // Measured on Flex, or composed from Flex's kernel (a power by squaring, where a WGSL
@@ -59,6 +59,29 @@ pub fn model(op: &Op, backend: Backend) -> Option<Model> {
             | Model::MinusSum { .. },
         ) if backend != Backend::Flex => None,
         model => model,
+    }
+}
+
+/// A fixed op's error model: Higham's over the dim a matmul or a sum adds along; `None` for
+/// the others, which move, pick or convert elements without arithmetic of their own and keep
+/// their family's bound.
+fn fixed_model(op: FixedOp) -> Option<Model> {
+    match op {
+        FixedOp::Matmul | FixedOp::SumDim => Some(Model::Linear(Terms::Dim)),
+        FixedOp::ArgMax
+        | FixedOp::Clamp
+        | FixedOp::Reshape
+        | FixedOp::SwapDims
+        | FixedOp::Slice
+        | FixedOp::Cat
+        | FixedOp::MaskWhere
+        | FixedOp::MaskFill
+        | FixedOp::CastToFloat
+        | FixedOp::CastToInt
+        | FixedOp::CastToBool
+        | FixedOp::And
+        | FixedOp::Or
+        | FixedOp::Not => None,
     }
 }
 
