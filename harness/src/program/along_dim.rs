@@ -154,6 +154,32 @@ macro_rules! along_dim_ops {
                 reference Along::Test(|v| v.iter().all(|b| *b)), error PRESET;
             flip: [Float, Int, Bool] -> same, same, exact, none, lane, x, d => x.flip([d as isize]),
                 reference Along::Layout(flip_positions), error PRESET;
+            // The upper triangle of the last two dims from diagonal d - 1 up, zeros below: Burn
+            // makes the mask on the operand's device first (`triu_mask`, from int arange and
+            // comparisons) and applies it with `mask_fill`; the call names the device so that the
+            // model knows. A rank-1 operand is one row, all of it on or above diagonal -1: the
+            // operand itself (Burn's triu takes rank 2 and up).
+            triu: [Float, Int] -> same, same, exact, none, lane, x, d => {
+                if x.dims().len() < 2 { x } else { let _ = x.device(); x.triu(d as i64 - 1) } },
+                reference Along::Whole(|x, d| {
+                    let (n, cols) = (x.shape.len(), *x.shape.last()?);
+                    let rows = if n < 2 { 1 } else { x.shape[n - 2] };
+                    let kept = |i: usize| {
+                        (i % cols) as i64 - ((i / cols) % rows) as i64 >= d as i64 - 1
+                    };
+                    let shape = x.shape.clone();
+                    Some(match &x.data {
+                        Data::Float(v) => Host::float(
+                            shape,
+                            (0..v.len()).map(|i| if kept(i) { v[i] } else { Some(0.0) }).collect(),
+                        ),
+                        Data::Int(v) => Host::int(
+                            shape,
+                            (0..v.len()).map(|i| if kept(i) { v[i] } else { Some(0) }).collect(),
+                        ),
+                        Data::Bool(_) => return None,
+                    })
+                }), error PRESET;
             // Indexing with index tensors made on the operand's device (in range by
             // construction): each gives back the operand's shape.
             select_reversed: [Float, Int, Bool] -> same, same, exact, none, whole, x, d => {
