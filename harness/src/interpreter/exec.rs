@@ -29,7 +29,7 @@ use crate::program::{
 mod step;
 mod walk;
 
-use walk::{Exclusive, Shared, Walk};
+use walk::{Exclusive, HandedRun, Walk};
 
 /// How much the interpreter records besides calling Burn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +144,7 @@ fn run_scheduled(
     let n = program.steps.len();
     let run = Run::new(program, backends, mode, hook);
     catch::journal_start();
-    let shared = Shared {
+    let shared = HandedRun {
         state: Mutex::new(Exclusive(run)),
         entering: AtomicUsize::new(0),
     };

@@ -36,7 +36,7 @@ const RACY_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The run's state, which the program's threads hand to one another: a step runs with the lock
 /// held; in the serial schedule only one thread works at a time, the one the schedule names.
-pub(super) struct Shared<'p, 'h> {
+pub(super) struct HandedRun<'p, 'h> {
     pub(super) state: Mutex<Exclusive<Run<'p, 'h>>>,
     /// Threads between the start of a scope and its closure's first line, counted only where a
     /// test planted a race there (`faults::racy_scope_for_tests`, with the `test-hooks` feature).
@@ -47,14 +47,14 @@ pub(super) struct Shared<'p, 'h> {
 pub(super) struct Exclusive<T>(pub(super) T);
 
 // SAFETY: a `Run` is `!Send` for the `Rc`s its slots and the oracles' hook hold. It is only ever
-// reached through `Shared`'s mutex, and no `Rc` escapes the lock: a step's Burn values leave it
-// as `AnyTensor`s and capture handles, which are `Send`. So every access to those `Rc`s, from
+// reached through `HandedRun`'s mutex, and no `Rc` escapes the lock: a step's Burn values leave
+// it as `AnyTensor`s and capture handles, which are `Send`. So every access to those `Rc`s, from
 // whichever program thread, is ordered by the lock, in the serial schedule (where a thread hands
 // the schedule on through `Lanes::install` and blocks) and under collide (where two threads
 // run at once, each taking the lock for each step) alike.
 unsafe impl<T> Send for Exclusive<T> {}
 
-impl<'p, 'h> Shared<'p, 'h> {
+impl<'p, 'h> HandedRun<'p, 'h> {
     fn with<T>(&self, f: impl FnOnce(&mut Run<'p, 'h>) -> T) -> T {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         f(&mut guard.0)
@@ -65,7 +65,7 @@ impl<'p, 'h> Shared<'p, 'h> {
 /// lanes the other threads' steps are handed to.
 #[derive(Clone, Copy)]
 pub(super) struct Walk<'a, 'p, 'h> {
-    pub(super) run: &'a Shared<'p, 'h>,
+    pub(super) run: &'a HandedRun<'p, 'h>,
     pub(super) program: &'p Program,
     /// The program thread of each step ([`Program::step_threads`]); empty, and never read,
     /// without lanes.
