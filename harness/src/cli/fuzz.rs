@@ -85,7 +85,8 @@ fn parse_entry(text: &str) -> Result<Entry, String> {
         .map(|(e, _)| *e)
         .find(|e| e.family == family && e.name == name)
         .ok_or_else(|| {
-            let in_family: Vec<&str> = (all.iter())
+            let in_family: Vec<&str> = all
+                .iter()
                 .filter(|(e, _)| e.family == family)
                 .map(|(e, _)| e.name)
                 .collect();

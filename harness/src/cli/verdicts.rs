@@ -50,7 +50,7 @@ impl Args {
         // their values) would follow whatever else drew before or beside it.
         let draws = |p: &Program| p.steps.iter().any(Step::draws);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
-        let mut lines: Vec<Option<String>> = pool.install(|| {
+        let mut lines: Vec<Option<Line>> = pool.install(|| {
             set.par_iter()
                 .enumerate()
                 .map(|(i, p)| (!draws(p)).then(|| line(i, p, &session)).transpose())
@@ -62,14 +62,14 @@ impl Args {
             lines[i] = Some(line(i, p, &session)?);
             drawing += 1;
         }
-        let lines: Vec<String> = lines.into_iter().flatten().collect();
-        let text = lines.concat();
+        let lines: Vec<Line> = lines.into_iter().flatten().collect();
+        let text: String = lines.iter().map(|l| l.text.as_str()).collect();
         match &self.out {
             Some(path) => std::fs::write(path, &text)
                 .with_context(|| format!("writing {}", path.display()))?,
             None => std::io::stdout().write_all(text.as_bytes())?,
         }
-        let findings = lines.iter().filter(|l| !l.contains("\t-\t")).count();
+        let findings = lines.iter().filter(|l| l.finding).count();
         eprintln!(
             "verdicts: {} programs (seed {}), {findings} with a finding, {drawing} drawing random \
              values (run one at a time, Flex seeded), digest {:016x}",
@@ -93,14 +93,20 @@ fn programs(count: usize, seed: u64, session: &Session) -> Vec<Program> {
         .collect()
 }
 
-fn line(index: usize, program: &Program, session: &Session) -> Result<String> {
+/// One program's line, and whether its verdict has a finding.
+struct Line {
+    text: String,
+    finding: bool,
+}
+
+fn line(index: usize, program: &Program, session: &Session) -> Result<Line> {
     let verdict = check(session, program).with_context(|| format!("program {index}"))?;
     let finding = verdict
         .finding
         .as_ref()
         .map_or_else(|| "-".to_string(), |f| f.signature.to_string());
-    Ok(format!(
-        "{index}\t{finding}\t{:016x}\n",
-        verdict.stable_digest()?
-    ))
+    Ok(Line {
+        text: format!("{index}\t{finding}\t{:016x}\n", verdict.stable_digest()?),
+        finding: verdict.finding.is_some(),
+    })
 }
