@@ -25,7 +25,7 @@ pub enum Family {
     Binary,
     /// [`COMPARE`]'s rows.
     Compare,
-    /// The ops outside the tables ([`FIXED`]).
+    /// The ops outside the tables ([`FixedOp`]).
     Fixed,
     /// [`MODULE`]'s rows.
     Module,
