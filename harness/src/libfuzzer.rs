@@ -1,4 +1,4 @@
-//! The glue the libFuzzer target calls: decode, [`check`](crate::check), and abort with a
+//! The glue the libFuzzer target calls: decode, [`crate::check`], and abort with a
 //! `DEDUP_TOKEN` line on a finding, so libFuzzer's crash buckets are the harness's signatures.
 
 use std::sync::OnceLock;
@@ -261,7 +261,7 @@ pub enum HookDecision {
     HarnessError(String),
 }
 
-/// The hook's decision for `panic` under `policy`; [`check`](crate::check) must reach a
+/// The hook's decision for `panic` under `policy`; [`crate::check`] must reach a
 /// finding (or a harness error) whenever this says so, and a test holds it to that.
 pub fn hook_decision(panic: &interpreter::PanicInfo, policy: &Policy) -> HookDecision {
     let mut panic = panic.clone();

@@ -138,7 +138,7 @@ pub struct Options {
     #[arg(long)]
     pub target: String,
     /// The target's libFuzzer options file, whose limits a timeout or out-of-memory artifact
-    /// is run under again (default: this repository's fuzz/<target>.options).
+    /// is run under again (default: this repository's `fuzz/<target>.options`).
     #[arg(long)]
     pub options: Option<PathBuf>,
     /// Folder of crash-*, timeout-*, oom-* artifacts.

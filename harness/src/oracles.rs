@@ -4,7 +4,7 @@
 //! judge its trace afterwards ([`model`]), and each broken invariant is a [`Violation`].
 //!
 //! Adding an oracle: a module implementing [`Oracle`], and in this file one [`ORACLES`] entry,
-//! one arm in [`OracleId::build`] and its violation class ([`OracleClass`]).
+//! one arm in `OracleId::build` and its violation class ([`OracleClass`]).
 
 pub mod catalogue;
 pub mod class;
@@ -139,7 +139,7 @@ pub const DTYPE_CONTRACT: Class = Class::Oracle(OracleClass::DtypeContract);
 /// Class of a transaction whose answer for a tensor is not that tensor's own read
 /// ([`transaction_reads`]).
 pub const TRANSACTION_MISMATCH: Class = Class::Oracle(OracleClass::TransactionMismatch);
-/// Class of a value Burn computed that its op's definition does not give ([`reference`]).
+/// Class of a value Burn computed that its op's definition does not give ([`mod@reference`]).
 pub const REFERENCE_MISMATCH: Class = Class::Oracle(OracleClass::ReferenceMismatch);
 
 /// Which oracle.
@@ -155,7 +155,7 @@ pub enum OracleId {
     DtypeContract,
     /// [`transaction_reads`].
     TransactionReads,
-    /// [`reference`].
+    /// [`mod@reference`].
     Reference,
 }
 

@@ -104,7 +104,7 @@ pub fn placed(device: &Device) -> Placed {
     Placed::new(base, autodiff)
 }
 
-/// Whether `device` is Flex, autodiff or not (what [`name`] calls `flex` or `flex_ad`), with
+/// Whether `device` is Flex, autodiff or not (what a [`Placed`] is named: `flex` or `flex_ad`), with
 /// one comparison.
 pub fn is_flex(device: &Device) -> bool {
     FLEX.with(|flex| flex == device)

@@ -366,7 +366,7 @@ pub const PARALLEL_FROM: Duration = Duration::from_millis(20);
 pub const RERUNS: usize = 3;
 
 /// Shrinks `program` keeping the signature of its first finding in `session`, then re-runs
-/// the result [`RERUNS`] times. Returns the signature, the result and the re-runs' verdict.
+/// the result `RERUNS` times. Returns the signature, the result and the re-runs' verdict.
 pub fn minimize_finding<'a>(
     program: Program,
     session: &Session,

@@ -42,7 +42,7 @@ pub struct TargetReport {
     pub guards: Vec<GuardHits>,
 }
 
-/// Reads the night's files under `dir` (logs/, triage-*.json, coverage/<target>.json,
+/// Reads the night's files under `dir` (logs/, triage-*.json, `coverage/<target>.json`,
 /// timings.tsv): each target's report, and each phase's seconds.
 pub fn gather(dir: &Path, targets: &[String]) -> Result<(Vec<TargetReport>, Timings)> {
     let mut reports = Vec::new();

@@ -405,7 +405,7 @@ static FAILURE_CLASSES: LazyLock<BTreeSet<&'static str>> = LazyLock::new(|| {
 });
 
 /// Gives every panic of the trace that has none its class, at the step it was raised at
-/// ([`class_at`], [`MIXED_DTYPES`] for a dtype mix the program chose, by the panic's words or the
+/// (`class_at`, [`MIXED_DTYPES`] for a dtype mix the program chose, by the panic's words or the
 /// operands' dtypes, or [`UNSUPPORTED_DTYPE`] on wgpu past a dtype it does not support).
 pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
     let at: Vec<usize> = trace.panics().map(|(i, _)| i).collect();

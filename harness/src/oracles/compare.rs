@@ -80,7 +80,7 @@ const ABSOLUTE_STEPS: f64 = 2.0;
 /// BF16) rounds each of an op's steps on its own grid, and one backend may compute in it where
 /// another computes in f32 and rounds once: the relative bound widens to one step beyond the
 /// preset or the dtype's epsilon, whichever is wider (as the reference oracle widens its own),
-/// and the absolute bound to [`ABSOLUTE_STEPS`] steps. F32 and F64 keep the preset, so a wrong
+/// and the absolute bound to `ABSOLUTE_STEPS` steps. F32 and F64 keep the preset, so a wrong
 /// F64 value is still judged at least as closely as an F32 one.
 pub fn on_grid(preset: Tolerance<f64>, dtype: Dtype) -> Tolerance<f64> {
     let eps = dtype.epsilon();

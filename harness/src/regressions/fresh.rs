@@ -89,7 +89,7 @@ fn minimize_alone(
 }
 
 /// The program a minimization ended on, when it gives `signature` in a process of its own;
-/// else `original` minimized again with every candidate in a new process ([`minimize_alone`]),
+/// else `original` minimized again with every candidate in a new process (`minimize_alone`),
 /// and `true` with it. An error when `original` itself does not give the finding alone: it
 /// needs state an earlier program of its session left.
 pub fn settle_alone(

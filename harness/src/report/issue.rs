@@ -88,7 +88,7 @@ pub struct IssueParts {
     pub what_happens: String,
     /// What should happen, from the finding's kind (a root cause's report states its own).
     pub expected: String,
-    /// The reference oracle's value where Burn's differs from it (see [`reference_value`]).
+    /// The reference oracle's value where Burn's differs from it (see `reference_value`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     /// The Rust reproducer.

@@ -40,7 +40,7 @@ pub fn chose_dtype_mix(steps: &[Step], message: &str) -> bool {
         .any(|d| words.contains(&d.spec().name))
 }
 
-/// Per step of the trace, whether [`UNSUPPORTED_DTYPE`] explains its failure: it ran on the
+/// Per step of the trace, whether [`UNSUPPORTED_DTYPE`](crate::oracles::UNSUPPORTED_DTYPE) explains its failure: it ran on the
 /// wgpu device (read a value there, named it, or made a value there) at or after the first step
 /// that left there a tensor of a dtype the program named and the device does not support.
 /// Empty when there is no such step, as in every run without wgpu.

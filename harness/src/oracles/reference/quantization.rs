@@ -70,7 +70,7 @@ impl Layout {
 }
 
 /// The scheme and the layout (for each output position of `shape`, the operand position it
-/// takes) of `op`'s round trip, where it is [`modeled`] and quantizes once (see [`Layout::of`]).
+/// takes) of `op`'s round trip, where it is [`modeled`] and quantizes once (see `Layout::of`).
 pub fn exact(op: &Op, shape: &[usize]) -> Option<(Scheme, Vec<usize>)> {
     let scheme = exact_scheme(op)?;
     Layout::of(op).map(|layout| (scheme, layout.positions(shape)))
