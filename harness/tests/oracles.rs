@@ -307,6 +307,26 @@ fn a_replay_of_an_int_the_eager_run_overflowed_in_its_narrower_dtype_is_left_ope
     let open = verdict.oracles.poisoned.get("narrow-overflow").copied();
     assert_eq!(open, Some(1), "{:?}", verdict.oracles.poisoned);
 }
+
+#[test]
+fn a_float_cast_to_int_past_i32s_range_is_left_open_in_every_replayed_value_made_from_it() {
+    // 10^10 as the capture device's default int (I64) and as Flex's (I32, where it
+    // saturates): a bitwise_and after the cast gives 0 replayed and 42 eagerly (a 60 s
+    // session aimed at atanh, round and the inverse trigonometric functions).
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [4, 4, 2], "fill": "arange", "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"binary": {"op": "powf", "lhs": 0, "rhs": 0}}}},
+            {"op": {"out": 2, "op": {"cast": {"src": 1, "to": "int"}}}},
+            {"op": {"out": 2, "op": {"scalar": {"op": "bitwise_and", "src": 2, "value": 42}}}},
+            {"exit_scope": {"inputs": [], "outputs": [2]}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::cpu(), &program).unwrap();
+    assert_eq!(verdict.finding, None);
+    let open = verdict.oracles.poisoned.get("narrow-overflow").copied();
+    assert_eq!(open, Some(1), "{:?}", verdict.oracles.poisoned);
+}
+
 #[test]
 fn a_replay_that_loses_a_recorded_dtype_names_the_op_that_lost_it_not_the_ops_after_it() {
     // argmax of an I32 tensor is recorded as I32 and replayed by Flex as I64 (a stored case);

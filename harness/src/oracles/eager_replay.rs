@@ -16,7 +16,7 @@ use super::{
 };
 use crate::interpreter::{AnyTensor, CompletedScope, Outcome, World};
 use crate::program::limits::MAX_SLOTS;
-use crate::program::{Dtype, Slot, Step};
+use crate::program::{Dtype, Kind, Op, Slot, Step};
 
 mod outputs;
 
@@ -84,7 +84,8 @@ fn in_eager_dtype(replayed: &TensorData, eager: &TensorData) -> Option<TensorDat
 }
 
 /// The definition's ints of op `step` over the eager run's operands, where an operand's
-/// dtype parts the real run from the eager one (`dtypes`, per slot): what
+/// dtype parts the real run from the eager one (`dtypes`, per slot) or the op makes the
+/// device's default int, which parts them: what
 /// [`overflows_narrower`] reads once the step's output dtypes are known. Taken before the
 /// mirrors follow the step, which may write a slot it reads.
 fn parted_definition(
@@ -97,7 +98,17 @@ fn parted_definition(
     };
     let operands = op.operands();
     let parted = |s: &Slot| matches!(dtypes[usize::from(*s)], Some((real, Some(eager))) if real != eager && real.is_int());
-    if !operands.iter().any(parted) {
+    // A cast to the device's default int parts the runs at its output: a float past I32's
+    // range saturates eagerly where the capture device's I64 holds it.
+    let to_default_int = matches!(
+        op,
+        Op::Cast {
+            to: Kind::Int,
+            dtype: None,
+            ..
+        }
+    );
+    if !to_default_int && !operands.iter().any(parted) {
         return None;
     }
     let flex = shared.flex.as_ref()?;
