@@ -150,9 +150,22 @@ pub fn dtype(tape: &[Node], i: usize) -> Option<burn::tensor::DType> {
     tape.get(i)?.handle.as_ref().map(|h| h.dtype())
 }
 
-/// Whether node `i` holds random values an op drew.
+/// Whether node `i` holds random values an op drew, itself or through copies of them.
 pub fn drawn(tape: &[Node], i: usize) -> bool {
-    tape.get(i).is_some_and(|n| matches!(n.what, What::Drawn))
+    // A clone, a move or an autodiff step of a draw holds the draw's values: a graph that
+    // recorded the draw draws again when replayed (fuzz --aim unary:atanh: a draw, then its
+    // without_autodiff, was a graph's output).
+    let mut at = i;
+    loop {
+        let Some(node) = tape.get(at) else {
+            return false;
+        };
+        match (&node.what, node.inputs.as_slice()) {
+            (What::Drawn, _) => return true,
+            (What::Clone | What::Other, [from]) if *from < at => at = *from,
+            _ => return false,
+        }
+    }
 }
 
 /// The op node `i` computes, if it is an op's.
