@@ -152,11 +152,13 @@ fn insert_op(
     let shape: Vec<u8> = (0..rank)
         .map(|_| 1 + rng.below(MAX_DIM as u64) as u8)
         .collect();
-    let fill = match rng.below(5) {
+    let fill = match rng.below(7) {
         0 => Fill::Zeros,
         1 => Fill::Ones,
         2 => Fill::Arange,
-        3 => Fill::Edge(Edge::CYCLE[rng.below(Edge::CYCLE.len() as u64) as usize]),
+        3 => Fill::Edge(Edge::SINGLE[rng.below(Edge::SINGLE.len() as u64) as usize]),
+        4 => Fill::Halves,
+        5 => Fill::Tiny,
         _ => Fill::Value(rng_byte(rng) as i8),
     };
     let x = free_slot(steps, at, &[], rng);

@@ -205,6 +205,8 @@ pub fn step_line(step: &Step) -> String {
                 Fill::Arange => "arange".to_string(),
                 Fill::Value(v) => format!("full({v})"),
                 Fill::Edge(edge) => format!("edge_{}", edge.name()),
+                Fill::Halves => "halves".to_string(),
+                Fill::Tiny => "tiny".to_string(),
             };
             format!(
                 "let t{out} = Tensor::<{}, {}>::from_data(fill::{fill}({shape:?}), {});",

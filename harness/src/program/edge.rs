@@ -31,6 +31,13 @@ pub enum Edge {
     NegInf,
     /// Each of the edges above in turn, element by element.
     Mixed,
+    /// The largest value below 1 (`1 - EPSILON / 2`: f32 0.99999994, f16 0.9995117), the edge of
+    /// the domains of `atanh`, `asin` and `acos`, where a formula that subtracts from 1 cancels.
+    /// 0 in an int dtype.
+    BelowOne,
+    /// The smallest value above -1 (`-(1 - EPSILON / 2)`): the other side of those domains.
+    /// 0 in an int dtype.
+    AboveMinusOne,
 }
 
 impl Edge {
@@ -44,6 +51,20 @@ impl Edge {
         Edge::Min,
         Edge::Inf,
         Edge::Subnormal,
+    ];
+
+    /// Every single edge (all but `Mixed`): the cycle's and the two next to ±1, which `Mixed`
+    /// leaves out so that the fills of older programs stay what they were.
+    pub const SINGLE: [Edge; 9] = [
+        Edge::Max,
+        Edge::Nan,
+        Edge::NegZero,
+        Edge::NegInf,
+        Edge::Min,
+        Edge::Inf,
+        Edge::Subnormal,
+        Edge::BelowOne,
+        Edge::AboveMinusOne,
     ];
 
     /// The edge of element `i`.
@@ -65,12 +86,17 @@ impl Edge {
             Edge::Inf => "inf",
             Edge::NegInf => "neg_inf",
             Edge::Mixed => "mixed",
+            Edge::BelowOne => "below_one",
+            Edge::AboveMinusOne => "above_minus_one",
         }
     }
 
     /// Whether a bool at this edge is true.
     pub fn truth(self) -> bool {
-        matches!(self, Edge::Max | Edge::Subnormal | Edge::Nan | Edge::Inf)
+        matches!(
+            self,
+            Edge::Max | Edge::Subnormal | Edge::Nan | Edge::Inf | Edge::BelowOne
+        )
     }
 
     /// A Rust expression of this (single) edge's value in `dtype`, as reproducers print it.
@@ -94,6 +120,13 @@ impl Edge {
             Edge::NegInf if float => format!("{ty}::NEG_INFINITY"),
             Edge::Nan | Edge::Inf => format!("{ty}::MAX"),
             Edge::NegInf => format!("{ty}::MIN"),
+            Edge::BelowOne | Edge::AboveMinusOne if !float => format!("0{ty}"),
+            Edge::BelowOne if half => format!("{ty}::ONE - {ty}::EPSILON / {ty}::from_f32(2.0)"),
+            Edge::BelowOne => format!("1.0 - {ty}::EPSILON / 2.0"),
+            Edge::AboveMinusOne if half => {
+                format!("{ty}::EPSILON / {ty}::from_f32(2.0) - {ty}::ONE")
+            }
+            Edge::AboveMinusOne => format!("{ty}::EPSILON / 2.0 - 1.0"),
             Edge::Mixed => Edge::Max.literal(dtype),
         }
     }

@@ -25,10 +25,13 @@ trait FloatEdges: Copy {
     const INFINITY: Self;
     const NEG_INFINITY: Self;
     fn subnormal() -> Self;
+    /// The largest value below 1.
+    fn below_one() -> Self;
+    fn neg(self) -> Self;
 }
 
 macro_rules! float_edges {
-    ($($t:ty: $neg_zero:expr, $subnormal:expr;)*) => {$(
+    ($($t:ty: $neg_zero:expr, $subnormal:expr, $below_one:expr;)*) => {$(
         impl FloatEdges for $t {
             const MAX: Self = <$t>::MAX;
             const MIN: Self = <$t>::MIN;
@@ -39,15 +42,21 @@ macro_rules! float_edges {
             fn subnormal() -> Self {
                 $subnormal
             }
+            fn below_one() -> Self {
+                $below_one
+            }
+            fn neg(self) -> Self {
+                -self
+            }
         }
     )*};
 }
 
 float_edges! {
-    f64: -0.0, f64::from_bits(1);
-    f32: -0.0, f32::from_bits(1);
-    f16: f16::NEG_ZERO, f16::from_bits(1);
-    bf16: bf16::NEG_ZERO, bf16::from_bits(1);
+    f64: -0.0, f64::from_bits(1), 1.0 - f64::EPSILON / 2.0;
+    f32: -0.0, f32::from_bits(1), 1.0 - f32::EPSILON / 2.0;
+    f16: f16::NEG_ZERO, f16::from_bits(1), f16::from_f32(1.0 - f32::from(f16::EPSILON) / 2.0);
+    bf16: bf16::NEG_ZERO, bf16::from_bits(1), bf16::from_f32(1.0 - f32::from(bf16::EPSILON) / 2.0);
 }
 
 fn float_edge<T: FloatEdges>(edge: Edge) -> T {
@@ -59,6 +68,8 @@ fn float_edge<T: FloatEdges>(edge: Edge) -> T {
         Edge::Nan => T::NAN,
         Edge::Inf => T::INFINITY,
         Edge::NegInf => T::NEG_INFINITY,
+        Edge::BelowOne => T::below_one(),
+        Edge::AboveMinusOne => T::below_one().neg(),
     }
 }
 
@@ -67,7 +78,7 @@ macro_rules! int_edge {
         match $edge {
             Edge::Max | Edge::Mixed | Edge::Nan | Edge::Inf => <$t>::MAX,
             Edge::Min | Edge::NegInf => <$t>::MIN,
-            Edge::NegZero => 0,
+            Edge::NegZero | Edge::BelowOne | Edge::AboveMinusOne => 0,
             Edge::Subnormal => 1,
         }
     };
@@ -103,24 +114,46 @@ fn edge_data(dtype: Dtype, shape: Vec<usize>, n: usize, edge: Edge) -> TensorDat
 pub fn fill_data(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> TensorData {
     let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
     let n: usize = shape.iter().product();
-    // Every plain fill is start + step * i.
-    let (step, start) = match fill {
-        Fill::Zeros => (0, 0),
-        Fill::Ones => (0, 1),
-        Fill::Arange => (1, 0),
-        Fill::Value(v) => (0, i64::from(v)),
-        Fill::Edge(edge) => return edge_data(edge_dtype(kind, dtype), shape, n, edge),
+    if let Fill::Edge(edge) = fill {
+        return edge_data(edge_dtype(kind, dtype), shape, n, edge);
+    }
+    let half = (n / 2) as i64;
+    // Every other fill is a whole number (an int; a bool is its parity), plus a half for
+    // `Halves`, scaled to 2^-12 for `Tiny`, as a float.
+    let whole = |i: usize| -> i64 {
+        match fill {
+            Fill::Zeros => 0,
+            Fill::Ones => 1,
+            Fill::Arange => i as i64,
+            Fill::Value(v) => i64::from(v),
+            Fill::Halves => i as i64 - half,
+            Fill::Tiny if i.is_multiple_of(2) => i as i64 + 1,
+            Fill::Tiny => -(i as i64 + 1),
+            Fill::Edge(_) => unreachable!("made in their own dtype above"),
+        }
     };
-    let value = |i: usize| start + step * i as i64;
+    let (fraction, scale) = match fill {
+        Fill::Halves => (0.5, 1.0),
+        Fill::Tiny => (0.0, TINY),
+        _ => (0.0, 1.0),
+    };
     match kind {
-        Kind::Float => TensorData::new((0..n).map(|i| value(i) as f32).collect(), shape),
-        Kind::Int => TensorData::new((0..n).map(value).collect::<Vec<i64>>(), shape),
+        Kind::Float => TensorData::new(
+            (0..n).map(|i| whole(i) as f32 * scale + fraction).collect(),
+            shape,
+        ),
+        Kind::Int => TensorData::new((0..n).map(whole).collect::<Vec<i64>>(), shape),
         Kind::Bool => TensorData::new(
-            (0..n).map(|i| value(i) % 2 != 0).collect::<Vec<bool>>(),
+            (0..n).map(|i| whole(i) % 2 != 0).collect::<Vec<bool>>(),
             shape,
         ),
     }
 }
+
+/// The unit of a tiny fill's floats: 2^-12, about 2.4e-4, far below the 0.01 a transcendental
+/// preset left open and where `expm1` and `ln_1p` part ways with their cancelling forms, yet a
+/// normal number in every float dtype (F16's smallest normal is 2^-14).
+pub const TINY: f32 = 1.0 / 4096.0;
 
 #[cfg(test)]
 mod tests {
@@ -167,5 +200,49 @@ mod tests {
         assert_eq!(Edge::Nan.literal(Dtype::U16), "u16::MAX");
         assert_eq!(Edge::NegInf.literal(Dtype::I64), "i64::MIN");
         assert_eq!(Edge::Min.literal(Dtype::BoolU8), "false");
+        assert_eq!(
+            Edge::BelowOne.literal(Dtype::F32),
+            "1.0 - f32::EPSILON / 2.0"
+        );
+        assert_eq!(Edge::AboveMinusOne.literal(Dtype::I8), "0i8");
+    }
+
+    #[test]
+    fn the_edges_next_to_one_are_one_step_inside_the_unit_interval_in_each_float_dtype() {
+        let at = |dtype, edge| fill_data(Kind::Float, Some(dtype), &[1], Fill::Edge(edge));
+        let f32s: Vec<f32> = at(Dtype::F32, Edge::BelowOne).try_to_vec().unwrap();
+        assert_eq!(f32s, [0.99999994]);
+        let f16s: Vec<f16> = at(Dtype::F16, Edge::AboveMinusOne).try_to_vec().unwrap();
+        assert_eq!(f16s, [f16::from_f32(2f32.powi(-11) - 1.0)]);
+        assert_eq!(f16s[0].to_bits(), 0xbbff);
+        let bf16s: Vec<bf16> = at(Dtype::Bf16, Edge::BelowOne).try_to_vec().unwrap();
+        assert_eq!(bf16s[0].to_bits(), 0x3f7f);
+        let f64s: Vec<f64> = at(Dtype::F64, Edge::AboveMinusOne).try_to_vec().unwrap();
+        assert_eq!(f64s, [-(1.0 - f64::EPSILON / 2.0)]);
+        assert!(f64s[0] > -1.0 && f64s[0].next_down() == -1.0);
+    }
+
+    #[test]
+    fn halves_hold_ties_of_both_signs_and_tiny_holds_small_values_of_both_signs() {
+        let floats = |fill| -> Vec<f32> {
+            fill_data(Kind::Float, None, &[4], fill)
+                .try_to_vec()
+                .unwrap()
+        };
+        assert_eq!(floats(Fill::Halves), [-1.5, -0.5, 0.5, 1.5]);
+        assert_eq!(
+            floats(Fill::Tiny),
+            [1.0 / 4096.0, -2.0 / 4096.0, 3.0 / 4096.0, -4.0 / 4096.0]
+        );
+        let ints: Vec<i64> = fill_data(Kind::Int, None, &[3], Fill::Halves)
+            .try_to_vec()
+            .unwrap();
+        assert_eq!(ints, [-1, 0, 1]);
+        let ints: Vec<i64> = fill_data(Kind::Int, None, &[3], Fill::Tiny)
+            .try_to_vec()
+            .unwrap();
+        assert_eq!(ints, [1, -2, 3]);
+        // Exact in the narrowest float dtype: F16's smallest normal is 2^-14.
+        assert!(TINY >= f32::from(f16::MIN_POSITIVE));
     }
 }

@@ -48,6 +48,12 @@ pub enum Fill {
     /// subnormal, NaN, the infinities), made in that dtype itself, so nothing rounds them on
     /// the way in (see [`Edge`]).
     Edge(Edge),
+    /// Ties for rounding, centred on zero: float element `i` is `i - n/2 + 0.5` (four elements:
+    /// -1.5, -0.5, 0.5, 1.5); int element `i` is `i - n/2`; bool: whether that is odd.
+    Halves,
+    /// Small values of either sign: float element `i` is `±(i + 1) * 2^-12` (+ at even `i`);
+    /// int element `i` is `±(i + 1)`; bool: whether that is odd.
+    Tiny,
 }
 
 /// What an `Autodiff` step does to a tensor's autodiff association.
