@@ -30,6 +30,8 @@ mod dispatch_quantized_gather_quantizes_its_result_again;
 mod elu_gradient_is_nan_for_large_inputs;
 #[path = "flex-asinh-and-acosh-past-half-of-f32-max-are-inf.rs"]
 mod flex_asinh_and_acosh_past_half_of_f32_max_are_inf;
+#[path = "flex-atanh-just-above-minus-one-is-four-percent-off.rs"]
+mod flex_atanh_just_above_minus_one_is_four_percent_off;
 #[path = "flex-bool-gather-stores-u8.rs"]
 mod flex_bool_gather_stores_u8;
 #[path = "flex-bool-select-stores-u8.rs"]
@@ -162,6 +164,7 @@ fn main() {
         "dispatch-quantized-gather-quantizes-its-result-again" => dispatch_quantized_gather_quantizes_its_result_again::main(),
         "elu-gradient-is-nan-for-large-inputs" => elu_gradient_is_nan_for_large_inputs::main(),
         "flex-asinh-and-acosh-past-half-of-f32-max-are-inf" => flex_asinh_and_acosh_past_half_of_f32_max_are_inf::main(),
+        "flex-atanh-just-above-minus-one-is-four-percent-off" => flex_atanh_just_above_minus_one_is_four_percent_off::main(),
         "flex-bool-gather-stores-u8" => flex_bool_gather_stores_u8::main(),
         "flex-bool-select-stores-u8" => flex_bool_select_stores_u8::main(),
         "flex-bool-tensor-moved-to-wgpu-panics" => flex_bool_tensor_moved_to_wgpu_panics::main(),
