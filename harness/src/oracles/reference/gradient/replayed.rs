@@ -2,6 +2,7 @@
 //! replay was given computed again by the reference, every other node Burn's value.
 
 use super::{of_op, Host, Node, What};
+use crate::program::Tolerance;
 
 /// The values of nodes `outputs` with the nodes of `given` taking the values given (a
 /// replayed graph's outputs over the data fed to its inputs): each op that depends on a given
@@ -10,7 +11,10 @@ use super::{of_op, Host, Node, What};
 /// magnitude on its path, at least 1, times the most elements, where an op on it adds terms
 /// up; else 0),
 /// or why it cannot be computed (a move, an autodiff step or a random draw between an input
-/// and it; an unreadable value; no input on its path, so nothing the replay was fed).
+/// and it; an unreadable value; no input on its path, so nothing the replay was fed; a step
+/// function, such as ceil or a comparison, of a value an inexact op on the path computed
+/// again: the definition and Burn may lie on two sides of a step, as lanczos3 of an arange
+/// at its own size gives 0 in f64 and a hair above it in f32, whose ceil is 1).
 pub fn evaluate(
     tape: &[Node],
     outputs: &[usize],
@@ -18,11 +22,11 @@ pub fn evaluate(
 ) -> Vec<Result<(Host, f64), &'static str>> {
     let first = given.iter().map(|(n, _)| *n).min().unwrap_or(usize::MAX);
     let last = outputs.iter().copied().max().unwrap_or(0);
-    // Per computed node: its value, and its path's largest magnitude, most elements and
-    // whether an op on it accumulates.
-    type Computed = Result<(Host, f64, usize, bool), &'static str>;
+    // Per computed node: its value, and its path's largest magnitude, most elements, whether
+    // an op on it accumulates and whether one rounds (neither exact nor a step function).
+    type Computed = Result<(Host, f64, usize, bool, bool), &'static str>;
     let mut values: std::collections::BTreeMap<usize, Computed> = (given.iter())
-        .map(|(n, h)| (*n, Ok(((*h).clone(), largest(h), h.numel(), false))))
+        .map(|(n, h)| (*n, Ok(((*h).clone(), largest(h), h.numel(), false, false))))
         .collect();
     for n in first.saturating_add(1)..=last.min(tape.len().saturating_sub(1)) {
         if values.contains_key(&n) {
@@ -33,12 +37,17 @@ pub fn evaluate(
             continue;
         }
         let computed = (|| {
-            let mut path = (0f64, 0usize, false);
+            let mut path = (0f64, 0usize, false, false);
             let mut operands: Vec<&Host> = Vec::new();
             for i in &node.inputs {
                 let host = match values.get(i) {
-                    Some(Ok((h, m, e, acc))) => {
-                        path = (path.0.max(*m), path.1.max(*e), path.2 || *acc);
+                    Some(Ok((h, m, e, acc, inexact))) => {
+                        path = (
+                            path.0.max(*m),
+                            path.1.max(*e),
+                            path.2 || *acc,
+                            path.3 || *inexact,
+                        );
                         h
                     }
                     Some(Err(why)) => return Err(*why),
@@ -46,19 +55,25 @@ pub fn evaluate(
                         .value()
                         .ok_or("an operand Burn holds no readable value for")?,
                 };
-                path = (path.0.max(largest(host)), path.1.max(host.numel()), path.2);
+                path.0 = path.0.max(largest(host));
+                path.1 = path.1.max(host.numel());
                 operands.push(host);
             }
             let value = match &node.what {
                 What::Op(op) => {
+                    let tolerance = op.tolerance();
+                    if tolerance == Tolerance::Step && path.3 {
+                        return Err("a step function of a value an inexact op computed again");
+                    }
                     path.2 |= op.accumulates();
+                    path.3 |= !matches!(tolerance, Tolerance::Exact | Tolerance::Step);
                     of_op(op, &operands)?
                 }
                 What::Clone => (*operands.first().ok_or("no operand")?).clone(),
                 _ => return Err("a move, an autodiff step or a draw between a graph input and it"),
             };
             let m = path.0.max(largest(&value));
-            Ok((value, m, path.1, path.2))
+            Ok((value, m, path.1, path.2, path.3))
         })();
         values.insert(n, computed);
     }
@@ -68,7 +83,7 @@ pub fn evaluate(
             // At least one per element where an op accumulates, as an eager step's scale is:
             // a path of infinities has no finite magnitude, and a scale of 0 would say that no
             // op on it adds terms up (so a non-finite sum would not be left any non-finite).
-            Some(Ok((h, m, e, acc))) => {
+            Some(Ok((h, m, e, acc, _))) => {
                 Ok((h.clone(), if *acc { m.max(1.0) * *e as f64 } else { 0.0 }))
             }
             Some(Err(why)) => Err(*why),
