@@ -188,6 +188,36 @@ fn a_round_that_breaks_ties_away_from_zero_is_a_reference_mismatch() {
 }
 
 #[test]
+fn a_round_that_breaks_ties_away_from_zero_over_the_halves_fill_is_a_reference_mismatch() {
+    // -1.5, -0.5, 0.5, 1.5: every element a tie, of either sign.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "halves", "device": "flex"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "round", "src": 0}}}}]"#,
+        WrongResult::of("unary round", |operands, r| {
+            let (shape, v) = values(&operands[0]);
+            rebuilt(shape, v.iter().map(|x| x.round()).collect(), &r)
+        }),
+        "round",
+    );
+}
+
+#[test]
+fn a_log1p_computed_as_the_log_of_one_plus_x_over_tiny_values_is_a_reference_mismatch() {
+    // Near zero 1 + x rounds in f32 and takes x's low bits with it: ln(1 + x) is thousands of
+    // units off where ln_1p is within two.
+    caught(
+        r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "tiny", "device": "flex"}},
+            {"op": {"out": 1, "op": {"unary": {"op": "log1p", "src": 0}}}}]"#,
+        WrongResult::of("unary log1p", |operands, r| {
+            let v: Vec<f32> = operands[0].clone().try_to_vec().unwrap();
+            let cancelled = v.iter().map(|x| (1.0 + x).ln()).collect::<Vec<_>>();
+            TensorData::new(cancelled, r.shape().to_vec())
+        }),
+        "log1p",
+    );
+}
+
+#[test]
 fn a_matmul_off_by_one_everywhere_is_a_reference_mismatch() {
     // [[10, 13], [28, 40]]: Burn's presets scaled by the terms allowed 8.1 here.
     caught(

@@ -119,7 +119,7 @@ pub fn fill_data(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> 
     }
     let half = (n / 2) as i64;
     // Every other fill is a whole number (an int; a bool is its parity), plus a half for
-    // `Halves`, scaled to 2^-12 for `Tiny`, as a float.
+    // `Halves`, scaled to `TINY` for `Tiny`, as a float.
     let whole = |i: usize| -> i64 {
         match fill {
             Fill::Zeros => 0,
@@ -150,10 +150,11 @@ pub fn fill_data(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> 
     }
 }
 
-/// The unit of a tiny fill's floats: 2^-12, about 2.4e-4, far below the 0.01 a transcendental
-/// preset left open and where `expm1` and `ln_1p` part ways with their cancelling forms, yet a
-/// normal number in every float dtype (F16's smallest normal is 2^-14).
-pub const TINY: f32 = 1.0 / 4096.0;
+/// The unit of a tiny fill's floats: a third of 2^-12, about 8.1e-5, far below the 0.01 a
+/// transcendental preset left open, with every bit of its significand set, so that `1 + x`
+/// rounds and `ln(1 + x)` parts from `ln_1p(x)`; a normal number in every float dtype (F16's
+/// smallest normal is 2^-14, about 6.1e-5).
+pub const TINY: f32 = 1.0 / 12288.0;
 
 #[cfg(test)]
 mod tests {
@@ -232,8 +233,10 @@ mod tests {
         assert_eq!(floats(Fill::Halves), [-1.5, -0.5, 0.5, 1.5]);
         assert_eq!(
             floats(Fill::Tiny),
-            [1.0 / 4096.0, -2.0 / 4096.0, 3.0 / 4096.0, -4.0 / 4096.0]
+            [TINY, -2.0 * TINY, 3.0 * TINY, -4.0 * TINY]
         );
+        // 1 + x rounds: ln(1 + x) is not ln_1p(x).
+        assert_ne!(1.0 + TINY - 1.0, TINY);
         let ints: Vec<i64> = fill_data(Kind::Int, None, &[3], Fill::Halves)
             .try_to_vec()
             .unwrap();
@@ -242,7 +245,7 @@ mod tests {
             .try_to_vec()
             .unwrap();
         assert_eq!(ints, [1, -2, 3]);
-        // Exact in the narrowest float dtype: F16's smallest normal is 2^-14.
+        // Normal in the narrowest float dtype: F16's smallest normal is 2^-14.
         assert!(TINY >= f32::from(f16::MIN_POSITIVE));
     }
 }

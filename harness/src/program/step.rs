@@ -51,8 +51,8 @@ pub enum Fill {
     /// Ties for rounding, centred on zero: float element `i` is `i - n/2 + 0.5` (four elements:
     /// -1.5, -0.5, 0.5, 1.5); int element `i` is `i - n/2`; bool: whether that is odd.
     Halves,
-    /// Small values of either sign: float element `i` is `±(i + 1) * 2^-12` (+ at even `i`);
-    /// int element `i` is `±(i + 1)`; bool: whether that is odd.
+    /// Small values of either sign: float element `i` is `±(i + 1) * 2^-12 / 3` (+ at even
+    /// `i`; see `fill::TINY`); int element `i` is `±(i + 1)`; bool: whether that is odd.
     Tiny,
 }
 
