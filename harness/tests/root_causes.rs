@@ -146,9 +146,13 @@ fn a_wgpu_case_knows_its_finding_only_on_an_adapter_class_it_holds_on() {
                      | flex-vs-wgpu | operands: F64"
         .parse()
         .unwrap();
-    let on = |adapter: Option<AdapterClass>| {
-        known_case_on(&signature, &Facts::default(), adapter.as_ref())
+    let exp = Facts {
+        entry: Some("unary exp".into()),
+        dtype: Some(Dtype::F64),
+        deviation: Some(Deviation::Off),
+        backend: Some(Backend::Wgpu),
     };
+    let on = |adapter: Option<AdapterClass>| known_case_on(&signature, &exp, adapter.as_ref());
     // Stored from Vulkan/llvmpipe alone.
     assert_eq!(
         on(Some(AdapterClass::vulkan_llvmpipe())),
@@ -171,6 +175,39 @@ fn a_wgpu_case_knows_its_finding_only_on_an_adapter_class_it_holds_on() {
         backend: Some(Backend::Flex),
     };
     assert_eq!(known_case_on(&sum, &facts, None), Some(SUM));
+}
+
+#[test]
+fn an_f64_transcendental_divergence_on_vulkan_llvmpipe_is_known_by_its_facts_and_an_f32_one_is_not()
+{
+    // cos of an F64 on Vulkan/llvmpipe: the stored exp case's mechanism, met through an entry
+    // none of its programs holds (a wgpu session, --seed 21).
+    use dispatch_fuzz::oracles::known::known_case_on;
+    use dispatch_fuzz::program::AdapterClass;
+    let signature = "flex-wgpu-divergence | the result of unary cos differs between Flex and wgpu \
+                     | flex-vs-wgpu | operands: F64"
+        .parse()
+        .unwrap();
+    let cos = |dtype| Facts {
+        entry: Some("unary cos".into()),
+        dtype: Some(dtype),
+        deviation: Some(Deviation::Off),
+        backend: Some(Backend::Wgpu),
+    };
+    let vulkan = Some(AdapterClass::vulkan_llvmpipe());
+    assert_eq!(
+        known_case_on(&signature, &cos(Dtype::F64), vulkan.as_ref()),
+        Some("wgpu-vulkan-exp-of-an-f64-tensor-reads-back-f32-bits")
+    );
+    assert_eq!(
+        known_case_on(&signature, &cos(Dtype::F32), vulkan.as_ref()),
+        None
+    );
+    // Without facts (a divergence before they were given) nothing is known by the predicate.
+    assert_eq!(
+        known_case_on(&signature, &Facts::default(), vulkan.as_ref()),
+        None
+    );
 }
 
 #[test]

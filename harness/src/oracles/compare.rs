@@ -12,7 +12,7 @@ use crate::interpreter::{non_native_bools, Mirror};
 use crate::program::{Dtype, Kind, Op, Step, Tolerance as OpTolerance, Unspecified};
 
 /// The comparison of one value on both backends.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum DiffEq {
     /// Equal within the dtype's tolerance.
     Equal,
@@ -20,7 +20,23 @@ pub enum DiffEq {
     /// bug (see [`Poison`]); the comparison stops there, and nothing is reported.
     Poisoned(Poison),
     /// A real difference, described with both values.
-    Differ(String),
+    Differ(Difference),
+}
+
+/// Where two values differ: the text a finding's message gives, and the first differing
+/// element's two values (in the order the comparison names them) for its deviation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    /// How many elements differ and the first of them (or the two shapes).
+    pub text: String,
+    /// The first differing element's two values; none where the shapes differ.
+    pub first: Option<(f64, f64)>,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 /// The tolerance for one value held by both backends, from Burn's own `Tolerance` presets on
@@ -178,7 +194,7 @@ pub fn difference_skipping(
     names: (&str, &str),
     skip: Option<&[bool]>,
 ) -> Option<String> {
-    difference_flushing(a, b, tolerance, names, skip, 0.0)
+    difference_flushing(a, b, tolerance, names, skip, 0.0).map(|d| d.text)
 }
 
 /// [`difference_skipping`] where a value of magnitude below `flush` counts as a zero.
@@ -189,15 +205,16 @@ fn difference_flushing(
     names: (&str, &str),
     skip: Option<&[bool]>,
     flush: f64,
-) -> Option<String> {
+) -> Option<Difference> {
     if a.shape() != b.shape() {
-        return Some(format!(
+        let text = format!(
             "shape {:?} on {}, {:?} on {}",
             a.shape(),
             names.0,
             b.shape(),
             names.1
-        ));
+        );
+        return Some(Difference { text, first: None });
     }
     let (xs, ys) = (values(a), values(b));
     let mut first = None;
@@ -218,12 +235,15 @@ fn difference_flushing(
             continue;
         }
         count += 1;
-        first.get_or_insert(format!(
-            "position {i}: {x} on {}, {y} on {}",
-            names.0, names.1
-        ));
+        first.get_or_insert((i, x, y));
     }
-    first.map(|first| format!("{count} value(s) differ, first at {first}"))
+    first.map(|(i, x, y)| Difference {
+        text: format!(
+            "{count} value(s) differ, first at position {i}: {x} on {}, {y} on {}",
+            names.0, names.1
+        ),
+        first: Some((x, y)),
+    })
 }
 
 /// Every element as `f64`; bools read from their storage whatever its width (Flex stores bools

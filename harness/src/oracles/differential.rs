@@ -6,8 +6,10 @@ use burn::tensor::TensorData;
 
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
+use super::deviation::{Backend, Deviation, Facts};
 use super::naming::{
-    gradient_role, operand_dtypes, producer, producer_step, replayed_on_wgpu, step_name,
+    gradient_role, operand_dtype_list, operand_dtypes, producer, producer_step, replayed_on_wgpu,
+    step_name,
 };
 use super::taint::{Elements, Taint};
 use super::{
@@ -15,7 +17,7 @@ use super::{
     StepFacts, Violation,
 };
 use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
-use crate::program::{Op, Slot, Step, Tolerance, Unspecified};
+use crate::program::{Dtype, Op, Slot, Step, Tolerance, Unspecified};
 
 pub use super::DIVERGENCE;
 
@@ -122,17 +124,21 @@ impl Oracle for Differential {
         };
         for computed in facts.on_wgpu {
             // Named only for a divergence: naming a replayed output walks the program.
-            let what = || Named {
-                what: self.what(world, step, facts.index, computed.slot),
-                operands: self
-                    .subject(world, step, facts.index, computed.slot)
-                    .and_then(|i| operand_dtypes(world, i)),
-                role: match step {
-                    Step::Backward { loss, param, .. } => {
-                        Some(gradient_role(world, *loss, *param, facts.index))
-                    }
-                    _ => None,
-                },
+            let what = || {
+                let subject = self.subject(world, step, facts.index, computed.slot);
+                Named {
+                    what: self.what(world, step, facts.index, computed.slot),
+                    operands: subject.and_then(|i| operand_dtypes(world, i)),
+                    dtype: subject
+                        .and_then(|i| operand_dtype_list(world, i).first().copied())
+                        .and_then(Dtype::from_burn),
+                    role: match step {
+                        Step::Backward { loss, param, .. } => {
+                            Some(gradient_role(world, *loss, *param, facts.index))
+                        }
+                        _ => None,
+                    },
+                }
             };
             judge(shared, computed, &how, &what);
         }
@@ -355,7 +361,13 @@ fn judge(
                 let failed = Payload::Failed {
                     message: panic.message.clone(),
                 };
-                diverge(shared, (index, out), (&summary, &named), message, failed);
+                diverge(
+                    shared,
+                    (index, out),
+                    (&summary, &named),
+                    (message, None),
+                    failed,
+                );
             } else {
                 shared.wgpu_met_panic(panic);
                 note(panic.clone());
@@ -397,13 +409,21 @@ fn judge(
             on_wgpu.dtype(),
             short(&on_wgpu)
         );
+        // Compared as wgpu's, then Flex's.
+        let deviation = (diff.first).and_then(|(wgpu, flex_value)| {
+            Deviation::between(
+                &flex_value.to_string(),
+                &wgpu.to_string(),
+                Some(flex.dtype()),
+            )
+        });
         let named = what();
         let summary = format!("the result of {} differs between Flex and wgpu", named.what);
         diverge(
             shared,
             (index, out),
             (&summary, &named),
-            both,
+            (both, deviation),
             Payload::None,
         );
     }
@@ -432,7 +452,13 @@ fn read_flex(
                 let failed = Payload::Failed {
                     message: error.clone(),
                 };
-                diverge(shared, (index, out), (&summary, &named), error, failed);
+                diverge(
+                    shared,
+                    (index, out),
+                    (&summary, &named),
+                    (error, None),
+                    failed,
+                );
                 return None;
             }
             Some(None)
@@ -465,7 +491,13 @@ fn read_wgpu(
                     let failed = Payload::Failed {
                         message: error.clone(),
                     };
-                    diverge(shared, (index, out), (&summary, &named), error, failed)
+                    diverge(
+                        shared,
+                        (index, out),
+                        (&summary, &named),
+                        (error, None),
+                        failed,
+                    )
                 }
                 Some(record) => {
                     shared.wgpu_met(&record.background_tag);
@@ -484,7 +516,7 @@ fn read_wgpu(
                     shared,
                     (index, out),
                     (&summary, &named),
-                    panic.message,
+                    (panic.message, None),
                     failed,
                 );
             } else {
@@ -538,19 +570,27 @@ struct Named {
     what: String,
     /// The operand dtypes of the step it names, from the trace (`naming::operand_dtypes`).
     operands: Option<String>,
+    /// The first of them, for the finding's facts.
+    dtype: Option<Dtype>,
     /// Which gradient, for a backward step.
     role: Option<String>,
 }
 
+/// Reports the divergence of output `out` of step `index`; `deviation` is wgpu's value's from
+/// Flex's (a failure's is a panic).
 fn diverge(
     shared: &mut Shared,
     (index, out): (usize, Slot),
     (summary, named): (&str, &Named),
-    details: String,
+    (details, deviation): (String, Option<Deviation>),
     payload: Payload,
 ) {
     // What is computed from a diverged value would only repeat the report.
     shared.poison[usize::from(out)] = Some(Taint::whole(Poison::FromPoisoned));
+    let deviation = match payload {
+        Payload::Failed { .. } => Some(Deviation::Panic),
+        _ => deviation,
+    };
     shared.report.violations.push(Violation {
         step: index,
         class: DIVERGENCE,
@@ -558,6 +598,12 @@ fn diverge(
         message: format!("t{out}: {details}"),
         operands: named.operands.clone(),
         role: named.role.clone(),
+        facts: Facts {
+            entry: Some(named.what.clone()),
+            dtype: named.dtype,
+            deviation,
+            backend: Some(Backend::Wgpu),
+        },
         payload,
         ..Violation::default()
     });

@@ -2,6 +2,8 @@
 //! only hand it on, or the known bad data a wgpu replay computed it from. One bug met through
 //! different hand-offs or consumers keeps one signature, so a stored case stays the one case.
 
+use burn::tensor::DType;
+
 use crate::interpreter::{Outcome, World};
 use crate::program::{Slot, Step};
 
@@ -159,8 +161,18 @@ pub fn gradient_role(world: &World<'_>, loss: Slot, param: Slot, before: usize) 
 /// each operand's dtype as the last step that wrote it before `index`, and succeeded, handed it
 /// back. An int compare of an I64 with an I32 is not the bug of one of two F32s.
 pub fn operand_dtypes(world: &World<'_>, index: usize) -> Option<String> {
+    let dtypes: Vec<String> = operand_dtype_list(world, index)
+        .iter()
+        .map(|d| format!("{d:?}"))
+        .collect();
+    (!dtypes.is_empty()).then(|| dtypes.join(", "))
+}
+
+/// [`operand_dtypes`] as values, in operand order (an operand whose dtype the trace does not
+/// give is left out).
+pub fn operand_dtype_list(world: &World<'_>, index: usize) -> Vec<DType> {
     let steps = &world.program().steps;
-    let dtype = |slot: Slot| -> Option<String> {
+    let dtype = |slot: Slot| -> Option<DType> {
         // A step that panicked or was skipped left the slot's earlier value in place.
         let (writer, value, outputs) = steps[..index]
             .iter()
@@ -177,13 +189,10 @@ pub fn operand_dtypes(world: &World<'_>, index: usize) -> Option<String> {
             }
             _ => value.as_ref(),
         };
-        info.map(|v| format!("{:?}", v.dtype))
+        info.map(|v| v.dtype)
     };
-    let dtypes: Vec<String> = steps
-        .get(index)?
-        .reads()
-        .iter()
-        .filter_map(|s| dtype(*s))
-        .collect();
-    (!dtypes.is_empty()).then(|| dtypes.join(", "))
+    steps
+        .get(index)
+        .map(|step| step.reads().iter().filter_map(|s| dtype(*s)).collect())
+        .unwrap_or_default()
 }

@@ -13,7 +13,7 @@ fn float_values_within_balanced_tolerance_are_equal() {
 fn nan_against_a_number_and_opposite_infinities_differ() {
     let a = TensorData::new(vec![f32::NAN, f32::INFINITY], [2]);
     let b = TensorData::new(vec![0.0f32, f32::NEG_INFINITY], [2]);
-    assert!(matches!(compare(&a, &b, None), DiffEq::Differ(d) if d.starts_with("2 value(s)")));
+    assert!(matches!(compare(&a, &b, None), DiffEq::Differ(d) if d.text.starts_with("2 value(s)")));
 }
 
 #[test]
