@@ -110,6 +110,27 @@ fn a_capture_scope_records_a_tensor_moved_from_wgpu() {
     );
 }
 
+fn a_scalar_a_dtype_moved_from_wgpu_cannot_hold_is_the_guard_not_the_devices_failure() {
+    // A U16 made on wgpu (which llvmpipe says it does not support) and moved into a scope,
+    // then clamp_max(-51): burn-std's guard refuses the scalar on any device, and it keeps its
+    // class past the unsupported dtype (a wgpu session, --seed 21, called it the device's).
+    common::adapter().expect("a wgpu adapter");
+    let program = common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "int", "shape": [1], "fill": "zeros", "device": "wgpu", "dtype": "u16"}},
+            {"to_device": {"out": 1, "src": 0, "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"scalar": {"op": "clamp_max", "src": 1, "value": -51}}}},
+            {"exit_scope": {"inputs": [], "outputs": []}}]"#,
+    );
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &program).unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert!(
+        matches!(&verdict.trace.steps[3].outcome, Outcome::Panic(p) if p.class == "element-not-representable"),
+        "{:?}",
+        verdict.trace.steps[3]
+    );
+}
+
 fn a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug() {
     // Found by a wgpu fuzz session (seed 21) once the catalogue's Bool(U32) patterns were
     // narrowed: the same storage bug, met at two more Flex sites. Each has its own record.
@@ -1433,10 +1454,11 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 59] = [
+    let tests: [(common::Classes, &str, fn()); 60] = [
         row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
+        row!(any, a_scalar_a_dtype_moved_from_wgpu_cannot_hold_is_the_guard_not_the_devices_failure),
         row!(any, a_wgpu_bool_used_by_flex_logic_and_mask_ops_is_the_known_bool_storage_bug),
         row!(any, differential::a_perturbed_wgpu_value_is_a_flex_wgpu_divergence),
         row!(any, differential::a_floor_over_an_operand_the_backends_computed_slightly_differently_is_poisoned),

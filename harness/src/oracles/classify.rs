@@ -404,6 +404,21 @@ static FAILURE_CLASSES: LazyLock<BTreeSet<&'static str>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Whether the record a panic of `class` matched explains failures (a known bug's or a
+/// limitation's), not a guard's: one class may hold both (element-not-representable is burn-std's
+/// guard for a scalar an unsigned dtype cannot hold, and two limitations' for a float), and a
+/// guard keeps its class past an unsupported dtype (a U16 moved from wgpu into a scope, then
+/// clamp_max(-51), is the guard, not the device's: fuzz --backends flex,capture,wgpu --seed 21).
+fn explains_failure(panic: &PanicInfo, class: &str) -> bool {
+    FAILURE_CLASSES.contains(class)
+        && super::catalogue::lookup(
+            super::catalogue::catalogue(),
+            &panic.message,
+            panic.location.as_deref(),
+        )
+        .is_none_or(|r| r.explains_failures())
+}
+
 /// Gives every panic of the trace that has none its class, at the step it was raised at
 /// (`class_at`, [`MIXED_DTYPES`] for a dtype mix the program chose, by the panic's words or the
 /// operands' dtypes, or [`UNSUPPORTED_DTYPE`] on wgpu past a dtype it does not support).
@@ -425,7 +440,7 @@ pub fn assign_classes(steps: &[Step], trace: &mut Trace) {
             let class = class_at(panic, steps.get(i));
             // A misuse guard keeps its class: the program misused the lifecycle whatever the
             // dtype. A failure (unknown, a known bug's, a limitation's) is the dtype's.
-            if class == UNKNOWN || FAILURE_CLASSES.contains(class.as_str()) {
+            if class == UNKNOWN || explains_failure(panic, &class) {
                 let (unsupported, mixed) = by_dtypes.get_or_insert_with(|| {
                     (
                         past_unsupported_dtype(steps, trace),
