@@ -78,6 +78,13 @@ pub const WGPU_REPLAY_BAD_SOURCES: &[BadReplaySource] = &[
         data: "max-pool indices",
         case: "wgpu-max-pool1d-indices-ignore-the-i64-dtype-capture-records",
     },
+    // The same indices, scattered through by the backward pass (fuzz --backends
+    // flex,capture,wgpu --seed 21: a log_sigmoid of the backward's output).
+    BadReplaySource {
+        op: "module max_pool2d_backward",
+        data: "a max-pool backward",
+        case: "wgpu-max-pool-backward-scatters-through-the-i64-indices-capture-records",
+    },
 ];
 
 /// The op of [`WGPU_REPLAY_BAD_SOURCES`] that slot `slot`'s value was computed from inside the
