@@ -179,10 +179,7 @@ fn a_round_that_breaks_ties_away_from_zero_is_a_reference_mismatch() {
         r#"[{"create": {"out": 0, "kind": "float", "shape": [6], "fill": "arange", "device": "flex"}},
             {"op": {"out": 1, "op": {"scalar": {"op": "div", "src": 0, "value": 2}}}},
             {"op": {"out": 2, "op": {"unary": {"op": "round", "src": 1}}}}]"#,
-        WrongResult::of("unary round", |operands, r| {
-            let (shape, v) = values(&operands[0]);
-            rebuilt(shape, v.iter().map(|x| x.round()).collect(), &r)
-        }),
+        round_away_from_zero(),
         "round",
     );
 }
@@ -193,12 +190,17 @@ fn a_round_that_breaks_ties_away_from_zero_over_the_halves_fill_is_a_reference_m
     caught(
         r#"[{"create": {"out": 0, "kind": "float", "shape": [4], "fill": "halves", "device": "flex"}},
             {"op": {"out": 1, "op": {"unary": {"op": "round", "src": 0}}}}]"#,
-        WrongResult::of("unary round", |operands, r| {
-            let (shape, v) = values(&operands[0]);
-            rebuilt(shape, v.iter().map(|x| x.round()).collect(), &r)
-        }),
+        round_away_from_zero(),
         "round",
     );
+}
+
+/// A round that breaks ties away from zero (Rust's `f64::round`), where Burn's is half to even.
+fn round_away_from_zero() -> WrongResult {
+    WrongResult::of("unary round", |operands, r| {
+        let (shape, v) = values(&operands[0]);
+        rebuilt(shape, v.iter().map(|x| x.round()).collect(), &r)
+    })
 }
 
 #[test]

@@ -156,7 +156,15 @@ fn insert_op(
         0 => Fill::Zeros,
         1 => Fill::Ones,
         2 => Fill::Arange,
-        3 => Fill::Edge(Edge::SINGLE[rng.below(Edge::SINGLE.len() as u64) as usize]),
+        3 => {
+            let (cycle, next_to_one) = (&Edge::CYCLE, &Edge::NEXT_TO_ONE);
+            let k = rng.below((cycle.len() + next_to_one.len()) as u64) as usize;
+            Fill::Edge(
+                *cycle
+                    .get(k)
+                    .unwrap_or_else(|| &next_to_one[k - cycle.len()]),
+            )
+        }
         4 => Fill::Halves,
         5 => Fill::Tiny,
         _ => Fill::Value(rng_byte(rng) as i8),

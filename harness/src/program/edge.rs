@@ -53,19 +53,9 @@ impl Edge {
         Edge::Subnormal,
     ];
 
-    /// Every single edge (all but `Mixed`): the cycle's and the two next to ±1, which `Mixed`
-    /// leaves out so that the fills of older programs stay what they were.
-    pub const SINGLE: [Edge; 9] = [
-        Edge::Max,
-        Edge::Nan,
-        Edge::NegZero,
-        Edge::NegInf,
-        Edge::Min,
-        Edge::Inf,
-        Edge::Subnormal,
-        Edge::BelowOne,
-        Edge::AboveMinusOne,
-    ];
+    /// The two edges next to ±1, which `Mixed` leaves out so that the fills of older programs
+    /// stay what they were: with [`Edge::CYCLE`], every single edge.
+    pub const NEXT_TO_ONE: [Edge; 2] = [Edge::BelowOne, Edge::AboveMinusOne];
 
     /// The edge of element `i`.
     pub fn at(self, i: usize) -> Edge {
