@@ -166,6 +166,54 @@ fn a_replayed_step_function_of_a_value_an_inexact_op_computed_again_is_left_open
 }
 
 #[test]
+fn a_gradient_through_an_infinite_slope_or_a_jump_is_open_and_away_from_them_is_judged() {
+    // |x|^0.5 at 0, then times 0 (empty_masked): the differences see a flat loss and give 0,
+    // Burn's chain rule 0 * inf (fuzz --seed 7). fmod of tiny values by themselves: the
+    // differences' step of 1e-6 crosses a hundred jumps of a divisor of 1e-8 (--seed 5).
+    let powf_half = |fill: &str| {
+        common::program(&format!(
+            r#"[{{"create": {{"out": 0, "kind": "float", "shape": [1], "fill": {fill}, "device": "flex"}}}},
+                {{"autodiff": {{"out": 1, "src": 0, "mode": "enable"}}}},
+                {{"autodiff": {{"out": 1, "src": 1, "mode": "require_grad"}}}},
+                {{"op": {{"out": 2, "op": {{"unary": {{"op": "powf_half", "src": 1}}}}}}}},
+                {{"op": {{"out": 3, "op": {{"along_dim": {{"op": "empty_masked", "src": 2, "dim": 0}}}}}}}},
+                {{"backward": {{"out": 4, "loss": 3, "param": 1}}}}]"#
+        ))
+    };
+    let fmod = |fill: &str| {
+        common::program(&format!(
+            r#"[{{"create": {{"out": 0, "kind": "float", "shape": [2, 4], "fill": {fill}, "device": "flex_autodiff", "dtype": "f64"}}}},
+                {{"op": {{"out": 0, "op": {{"matmul": {{"lhs": 0, "rhs": 0, "transpose_rhs": true}}}}}}}},
+                {{"clone": {{"out": 1, "src": 0}}}},
+                {{"autodiff": {{"out": 2, "src": 1, "mode": "require_grad"}}}},
+                {{"op": {{"out": 3, "op": {{"binary": {{"op": "fmod", "lhs": 2, "rhs": 1}}}}}}}},
+                {{"backward": {{"out": 4, "loss": 3, "param": 2}}}}]"#
+        ))
+    };
+    let gradients = |program| {
+        let verdict = check(&common::cpu(), &program).unwrap();
+        assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+        verdict.oracles.reference
+    };
+    let open = gradients(powf_half("\"zeros\""));
+    assert!(
+        open.open.contains_key(
+            "a gradient: an op on the path has an infinite slope at its operand (a square root at 0)"
+        ),
+        "{open:?}"
+    );
+    assert_eq!(gradients(powf_half("\"ones\"")).gradients, 1);
+    let open = gradients(fmod("\"tiny\""));
+    assert!(
+        open.open.contains_key(
+            "a gradient: an op on the path jumps within the differences' step (a remainder near a \
+             multiple of its divisor)"
+        ),
+        "{open:?}"
+    );
+}
+
+#[test]
 fn a_float_op_wrong_on_every_path_is_seen_by_the_reference_oracle_alone() {
     only_the_reference_sees("float", "exp");
 }

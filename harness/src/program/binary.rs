@@ -32,7 +32,8 @@ macro_rules! binary_ops {
             // Flex takes Rust's `%` (C's fmod, exact) and adds y where the signs differ (one
             // rounding; in f32 for the half dtypes, then stored: burn-flex ops/float.rs:21-28).
             remainder: [Float] -> same, balanced, jumps, x, y => x.remainder(y),
-                reference Binary::Ieee(floor_mod_f), error library(1.0, 1.0, 1.0);
+                reference Binary::Ieee(floor_mod_f),
+                error library(1.0, 1.0, 1.0).no_derivative(REMAINDER_JUMPS);
             // A base at zero is a pole for a negative exponent and a jump for a tiny positive
             // one (0^y is 0 where a subnormal's power is near 1), and the gradient's x^(y - 1)
             // has it for every y < 1: a subnormal base wgpu may flush leaves them open (fuzz
@@ -60,7 +61,8 @@ macro_rules! binary_ops {
             fmod: [Float] -> same, balanced, jumps, x, y => x.fmod(y),
                 // C's fmod: the remainder with the sign of the dividend (Rust's `%` on floats),
                 // exact in every dtype (burn-flex ops/float.rs:203-210).
-                reference Binary::Ieee(|x, y| x % y), error library(0.0, 0.0, 0.0);
+                reference Binary::Ieee(|x, y| x % y),
+                error library(0.0, 0.0, 0.0).no_derivative(FMOD_JUMPS);
             bool_xor: [Bool] -> same, exact, none, x, y => x.bool_xor(y),
                 reference Binary::Bool(|x, y| x ^ y), error PRESET;
         }

@@ -10,7 +10,8 @@ use scalar::{clamp_f, max_of, min_of, minus_whole, sigmoid, softplus, SELU_ALPHA
 use super::along_dim::{first_positions, flip_positions};
 use super::error::{
     composite, library, library_f32, minus_sum, product, Arithmetic, Composite, Product,
-    HYPOT_AT_ORIGIN, PRESET,
+    FMOD_JUMPS, HYPOT_AT_ORIGIN, INFINITE_SLOPE_AT_ONE, INFINITE_SLOPE_AT_UNIT,
+    INFINITE_SLOPE_AT_ZERO, PRESET, REMAINDER_JUMPS,
 };
 use super::host::{
     broadcast_positions, floor_mod_i, identity_positions, int_div, int_product, Data, Host,

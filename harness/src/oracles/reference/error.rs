@@ -331,6 +331,82 @@ pub const HYPOT_AT_ORIGIN: NoDerivative = (
     "an op on the path has no derivative at its operands (hypot at the origin)",
 );
 
+/// Where an op's value is finite and its slope infinite, it has no derivative Burn's chain rule
+/// can carry: a zero factor after it makes the loss flat, so the differences give 0 where
+/// Burn's backward gives 0 · inf, NaN (fuzz --seed 7: `|x|^0.5` at 0, then times 0). sqrt and
+/// `|x|^0.5` at 0.
+pub const INFINITE_SLOPE_AT_ZERO: NoDerivative = (
+    |operands| singles(operands, |x| x == 0.0),
+    "an op on the path has an infinite slope at its operand (a square root at 0)",
+);
+
+/// As [`INFINITE_SLOPE_AT_ZERO`], asin and acos at -1 and 1.
+pub const INFINITE_SLOPE_AT_UNIT: NoDerivative = (
+    |operands| singles(operands, |x| x.abs() == 1.0),
+    "an op on the path has an infinite slope at its operand (asin or acos at -1 or 1)",
+);
+
+/// As [`INFINITE_SLOPE_AT_ZERO`], acosh at 1.
+pub const INFINITE_SLOPE_AT_ONE: NoDerivative = (
+    |operands| singles(operands, |x| x == 1.0),
+    "an op on the path has an infinite slope at its operand (acosh at 1)",
+);
+
+/// A truncated remainder (fmod) jumps by its divisor at each multiple of the divisor but 0
+/// (between -|y| and |y| it is x itself): at one, or with one within the step the finite
+/// differences take (a divisor of 1e-8 where the step is 1e-6 crosses a hundred), the
+/// differences average the jumps into a slope nobody computes (fuzz --seed 5: 0.0728 where
+/// Burn's backward gives 1, over tiny values).
+pub const FMOD_JUMPS: NoDerivative = (
+    |operands| pairs(operands, |x, y| jump_within_step(x, y, false)),
+    "an op on the path jumps within the differences' step (a remainder near a multiple of \
+     its divisor)",
+);
+
+/// As [`FMOD_JUMPS`] for a floored remainder, which jumps at 0 too (for a small negative x it
+/// is x + y).
+pub const REMAINDER_JUMPS: NoDerivative = (
+    |operands| pairs(operands, |x, y| jump_within_step(x, y, true)),
+    "an op on the path jumps within the differences' step (a remainder near a multiple of \
+     its divisor)",
+);
+
+/// Whether a remainder of `x` by `y` jumps within the finite differences' step at `x` (see
+/// [`step_size`]): a multiple of `y` (0 too where `at_zero`) lies within it.
+fn jump_within_step(x: f64, y: f64, at_zero: bool) -> bool {
+    if y == 0.0 || !x.is_finite() || !y.is_finite() {
+        return false;
+    }
+    let step = step_size(x);
+    let k = (x / y).round();
+    let nearest = k * y;
+    let reachable = at_zero || k != 0.0;
+    (reachable && (x - nearest).abs() <= step) || y.abs() <= 2.0 * step
+}
+
+/// The finite differences' step size for element `x` and why: the reference is f64, so a
+/// difference of width h has a rounding error near 1e-16 / h relative to the loss and a
+/// central difference a truncation error near h² times the third derivative. h = 1e-6 (relative to |x| past 1)
+/// keeps both near 1e-10, far inside the f32 tolerance Burn's gradient is judged with, and the
+/// one-sided differences of a smooth loss within h times its curvature of each other, so a
+/// kink (where they differ by the jump in slope) stands out.
+///
+/// It stops growing at 1e-3: a step of 1 or more at |x| past 1e6 crosses whole periods of a sin
+/// and integer edges of a floor, whose slopes the differences then average away (fuzz --seed 0
+/// with edge fills: floor's gradient 1 and sin's 1e-33 at f32::MAX). Past |x| ~ 1e12 a step of
+/// 1e-3 is below what f64 resolves there, and the element is left open as unresolved.
+pub(super) fn step_size(x: f64) -> f64 {
+    (1e-6 * x.abs().max(1.0)).min(1e-3)
+}
+
+/// Whether some element of a one-operand op's operand makes `at` hold.
+fn singles(operands: &[&Host], at: fn(f64) -> bool) -> bool {
+    let Some(xs) = operands.first().and_then(|x| x.floats()) else {
+        return false;
+    };
+    xs.iter().flatten().any(|x| at(*x))
+}
+
 /// Whether some element of a two-operand op's operands (the second broadcast to the first)
 /// makes `at` hold.
 fn pairs(operands: &[&Host], at: fn(f64, f64) -> bool) -> bool {

@@ -9,6 +9,7 @@
 
 use std::cell::OnceCell;
 
+use super::error::step_size;
 use super::host::Host;
 use super::judge::value_of;
 use super::of_op;
@@ -209,21 +210,6 @@ fn is_leaf(tape: &[Node], i: usize) -> bool {
             .is_some_and(|j| *j < i && is_leaf(tape, *j)),
         _ => false,
     }
-}
-
-/// The step size for element `x` and why: the reference is f64, so a difference of width h
-/// has a rounding error near 1e-16 / h relative to the loss and a central difference a
-/// truncation error near h² times the third derivative. h = 1e-6 (relative to |x| past 1)
-/// keeps both near 1e-10, far inside the f32 tolerance Burn's gradient is judged with, and the
-/// one-sided differences of a smooth loss within h times its curvature of each other, so a
-/// kink (where they differ by the jump in slope) stands out.
-///
-/// It stops growing at 1e-3: a step of 1 or more at |x| past 1e6 crosses whole periods of a sin
-/// and integer edges of a floor, whose slopes the differences then average away (fuzz --seed 0
-/// with edge fills: floor's gradient 1 and sin's 1e-33 at f32::MAX). Past |x| ~ 1e12 a step of
-/// 1e-3 is below what f64 resolves there, and the element is left open as unresolved.
-fn step_size(x: f64) -> f64 {
-    (1e-6 * x.abs().max(1.0)).min(1e-3)
 }
 
 /// Why `op` over `operands` has no derivative Burn and the differences agree on, if at some
