@@ -1131,6 +1131,39 @@ fn a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max
     );
 }
 
+fn a_replay_step_of_a_max_pool_backward_on_the_wgpu_mirror_is_the_stored_replay_bug_alone() {
+    // The backward scatters through the packed i32 indices on wgpu (a stored case, reported by
+    // eager-replay at the scope's exit); the program's own replay step, which the wgpu mirror
+    // replays on wgpu, was a Flex-vs-wgpu divergence of its own (fuzz --backends
+    // flex,capture,wgpu --seed 21).
+    common::adapter().expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let verdict = dispatch_fuzz::check(&common::on_wgpu(), &common::program(
+        r#"[{"enter_scope": {"device": {"capture": 0}}},
+            {"create": {"out": 0, "kind": "float", "shape": [1, 4, 2, 4], "fill": "arange", "device": {"capture": 0}}},
+            {"op": {"out": 1, "op": {"module": {"op": "max_pool2d_backward", "src": 0, "kernel": 3}}}},
+            {"exit_scope": {"inputs": [], "outputs": [1]}},
+            {"replay": {"graph": 0, "feed": [], "outputs": [2]}}]"#,
+    ))
+    .unwrap();
+    assert!(verdict.finding.is_none(), "{:?}", verdict.finding);
+    assert_eq!(
+        verdict.known_findings,
+        ["wgpu-max-pool-backward-scatters-through-the-i64-indices-capture-records"]
+    );
+    let classes: Vec<&str> = verdict
+        .oracles
+        .violations
+        .iter()
+        .map(|v| v.class.name())
+        .collect();
+    assert_eq!(
+        classes,
+        ["replay-mismatch"],
+        "{:?}",
+        verdict.oracles.violations
+    );
+}
+
 fn an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation() {
     // Mesa's GL adapter has no SHADER_INT64: Burn says I64 is unsupported there, yet a cast to
     // I64 launches a shader naga rejects, reported at the read (harness/signatures.json,
@@ -1454,7 +1487,7 @@ fn main() -> ExitCode {
             ($classes, stringify!($($path)::+), $($path)::+ as fn())
         };
     }
-    let tests: [(common::Classes, &str, fn()); 60] = [
+    let tests: [(common::Classes, &str, fn()); 61] = [
         row!(any, two_sessions_with_different_backends_in_one_process_judge_as_separate_processes_do),
         row!(any, a_program_on_wgpu_computes_what_flex_computes),
         row!(any, a_capture_scope_records_a_tensor_moved_from_wgpu),
@@ -1506,6 +1539,7 @@ fn main() -> ExitCode {
         row!(llvmpipe, an_inverse_hyperbolic_past_its_squares_range_and_a_remainder_past_an_exact_quotient_are_left_open),
         row!(llvmpipe, a_value_recorded_from_wgpu_that_the_differential_does_not_compare_is_not_replay_judged),
         row!(vulkan, a_value_the_wgpu_replay_computed_from_max_pool_indices_is_signed_with_the_max_pool),
+        row!(vulkan, a_replay_step_of_a_max_pool_backward_on_the_wgpu_mirror_is_the_stored_replay_bug_alone),
         row!(gl, an_i64_kernel_on_an_adapter_without_shader_int64_is_the_catalogued_limitation),
         row!(llvmpipe, a_dtype_the_program_names_that_wgpu_does_not_support_is_a_predicted_guard_and_one_burn_chose_is_not),
         row!(llvmpipe, a_catalogued_failure_over_a_steps_own_dtype_mix_keeps_its_class_past_an_unsupported_dtype),

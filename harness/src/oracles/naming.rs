@@ -131,6 +131,13 @@ fn bad_replay_source(
     None
 }
 
+/// Whether output slot `slot` of the scope `exit` closes was computed, inside it, by an op of
+/// [`WGPU_REPLAY_BAD_SOURCES`] or from one's output: what a wgpu replay of it gives is that
+/// stored bug's.
+pub fn from_bad_replay_source(world: &World<'_>, slot: Slot, exit: usize) -> bool {
+    bad_replay_source(world, slot, exit).is_some()
+}
+
 /// What computed output slot `slot` of the scope `exit` closes, in the signature of a mismatch
 /// its wgpu replay alone shows: the op, or the bad data of [`WGPU_REPLAY_BAD_SOURCES`] it was
 /// computed from.
