@@ -123,16 +123,17 @@ impl Oracle for Differential {
             floor: facts.absolute_floor,
         };
         for computed in facts.on_wgpu {
-            // A replayed value a known wgpu replay bug computed is that bug's: eager-replay
-            // reports it under its stored case (fuzz --backends flex,capture,wgpu --seed 21: a
-            // replayed max_pool2d backward was a divergence of its own as well).
-            let known = self.recorded(step, computed.slot);
-            if known.is_some_and(|(slot, exit)| from_bad_replay_source(world, slot, exit)) {
-                let bug = Taint::whole(Poison::KnownBug);
-                shared.poison[usize::from(computed.slot)] = Some(bug);
-                shared.report.count_poisoned(Poison::KnownBug, false);
-                continue;
-            }
+            // The values of a replayed output a known wgpu replay bug computed are that bug's:
+            // eager-replay reports them under its stored case (fuzz --backends
+            // flex,capture,wgpu --seed 21: a replayed max_pool2d backward was a divergence of
+            // its own as well). A failure there stays a divergence, as stored cases hold.
+            let recorded = self.recorded(step, computed.slot);
+            let bad =
+                recorded.is_some_and(|(slot, exit)| from_bad_replay_source(world, slot, exit));
+            let known_bug = How {
+                poisoned: Some(Taint::whole(Poison::KnownBug)),
+                ..how
+            };
             // Named only for a divergence: naming a replayed output walks the program.
             let what = || {
                 let subject = self.subject(world, step, facts.index, computed.slot);
@@ -150,7 +151,7 @@ impl Oracle for Differential {
                     },
                 }
             };
-            judge(shared, computed, &how, &what);
+            judge(shared, computed, if bad { &known_bug } else { &how }, &what);
         }
     }
 }
