@@ -114,28 +114,26 @@ fn edge_data(dtype: Dtype, shape: Vec<usize>, n: usize, edge: Edge) -> TensorDat
 pub fn fill_data(kind: Kind, dtype: Option<Dtype>, shape: &[u8], fill: Fill) -> TensorData {
     let shape: Vec<usize> = shape.iter().map(|d| usize::from(*d)).collect();
     let n: usize = shape.iter().product();
-    if let Fill::Edge(edge) = fill {
-        return edge_data(edge_dtype(kind, dtype), shape, n, edge);
-    }
     let half = (n / 2) as i64;
-    // Every other fill is a whole number (an int; a bool is its parity), plus a half for
-    // `Halves`, scaled to `TINY` for `Tiny`, as a float.
-    let whole = |i: usize| -> i64 {
-        match fill {
-            Fill::Zeros => 0,
-            Fill::Ones => 1,
-            Fill::Arange => i as i64,
-            Fill::Value(v) => i64::from(v),
-            Fill::Halves => i as i64 - half,
-            Fill::Tiny if i.is_multiple_of(2) => i as i64 + 1,
-            Fill::Tiny => -(i as i64 + 1),
-            Fill::Edge(_) => unreachable!("made in their own dtype above"),
-        }
+    // Every other fill is a whole number per element, `start + step * i`, its sign alternating
+    // for `Tiny` (an int; a bool is its parity), and as a float that number times `scale` plus
+    // `fraction`.
+    let (start, step, alternate, fraction, scale) = match fill {
+        Fill::Edge(edge) => return edge_data(edge_dtype(kind, dtype), shape, n, edge),
+        Fill::Zeros => (0, 0, false, 0.0, 1.0),
+        Fill::Ones => (1, 0, false, 0.0, 1.0),
+        Fill::Arange => (0, 1, false, 0.0, 1.0),
+        Fill::Value(v) => (i64::from(v), 0, false, 0.0, 1.0),
+        Fill::Halves => (-half, 1, false, 0.5, 1.0),
+        Fill::Tiny => (1, 1, true, 0.0, TINY),
     };
-    let (fraction, scale) = match fill {
-        Fill::Halves => (0.5, 1.0),
-        Fill::Tiny => (0.0, TINY),
-        _ => (0.0, 1.0),
+    let whole = |i: usize| -> i64 {
+        let w = start + step * i as i64;
+        if alternate && !i.is_multiple_of(2) {
+            -w
+        } else {
+            w
+        }
     };
     match kind {
         Kind::Float => TensorData::new(
