@@ -128,11 +128,16 @@ impl Oracle for Differential {
             // flex,capture,wgpu --seed 21: a replayed max_pool2d backward was a divergence of
             // its own as well). A failure there stays a divergence, as stored cases hold.
             let recorded = self.recorded(step, computed.slot);
-            let bad =
-                recorded.is_some_and(|(slot, exit)| from_bad_replay_source(world, slot, exit));
-            let known_bug = How {
-                poisoned: Some(Taint::whole(Poison::KnownBug)),
-                ..how
+            let known_bug;
+            let how = match recorded {
+                Some((slot, exit)) if from_bad_replay_source(world, slot, exit) => {
+                    known_bug = How {
+                        poisoned: Some(Taint::whole(Poison::KnownBug)),
+                        ..how
+                    };
+                    &known_bug
+                }
+                _ => &how,
             };
             // Named only for a divergence: naming a replayed output walks the program.
             let what = || {
@@ -151,7 +156,7 @@ impl Oracle for Differential {
                     },
                 }
             };
-            judge(shared, computed, if bad { &known_bug } else { &how }, &what);
+            judge(shared, computed, how, &what);
         }
     }
 }
