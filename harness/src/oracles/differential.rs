@@ -6,20 +6,22 @@ use burn::tensor::TensorData;
 
 use super::catalogue::{catalogue, lookup_error};
 use super::compare::{self, DiffEq, Poison};
-use super::deviation::{Backend, Deviation, Facts};
 use super::naming::{
     from_bad_replay_source, gradient_role, operand_dtype_list, operand_dtypes, producer,
     producer_step, replayed_on_wgpu, step_name,
 };
 use super::taint::{Elements, Taint};
 use super::{
-    faults, is_known_bug, normalize_message, Context, Judgement, Oracle, OracleId, Payload, Shared,
-    StepFacts, Violation,
+    faults, is_known_bug, Context, Judgement, Oracle, OracleId, Payload, Shared, StepFacts,
 };
 use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
 use crate::program::{Dtype, Op, Slot, Step, Tolerance, Unspecified};
 
 pub use super::DIVERGENCE;
+
+mod divergence;
+
+use divergence::{differs, diverge, failure, Named};
 
 /// The differential oracle for one run: per completed graph (by exit ordinal), its exit step
 /// and the slots its outputs came from, so a replayed output that diverges is named after the
@@ -122,42 +124,7 @@ impl Oracle for Differential {
             exact_in,
             floor: facts.absolute_floor,
         };
-        for computed in facts.on_wgpu {
-            // The values of a replayed output a known wgpu replay bug computed are that bug's:
-            // eager-replay reports them under its stored case (fuzz --backends
-            // flex,capture,wgpu --seed 21: a replayed max_pool2d backward was a divergence of
-            // its own as well). A failure there stays a divergence, as stored cases hold.
-            let recorded = self.recorded(step, computed.slot);
-            let known_bug;
-            let how = match recorded {
-                Some((slot, exit)) if from_bad_replay_source(world, slot, exit) => {
-                    known_bug = How {
-                        poisoned: Some(Taint::whole(Poison::KnownBug)),
-                        ..how
-                    };
-                    &known_bug
-                }
-                _ => &how,
-            };
-            // Named only for a divergence: naming a replayed output walks the program.
-            let what = || {
-                let subject = self.subject(world, step, facts.index, computed.slot);
-                Named {
-                    what: self.what(world, step, facts.index, computed.slot),
-                    operands: subject.and_then(|i| operand_dtypes(world, i)),
-                    dtype: subject
-                        .and_then(|i| operand_dtype_list(world, i).first().copied())
-                        .and_then(Dtype::from_burn),
-                    role: match step {
-                        Step::Backward { loss, param, .. } => {
-                            Some(gradient_role(world, *loss, *param, facts.index))
-                        }
-                        _ => None,
-                    },
-                }
-            };
-            judge(shared, computed, how, &what);
-        }
+        self.judge_outputs(shared, world, facts, &how);
     }
 }
 
@@ -195,6 +162,53 @@ impl Differential {
             return replayed_on_wgpu(world, slot, exit);
         }
         step_name(step)
+    }
+
+    /// Judges each value the wgpu mirror computed at the step of `facts` as `how` says.
+    fn judge_outputs(
+        &self,
+        shared: &mut Shared,
+        world: &World<'_>,
+        facts: &StepFacts<'_>,
+        how: &How,
+    ) {
+        let step = &world.program().steps[facts.index];
+        for computed in facts.on_wgpu {
+            // The values of a replayed output a known wgpu replay bug computed are that bug's:
+            // eager-replay reports them under its stored case (fuzz --backends
+            // flex,capture,wgpu --seed 21: a replayed max_pool2d backward was a divergence of
+            // its own as well). A failure there stays a divergence, as stored cases hold.
+            let recorded = self.recorded(step, computed.slot);
+            let known_bug;
+            let how = match recorded {
+                Some((slot, exit)) if from_bad_replay_source(world, slot, exit) => {
+                    known_bug = How {
+                        poisoned: Some(Taint::whole(Poison::KnownBug)),
+                        ..*how
+                    };
+                    &known_bug
+                }
+                _ => how,
+            };
+            // Named only for a divergence: naming a replayed output walks the program.
+            let what = || {
+                let subject = self.subject(world, step, facts.index, computed.slot);
+                Named {
+                    what: self.what(world, step, facts.index, computed.slot),
+                    operands: subject.and_then(|i| operand_dtypes(world, i)),
+                    dtype: subject
+                        .and_then(|i| operand_dtype_list(world, i).first().copied())
+                        .and_then(Dtype::from_burn),
+                    role: match step {
+                        Step::Backward { loss, param, .. } => {
+                            Some(gradient_role(world, *loss, *param, facts.index))
+                        }
+                        _ => None,
+                    },
+                }
+            };
+            judge(shared, computed, how, &what);
+        }
     }
 
     /// For a replay's output `out`: the slot the scope declared it from and the scope's exit.
@@ -418,30 +432,7 @@ fn judge(
         }
     }
     if let DiffEq::Differ(diff) = verdict {
-        let both = format!(
-            "{diff}; flex {:?} = {:?}; wgpu {:?} = {:?}",
-            flex.dtype(),
-            short(&flex),
-            on_wgpu.dtype(),
-            short(&on_wgpu)
-        );
-        // Compared as wgpu's, then Flex's.
-        let deviation = (diff.first).and_then(|(wgpu, flex_value)| {
-            Deviation::between(
-                &flex_value.to_string(),
-                &wgpu.to_string(),
-                Some(flex.dtype()),
-            )
-        });
-        let named = what();
-        let summary = format!("the result of {} differs between Flex and wgpu", named.what);
-        diverge(
-            shared,
-            (index, out),
-            (&summary, &named),
-            (both, deviation),
-            Payload::None,
-        );
+        differs(shared, (index, out), (&flex, &on_wgpu), &diff, &what());
     }
     // Read once: the reference oracle judges the same data against its definition.
     shared.wgpu_read.push((out, on_wgpu));
@@ -570,64 +561,6 @@ fn open_past(
         };
         shared.poison[o] = Taint::or(shared.poison[o].take(), Some(signed));
     }
-}
-
-/// A divergence's summary for a backend that failed: what failed, on which op's value, and the
-/// failure's message with its numbers and kernel hashes normalized. Without the op and the
-/// message every such failure is one signature, so one stored case would pass them all as
-/// known.
-fn failure(how: &str, what: &str, message: &str) -> String {
-    format!("{how} ({what}): {}", normalize_message(message))
-}
-
-/// What a divergence's signature names beyond its summary.
-struct Named {
-    /// The op (or what stands for it) in the summary.
-    what: String,
-    /// The operand dtypes of the step it names, from the trace (`naming::operand_dtypes`).
-    operands: Option<String>,
-    /// The first of them, for the finding's facts.
-    dtype: Option<Dtype>,
-    /// Which gradient, for a backward step.
-    role: Option<String>,
-}
-
-/// Reports the divergence of output `out` of step `index`; `deviation` is wgpu's value's from
-/// Flex's (a failure's is a panic).
-fn diverge(
-    shared: &mut Shared,
-    (index, out): (usize, Slot),
-    (summary, named): (&str, &Named),
-    (details, deviation): (String, Option<Deviation>),
-    payload: Payload,
-) {
-    // What is computed from a diverged value would only repeat the report.
-    shared.poison[usize::from(out)] = Some(Taint::whole(Poison::FromPoisoned));
-    let deviation = match payload {
-        Payload::Failed { .. } => Some(Deviation::Panic),
-        _ => deviation,
-    };
-    shared.report.violations.push(Violation {
-        step: index,
-        class: DIVERGENCE,
-        summary: summary.to_string(),
-        message: format!("t{out}: {details}"),
-        operands: named.operands.clone(),
-        role: named.role.clone(),
-        facts: Facts {
-            entry: Some(named.what.clone()),
-            dtype: named.dtype,
-            deviation,
-            backend: Some(Backend::Wgpu),
-        },
-        payload,
-        ..Violation::default()
-    });
-}
-
-/// Up to eight values of `data`, for a divergence message.
-fn short(data: &TensorData) -> Vec<f64> {
-    compare::values(data).into_iter().take(8).collect()
 }
 
 /// The subnormal elements of slot `s`'s eager value ([`compare::subnormal_elements`]).

@@ -1,6 +1,7 @@
 //! Tests of `classify`.
 
-use super::{classify, normalize_message, without_kernel_hashes, Class, Policy};
+use super::normalize::without_kernel_hashes;
+use super::{classify, normalize_message, Class, Policy};
 use crate::interpreter::{Outcome, Trace};
 use crate::oracles::deviation::{Backend, Deviation, Facts};
 use crate::oracles::known::key_of;
