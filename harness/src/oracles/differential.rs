@@ -11,9 +11,7 @@ use super::naming::{
     producer_step, replayed_on_wgpu, step_name,
 };
 use super::taint::{Elements, Taint};
-use super::{
-    faults, is_known_bug, Context, Judgement, Oracle, OracleId, Payload, Shared, StepFacts,
-};
+use super::{faults, is_known_bug, Context, Judgement, Oracle, OracleId, Shared, StepFacts};
 use crate::interpreter::{catch, note, on_flex, AnyTensor, CompletedScope, Outcome, World};
 use crate::program::{Dtype, Op, Slot, Step, Tolerance, Unspecified};
 
@@ -21,7 +19,7 @@ pub use super::DIVERGENCE;
 
 mod divergence;
 
-use divergence::{differs, diverge, failure, Named};
+use divergence::{differs, failed, Named};
 
 /// The differential oracle for one run: per completed graph (by exit ordinal), its exit step
 /// and the slots its outputs came from, so a replayed output that diverges is named after the
@@ -382,22 +380,8 @@ fn judge(
             // misuse guard.
             if flex.is_some() && !is_known_bug(panic) {
                 let named = what();
-                let summary = failure(
-                    "wgpu panicked where Flex computed",
-                    &named.what,
-                    &panic.message,
-                );
-                let message = panic.message.clone();
-                let failed = Payload::Failed {
-                    message: panic.message.clone(),
-                };
-                diverge(
-                    shared,
-                    (index, out),
-                    (&summary, &named),
-                    (message, None),
-                    failed,
-                );
+                let how = "wgpu panicked where Flex computed";
+                failed(shared, (index, out), (how, &named), panic.message.clone());
             } else {
                 shared.wgpu_met_panic(panic);
                 note(panic.clone());
@@ -455,17 +439,7 @@ fn read_flex(
             let error = error.to_string();
             if lookup_error(catalogue(), &error).is_none() {
                 let named = what();
-                let summary = failure("Flex failed to read", &named.what, &error);
-                let failed = Payload::Failed {
-                    message: error.clone(),
-                };
-                diverge(
-                    shared,
-                    (index, out),
-                    (&summary, &named),
-                    (error, None),
-                    failed,
-                );
+                failed(shared, (index, out), ("Flex failed to read", &named), error);
                 return None;
             }
             Some(None)
@@ -494,17 +468,7 @@ fn read_wgpu(
             match lookup_error(catalogue(), &error) {
                 None => {
                     let named = what();
-                    let summary = failure("wgpu failed to read", &named.what, &error);
-                    let failed = Payload::Failed {
-                        message: error.clone(),
-                    };
-                    diverge(
-                        shared,
-                        (index, out),
-                        (&summary, &named),
-                        (error, None),
-                        failed,
-                    )
+                    failed(shared, (index, out), ("wgpu failed to read", &named), error)
                 }
                 Some(record) => {
                     shared.wgpu_met(&record.background_tag);
@@ -515,16 +479,11 @@ fn read_wgpu(
         Err(panic) => {
             if !is_known_bug(&panic) {
                 let named = what();
-                let summary = failure("wgpu panicked reading", &named.what, &panic.message);
-                let failed = Payload::Failed {
-                    message: panic.message.clone(),
-                };
-                diverge(
+                failed(
                     shared,
                     (index, out),
-                    (&summary, &named),
-                    (panic.message, None),
-                    failed,
+                    ("wgpu panicked reading", &named),
+                    panic.message,
                 );
             } else {
                 shared.wgpu_met_panic(&panic);

@@ -9,14 +9,6 @@ use crate::oracles::taint::Taint;
 use crate::oracles::{normalize_message, Payload, Shared, Violation, DIVERGENCE};
 use crate::program::{Dtype, Slot};
 
-/// A divergence's summary for a backend that failed: what failed, on which op's value, and the
-/// failure's message with its numbers and kernel hashes normalized. Without the op and the
-/// message every such failure is one signature, so one stored case would pass them all as
-/// known.
-pub(super) fn failure(how: &str, what: &str, message: &str) -> String {
-    format!("{how} ({what}): {}", normalize_message(message))
-}
-
 /// What a divergence's signature names beyond its summary.
 pub(super) struct Named {
     /// The op (or what stands for it) in the summary.
@@ -29,9 +21,34 @@ pub(super) struct Named {
     pub(super) role: Option<String>,
 }
 
+/// Reports that one backend failed (`how`: `wgpu panicked reading`) with `message` where the
+/// other computed output `out` of step `index`: a divergence whose deviation is a panic. Its
+/// summary names the failure, the op's value and the message with its numbers and kernel
+/// hashes normalized: without the op and the message every such failure is one signature, so
+/// one stored case would pass them all as known.
+pub(super) fn failed(
+    shared: &mut Shared,
+    (index, out): (usize, Slot),
+    (how, named): (&str, &Named),
+    message: String,
+) {
+    let summary = format!("{how} ({}): {}", named.what, normalize_message(&message));
+    let payload = Payload::Failed {
+        message: message.clone(),
+    };
+    let deviation = Some(Deviation::Panic);
+    diverge(
+        shared,
+        (index, out),
+        (&summary, named),
+        (message, deviation),
+        payload,
+    );
+}
+
 /// Reports the divergence of output `out` of step `index`; `deviation` is wgpu's value's from
-/// Flex's (a failure's is a panic).
-pub(super) fn diverge(
+/// Flex's.
+fn diverge(
     shared: &mut Shared,
     (index, out): (usize, Slot),
     (summary, named): (&str, &Named),
@@ -40,10 +57,6 @@ pub(super) fn diverge(
 ) {
     // What is computed from a diverged value would only repeat the report.
     shared.poison[usize::from(out)] = Some(Taint::whole(Poison::FromPoisoned));
-    let deviation = match payload {
-        Payload::Failed { .. } => Some(Deviation::Panic),
-        _ => deviation,
-    };
     shared.report.violations.push(Violation {
         step: index,
         class: DIVERGENCE,
